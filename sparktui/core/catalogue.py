@@ -1,0 +1,376 @@
+"""Loading and validating the catalogue: signatures (``diagnostics/*.toml``) and stage tracks
+(``diagnostics/stages/*.toml``).
+
+A broken file is rejected with a :class:`CatalogueError` that names the file, the key and the reason, so a
+user editing their own signature directory sees exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from sparktui.core.classify import PROGRAMS
+from sparktui.core.events import Severity
+from sparktui.core.taxonomy import CATEGORIES
+
+SCOPES = ("process", "source", "node", "all")
+_ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+class CatalogueError(ValueError):
+    """A signature or stage file that cannot be used, with where and why."""
+
+    def __init__(self, path: Path | str, key: str, reason: str) -> None:
+        self.path, self.key, self.reason = Path(path), key, reason
+        super().__init__(f"{path}: {key}: {reason}" if key else f"{path}: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Conditions over the other lines of a scope, decided once the scope has been read."""
+
+    scope: str = "source"
+    unless: tuple[str, ...] = ()
+    when: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """A failure found from progress: a unit of ``track`` reached one stage and not a later one."""
+
+    track: str
+    reached: str
+    not_reached: str
+    after_completed: bool | None = None  # NCCL: only a later (True) or only a first (False) communicator
+    peer_reached: str | None = None
+    live_after: float = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    text: str
+    facts: Mapping[str, str] = field(default_factory=dict)
+    fires: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    id: str
+    path: Path
+    category: str
+    severity: Severity
+    title: str
+    what: str
+    why: str
+    fix: str
+    references: tuple[str, ...]
+    programs: frozenset[str] = frozenset()
+    playbooks: tuple[str, ...] = ()
+    consequence_of: tuple[str, ...] = ()
+    any: tuple[str, ...] = ()
+    none: tuple[str, ...] = ()
+    context: Context | None = None
+    stall: Stall | None = None
+    match_examples: tuple[Example, ...] = ()
+    no_match_examples: tuple[Example, ...] = ()
+    log_examples: tuple[Example, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return "stall" if self.stall is not None else "line"
+
+    @property
+    def explanation(self) -> str:
+        return " ".join(part for part in (self.what, self.why, self.fix) if part)
+
+
+@dataclass(frozen=True, slots=True)
+class StageDef:
+    id: str
+    label: str
+    any: tuple[str, ...]
+    opens: bool = True
+    process_level: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Track:
+    """An ordered ladder of start-up stages of one program (``nccl``, ``vllm``, ``sglang``, ``ray``)."""
+
+    id: str
+    label: str
+    programs: frozenset[str]
+    stages: tuple[StageDef, ...]
+    path: Path
+
+    def index(self, stage_id: str) -> int:
+        for i, stage in enumerate(self.stages):
+            if stage.id == stage_id:
+                return i
+        raise KeyError(stage_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Catalogue:
+    signatures: tuple[Signature, ...]
+    tracks: tuple[Track, ...]
+
+    def get(self, signature_id: str) -> Signature:
+        for sig in self.signatures:
+            if sig.id == signature_id:
+                return sig
+        raise KeyError(signature_id)
+
+    def track(self, track_id: str) -> Track:
+        for track in self.tracks:
+            if track.id == track_id:
+                return track
+        raise KeyError(track_id)
+
+
+def builtin_dir() -> Path:
+    """The catalogue shipped with sparktui (the ``diagnostics/`` folder of the checkout or the install)."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parents[2] / "diagnostics", here.parents[1] / "diagnostics"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("the built-in diagnostics/ folder is missing from this installation")
+
+
+def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:
+    """Load the built-in catalogue plus ``extra_dirs``; a signature id in a later folder replaces an
+    earlier one of the same id (so a user can override a built-in signature)."""
+    dirs = ([builtin_dir()] if builtin else []) + [Path(d) for d in extra_dirs]
+    signatures: dict[str, Signature] = {}
+    tracks: dict[str, Track] = {}
+    for folder in dirs:
+        if not folder.is_dir():
+            raise CatalogueError(folder, "", "not a directory")
+        for path in sorted((folder / "stages").glob("*.toml")):
+            track = load_track(path)
+            tracks[track.id] = track
+        for path in sorted(folder.glob("*.toml")):
+            sig = load_signature(path)
+            signatures[sig.id] = sig
+    for sig in signatures.values():
+        if sig.stall is not None:
+            _check_stall_refs(sig, tracks)
+    return Catalogue(tuple(signatures.values()), tuple(tracks.values()))
+
+
+def load_signature(path: Path) -> Signature:
+    doc = _read_toml(path)
+    r = _Reader(path, doc)
+    sig_id = r.text("id")
+    if sig_id != path.stem:
+        raise CatalogueError(path, "id", f"{sig_id!r} must equal the file name without .toml ({path.stem!r})")
+    if not _ID.match(sig_id):
+        raise CatalogueError(path, "id", "use lower-case letters, digits and single dashes")
+    category = r.text("category")
+    if category not in CATEGORIES:
+        raise CatalogueError(path, "category", f"unknown category {category!r} (see taxonomy.md)")
+    try:
+        severity = Severity.parse(r.text("severity"))
+    except ValueError as exc:
+        raise CatalogueError(path, "severity", str(exc)) from None
+    programs = frozenset(r.texts("programs", required=False))
+    for program in programs:
+        if program not in PROGRAMS:
+            raise CatalogueError(path, "programs", f"unknown program {program!r} (one of {', '.join(PROGRAMS)})")
+    kind = r.text("kind", required=False) or "line"
+    explain = r.table("explain")
+    ex = _Reader(path, explain, "explain.")
+    examples = r.table("examples", required=False)
+    common: dict[str, Any] = dict(
+        id=sig_id,
+        path=path,
+        category=category,
+        severity=severity,
+        title=r.text("title"),
+        what=ex.text("what"),
+        why=ex.text("why"),
+        fix=ex.text("fix", required=False),
+        references=tuple(ex.texts("references", required=False)),
+        programs=programs,
+        playbooks=tuple(r.texts("playbooks", required=False)),
+        consequence_of=tuple(r.texts("consequence_of", required=False)),
+        log_examples=_log_examples(path, examples),
+    )
+    if kind == "stall":
+        return Signature(**common, stall=_stall(path, r.table("stall")))
+    if kind != "line":
+        raise CatalogueError(path, "kind", f"unknown kind {kind!r} (line or stall)")
+    match = _Reader(path, r.table("match"), "match.")
+    any_ = tuple(_pattern(path, f"match.any[{i}]", p) for i, p in enumerate(match.texts("any")))
+    if not any_:
+        raise CatalogueError(path, "match.any", "needs at least one pattern")
+    none = tuple(_pattern(path, f"match.none[{i}]", p) for i, p in enumerate(match.texts("none", required=False)))
+    context = None
+    if "context" in doc:
+        c = _Reader(path, r.table("context"), "context.")
+        scope = c.text("scope", required=False) or "source"
+        if scope not in SCOPES:
+            raise CatalogueError(path, "context.scope", f"unknown scope {scope!r} (one of {', '.join(SCOPES)})")
+        context = Context(
+            scope,
+            tuple(_pattern(path, f"context.unless[{i}]", p) for i, p in enumerate(c.texts("unless", required=False))),
+            tuple(_pattern(path, f"context.when[{i}]", p) for i, p in enumerate(c.texts("when", required=False))),
+        )
+    matches = _line_examples(path, examples, "match", with_facts=True)
+    no_matches = _line_examples(path, examples, "no_match", with_facts=False)
+    if not matches:
+        raise CatalogueError(path, "examples.match", "needs at least one example line that must match")
+    if not no_matches:
+        raise CatalogueError(path, "examples.no_match", "needs at least one example line that must not match")
+    return Signature(
+        **common, any=any_, none=none, context=context, match_examples=matches, no_match_examples=no_matches
+    )
+
+
+def load_track(path: Path) -> Track:
+    doc = _read_toml(path)
+    r = _Reader(path, doc)
+    stages = []
+    raw = doc.get("stages")
+    if not isinstance(raw, list) or not raw:
+        raise CatalogueError(path, "stages", "needs a non-empty array of [[stages]] tables")
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise CatalogueError(path, f"stages[{i}]", "must be a table")
+        s = _Reader(path, item, f"stages[{i}].")
+        stages.append(
+            StageDef(
+                id=s.text("id"),
+                label=s.text("label"),
+                any=tuple(_pattern(path, f"stages[{i}].any[{j}]", p) for j, p in enumerate(s.texts("any"))),
+                opens=s.flag("opens", default=True),
+                process_level=s.flag("process_level", default=False),
+            )
+        )
+    return Track(r.text("track"), r.text("label"), frozenset(r.texts("programs")), tuple(stages), path)
+
+
+def _stall(path: Path, table: Mapping[str, Any]) -> Stall:
+    s = _Reader(path, table, "stall.")
+    live_after = table.get("live_after", 120)
+    if not isinstance(live_after, int | float) or live_after <= 0:
+        raise CatalogueError(path, "stall.live_after", "must be a positive number of seconds")
+    return Stall(
+        track=s.text("track"),
+        reached=s.text("reached"),
+        not_reached=s.text("not_reached"),
+        after_completed=s.flag("after_completed", default=False) if "after_completed" in table else None,
+        peer_reached=s.text("peer_reached", required=False) or None,
+        live_after=float(live_after),
+    )
+
+
+def _check_stall_refs(sig: Signature, tracks: Mapping[str, Track]) -> None:
+    assert sig.stall is not None
+    track = tracks.get(sig.stall.track)
+    if track is None:
+        raise CatalogueError(sig.path, "stall.track", f"unknown track {sig.stall.track!r} ({', '.join(tracks)})")
+    for key in ("reached", "not_reached", "peer_reached"):
+        stage = getattr(sig.stall, key)
+        if stage is None:
+            continue
+        try:
+            track.index(stage)
+        except KeyError:
+            known = ", ".join(s.id for s in track.stages)
+            raise CatalogueError(
+                sig.path, f"stall.{key}", f"track {track.id} has no stage {stage!r} ({known})"
+            ) from None
+
+
+def _line_examples(path: Path, examples: Mapping[str, Any], key: str, *, with_facts: bool) -> tuple[Example, ...]:
+    raw = examples.get(key, [])
+    if not isinstance(raw, list):
+        raise CatalogueError(path, f"examples.{key}", "must be an array of tables ([[examples.match]])")
+    out = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("line"), str):
+            raise CatalogueError(path, f"examples.{key}[{i}].line", "needs a string")
+        facts = item.get("facts", {})
+        if not with_facts and facts:
+            raise CatalogueError(path, f"examples.{key}[{i}].facts", "only match examples capture facts")
+        if not isinstance(facts, dict) or not all(isinstance(v, str) for v in facts.values()):
+            raise CatalogueError(path, f"examples.{key}[{i}].facts", "must be a table of strings")
+        out.append(Example(item["line"], dict(facts)))
+    return tuple(out)
+
+
+def _log_examples(path: Path, examples: Mapping[str, Any]) -> tuple[Example, ...]:
+    raw = examples.get("log", [])
+    if not isinstance(raw, list):
+        raise CatalogueError(path, "examples.log", "must be an array of tables ([[examples.log]])")
+    out = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise CatalogueError(path, f"examples.log[{i}].text", "needs a string")
+        fires = item.get("fires", True)
+        if not isinstance(fires, bool):
+            raise CatalogueError(path, f"examples.log[{i}].fires", "must be true or false")
+        out.append(Example(item["text"], fires=fires))
+    return tuple(out)
+
+
+def _pattern(path: Path, key: str, pattern: str) -> str:
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        raise CatalogueError(path, key, f"regular expression does not compile: {exc}") from None
+    return pattern
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise CatalogueError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogueError(path, "", f"not valid TOML: {exc}") from None
+
+
+class _Reader:
+    """Typed access to a TOML table that reports the full key of anything missing or mistyped."""
+
+    def __init__(self, path: Path, table: Mapping[str, Any], prefix: str = "") -> None:
+        self.path, self.data, self.prefix = path, table, prefix
+
+    def text(self, key: str, *, required: bool = True) -> str:
+        value = self.data.get(key)
+        if value is None and not required:
+            return ""
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise CatalogueError(self.path, self.prefix + key, "needs a non-empty string")
+        return value
+
+    def texts(self, key: str, *, required: bool = True) -> list[str]:
+        value = self.data.get(key)
+        if value is None and not required:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise CatalogueError(self.path, self.prefix + key, "needs an array of strings")
+        return list(value)
+
+    def flag(self, key: str, *, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise CatalogueError(self.path, self.prefix + key, "must be true or false")
+        return value
+
+    def table(self, key: str, *, required: bool = True) -> Mapping[str, Any]:
+        value = self.data.get(key)
+        if value is None and not required:
+            return {}
+        if not isinstance(value, dict):
+            raise CatalogueError(self.path, self.prefix + key, "needs a table")
+        return value

@@ -1,0 +1,63 @@
+"""The result of an analysis and its JSON form (the ``sparktui diagnose --json`` contract)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sparktui.core.events import Finding, Severity, SourceSummary
+
+JSON_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    sources: list[SourceSummary]
+    findings: list[Finding]  # ranked: the most likely root cause first
+    stages: dict[str, dict[str, str]]
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), default=None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": JSON_VERSION,
+            "sources": [_source(s) for s in self.sources],
+            "findings": [_finding(i, f) for i, f in enumerate(self.findings, 1)],
+            "stages": self.stages,
+        }
+
+
+def _source(s: SourceSummary) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": s.name, "node": s.node, "lines": s.lines}
+    if s.error:
+        out["error"] = s.error
+    return out
+
+
+def _finding(rank: int, f: Finding) -> dict[str, Any]:
+    return {
+        "rank": rank,
+        "signature": f.signature,
+        "category": f.category,
+        "severity": f.severity.label,
+        "title": f.title,
+        "detail": f.detail,
+        "nodes": f.nodes,
+        "count": f.count,
+        "first_seen": {"source": f.first_seen.source, "line": f.first_seen.line},
+        "evidence": [
+            {
+                "source": e.source,
+                "line": e.line,
+                "node": e.node,
+                "text": e.text,
+                "before": list(e.before),
+                "after": list(e.after),
+            }
+            for e in f.evidence
+        ],
+        "facts": f.facts,
+        "explanation": f.explanation,
+        "remediations": list(f.remediations),
+    }

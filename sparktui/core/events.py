@@ -1,0 +1,76 @@
+"""The values that flow through the pipeline: severities, evidence, findings and sources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class Severity(IntEnum):
+    """How bad a finding is; ``ERROR`` and ``CRITICAL`` mean the deployment is not working."""
+
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+    CRITICAL = 3
+
+    @classmethod
+    def parse(cls, name: str) -> Severity:
+        try:
+            return cls[name.upper()]
+        except KeyError:
+            choices = ", ".join(s.name.lower() for s in cls)
+            raise ValueError(f"unknown severity {name!r} (expected one of {choices})") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A line in a source: the source's display name and a 1-based line number."""
+
+    source: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One line that supports a finding, with a few lines around it (all made safe to display)."""
+
+    source: str
+    line: int
+    node: str
+    text: str
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Finding:
+    """A diagnosis: one signature seen (or one stall detected), correlated across nodes and ranks."""
+
+    signature: str
+    category: str
+    severity: Severity
+    title: str
+    explanation: str
+    remediations: tuple[str, ...]
+    first_seen: Position
+    nodes: list[str] = field(default_factory=list)
+    count: int = 0
+    evidence: list[Evidence] = field(default_factory=list)
+    facts: dict[str, str] = field(default_factory=dict)
+    detail: str = ""
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSummary:
+    """What was read from one source."""
+
+    name: str
+    node: str
+    lines: int
+    error: str | None = None

@@ -1,0 +1,95 @@
+"""Checking a signature against its own examples: what ``sparktui catalogue test`` and the generated
+tests run. Each problem is one line naming the signature file and the example."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import regex
+
+from sparktui.core.analysis import Analyzer
+from sparktui.core.catalogue import Catalogue, Signature
+from sparktui.core.classify import classify
+from sparktui.core.literals import required_literals
+from sparktui.core.matcher import Engine, LiteralEngine, best_engine
+from sparktui.core.taxonomy import CATEGORIES
+
+EngineFactory = Callable[[Sequence[str]], Engine]
+ENGINES: tuple[EngineFactory, ...] = (LiteralEngine, best_engine)
+
+
+def check(sig: Signature, catalogue: Catalogue) -> list[str]:
+    """Every way ``sig`` disagrees with its examples or the catalogue rules; empty when all is well."""
+    problems = [f"{sig.path}: {p}" for p in _shape(sig, catalogue)]
+    for i, ex in enumerate(sig.match_examples):
+        why = _line_verdict(sig, ex.text, ex.facts)
+        if why:
+            problems.append(f"{sig.path}: examples.match[{i}]: {why}")
+    for i, ex in enumerate(sig.no_match_examples):
+        if _hits(sig, ex.text) is not None:
+            problems.append(f"{sig.path}: examples.no_match[{i}]: matched, but must not")
+    single = Catalogue((sig,), catalogue.tracks)
+    for engine in ENGINES:
+        for i, ex in enumerate(sig.log_examples):
+            fired = _fires(single, sig.id, ex.text, engine)
+            if fired != ex.fires:
+                verb = "did not fire" if ex.fires else "fired"
+                problems.append(f"{sig.path}: examples.log[{i}]: {verb} with the {_name(engine)} engine")
+        if sig.context is None and sig.stall is None:
+            for i, ex in enumerate(sig.match_examples):
+                if not _fires(single, sig.id, ex.text, engine):
+                    problems.append(f"{sig.path}: examples.match[{i}]: no finding through the {_name(engine)} engine")
+    return problems
+
+
+def _shape(sig: Signature, catalogue: Catalogue) -> list[str]:
+    problems = []
+    for i, pattern in enumerate(sig.any):
+        if required_literals(pattern) is None:
+            problems.append(f"match.any[{i}]: no plain literal of 4+ characters that every match contains")
+    known = {s.id for s in catalogue.signatures}
+    for ref in sig.consequence_of:
+        if ref not in CATEGORIES and ref not in known:
+            problems.append(f"consequence_of: {ref!r} is neither a category nor a signature id")
+    if sig.stall is not None and not sig.log_examples:
+        problems.append("examples.log: a stall signature needs at least one log example")
+    return problems
+
+
+def _hits(sig: Signature, line: str) -> dict[str, str] | None:
+    """The facts if ``line`` alone is a hit of ``sig``, else None."""
+    if sig.programs and classify(line).program not in sig.programs:
+        return None
+    if any(regex.search(p, line) for p in sig.none):
+        return None
+    for pattern in sig.any:
+        m = regex.search(pattern, line)
+        if m is not None:
+            return {k: v for k, v in m.groupdict().items() if v is not None}
+    return None
+
+
+def _line_verdict(sig: Signature, line: str, facts: dict[str, str] | object) -> str:
+    if sig.programs:
+        program = classify(line).program
+        if program not in sig.programs:
+            return f"the line is classified as {program!r}, not one of {sorted(sig.programs)}"
+    got = _hits(sig, line)
+    if got is None:
+        return "did not match"
+    assert isinstance(facts, dict)
+    for key, want in facts.items():
+        if got.get(key) != want:
+            return f"fact {key!r} is {got.get(key)!r}, expected {want!r}"
+    return ""
+
+
+def _fires(catalogue: Catalogue, sig_id: str, text: str, engine: EngineFactory) -> bool:
+    analyzer = Analyzer(catalogue, engine)
+    analyzer.add_source("example.log", "example")
+    analyzer.feed("example.log", text.strip("\n"))
+    return any(f.signature == sig_id for f in analyzer.finish().findings)
+
+
+def _name(engine: EngineFactory) -> str:
+    return "literal" if engine is LiteralEngine else "default"

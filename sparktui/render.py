@@ -1,0 +1,127 @@
+"""Human-readable forms of a diagnosis: coloured text on a terminal (plain when piped) and Markdown.
+
+Everything taken from a log has already been made inert by :func:`sparktui.core.text.display`; here it
+is also kept out of Rich's markup parser by building :class:`rich.text.Text` objects, never markup
+strings.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.text import Text
+
+from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.events import Evidence, Finding, Severity
+
+SEVERITY_STYLE = {
+    Severity.CRITICAL: "bold white on red",
+    Severity.ERROR: "bold red",
+    Severity.WARNING: "bold yellow",
+    Severity.INFO: "cyan",
+}
+
+
+def print_text(diagnosis: Diagnosis, console: Console) -> None:
+    total = sum(s.lines for s in diagnosis.sources)
+    head = Text(f"{len(diagnosis.sources)} sources, {total:,} lines, ", style="dim")
+    head.append(_counts(diagnosis), style="bold" if diagnosis.findings else "green")
+    console.print(head)
+    for s in diagnosis.sources:
+        if s.error:
+            console.print(Text(f"  ! {s.error}", style="yellow"))
+    for rank, finding in enumerate(diagnosis.findings, 1):
+        console.print()
+        console.print(_finding(rank, finding))
+    if diagnosis.stages:
+        console.print()
+        console.print(Text("Start-up stages", style="bold underline"))
+        for node, tracks in sorted(diagnosis.stages.items()):
+            line = Text(f"  {node}: ", style="bold")
+            line.append("; ".join(f"{track} {phrase}" for track, phrase in sorted(tracks.items())))
+            console.print(line)
+
+
+def _counts(diagnosis: Diagnosis) -> str:
+    if not diagnosis.findings:
+        return "no findings"
+    by = [sum(f.severity == s for f in diagnosis.findings) for s in reversed(Severity)]
+    parts = [f"{n} {s.label}" for n, s in zip(by, reversed(Severity), strict=True) if n]
+    return f"{len(diagnosis.findings)} finding{'s' if len(diagnosis.findings) != 1 else ''} ({', '.join(parts)})"
+
+
+def _finding(rank: int, f: Finding) -> Group:
+    title = Text(f"{rank}. ")
+    title.append(f" {f.severity.label.upper()} ", style=SEVERITY_STYLE[f.severity])
+    title.append(f" {f.title}", style="bold")
+    meta = Text(
+        f"   {f.signature} · {f.category} · {', '.join(f.nodes)} · seen {f.count}x · first at "
+        f"{f.first_seen.source}:{f.first_seen.line}",
+        style="dim",
+    )
+    parts: list[Text | Padding] = [title, meta]
+    if f.detail:
+        parts.append(Padding(Text(f.detail), (0, 0, 0, 3)))
+    if f.facts:
+        facts = Text("   facts: ", style="dim")
+        facts.append(", ".join(f"{k}={v}" for k, v in f.facts.items()))
+        parts.append(facts)
+    for e in f.evidence[:6]:
+        parts.append(_evidence(e))
+    parts.append(Padding(Text(f.explanation, style="italic"), (0, 0, 0, 3)))
+    if f.remediations:
+        parts.append(Text(f"   remediation: {', '.join(f.remediations)}", style="green"))
+    return Group(*parts)
+
+
+def _evidence(e: Evidence) -> Padding:
+    block = Text()
+    block.append(f"{e.source}:{e.line} [{e.node}]\n", style="blue")
+    for line in e.before:
+        block.append(f"    {line}\n", style="dim")
+    block.append(f"  > {e.text}\n", style="bold")
+    for line in e.after:
+        block.append(f"    {line}\n", style="dim")
+    block.rstrip()
+    return Padding(block, (0, 0, 0, 3))
+
+
+def markdown(diagnosis: Diagnosis) -> str:
+    out = ["# sparktui diagnosis", ""]
+    total = sum(s.lines for s in diagnosis.sources)
+    out += [f"{len(diagnosis.sources)} sources, {total:,} lines: {_counts(diagnosis)}.", ""]
+    for rank, f in enumerate(diagnosis.findings, 1):
+        out += [f"## {rank}. {f.title}", ""]
+        out += [
+            f"- **severity**: {f.severity.label}",
+            f"- **signature**: `{f.signature}` ({f.category})",
+            f"- **nodes**: {', '.join(f.nodes)}; seen {f.count}x, first at `{f.first_seen.source}:{f.first_seen.line}`",
+        ]
+        if f.facts:
+            out.append("- **facts**: " + ", ".join(f"`{k}={v}`" for k, v in f.facts.items()))
+        if f.remediations:
+            out.append("- **remediation**: " + ", ".join(f"`{r}`" for r in f.remediations))
+        out.append("")
+        if f.detail:
+            out += [f.detail, ""]
+        out += [f.explanation, ""]
+        for e in f.evidence[:6]:
+            out.append(f"`{e.source}:{e.line}` on **{e.node}**:")
+            out.append("```")
+            out += [*e.before, e.text, *e.after]
+            out += ["```", ""]
+    if diagnosis.stages:
+        out += [
+            "## Start-up stages",
+            "",
+            "| node | " + " | ".join(_tracks(diagnosis)) + " |",
+            "|---|" + "---|" * len(_tracks(diagnosis)),
+        ]
+        for node, tracks in sorted(diagnosis.stages.items()):
+            out.append(f"| {node} | " + " | ".join(tracks.get(t, "") for t in _tracks(diagnosis)) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _tracks(diagnosis: Diagnosis) -> list[str]:
+    return sorted({t for tracks in diagnosis.stages.values() for t in tracks})
