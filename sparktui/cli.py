@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         if args.command == "diagnose":
             return _diagnose(args, err)
@@ -140,7 +140,7 @@ class _Nothing:
 
 
 def _catalogue(args: argparse.Namespace) -> int:
-    out = Console(highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
     if args.action == "test":
         return _catalogue_test(args, out)
     catalogue = _load(args.signatures)

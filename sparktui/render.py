@@ -75,15 +75,12 @@ def _finding(rank: int, f: Finding) -> Group:
 
 
 def _evidence(e: Evidence) -> Padding:
-    block = Text()
-    block.append(f"{e.source}:{e.line} [{e.node}]\n", style="blue")
-    for line in e.before:
-        block.append(f"    {line}\n", style="dim")
-    block.append(f"  > {e.text}\n", style="bold")
-    for line in e.after:
-        block.append(f"    {line}\n", style="dim")
-    block.rstrip()
-    return Padding(block, (0, 0, 0, 3))
+    """Evidence lines are cut at the terminal's edge rather than wrapped, so the context stays readable."""
+    lines = [Text(f"{e.source}:{e.line} [{e.node}]", style="blue")]
+    lines += [Text(f"    {line}", style="dim", no_wrap=True, overflow="ellipsis") for line in e.before]
+    lines.append(Text(f"  > {e.text}", style="bold", no_wrap=True, overflow="ellipsis"))
+    lines += [Text(f"    {line}", style="dim", no_wrap=True, overflow="ellipsis") for line in e.after]
+    return Padding(Group(*lines), (0, 0, 0, 3))
 
 
 def markdown(diagnosis: Diagnosis) -> str:

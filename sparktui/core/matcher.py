@@ -10,10 +10,14 @@ module confirms each one, so the two engines give the same answers.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import regex
 
@@ -113,24 +117,17 @@ class HyperscanEngine(Engine):
     def __init__(self, patterns: Sequence[str]) -> None:
         import hyperscan
 
-        self._hs = hyperscan
         flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_MULTILINE
-        accepted: list[int] = []
-        rejected: list[int] = []
-        for key, pattern in enumerate(patterns):
-            (accepted if _hyperscan_accepts(hyperscan, pattern, flags) else rejected).append(key)
+        self._db = _compile(hyperscan, patterns, list(range(len(patterns))), flags)
+        rejected: set[int] = set()
+        if self._db is None and patterns:
+            # Some pattern uses syntax Hyperscan rejects: find which, and leave those to the literal engine.
+            rejected = {k for k, p in enumerate(patterns) if _compile(hyperscan, [p], [0], flags) is None}
+            accepted = [k for k in range(len(patterns)) if k not in rejected]
+            self._db = _compile(hyperscan, [patterns[k] for k in accepted], accepted, flags) if accepted else None
         self._fallback = (
             LiteralEngine([p if k in rejected else None for k, p in enumerate(patterns)]) if rejected else None
         )
-        self._db = None
-        if accepted:
-            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            self._db.compile(
-                expressions=[patterns[k].encode() for k in accepted],
-                ids=accepted,
-                elements=len(accepted),
-                flags=[flags] * len(accepted),
-            )
 
     def scan(self, text: str) -> Iterator[Candidate]:
         found: dict[int, set[int]] = {}
@@ -162,13 +159,37 @@ class HyperscanEngine(Engine):
                 yield Candidate(index, lines[index], tuple(sorted(found[index])))
 
 
-def _hyperscan_accepts(hyperscan: object, pattern: str, flags: int) -> bool:
-    db = hyperscan.Database()  # type: ignore[attr-defined]
+def _compile(hyperscan: Any, patterns: Sequence[str], ids: list[int], flags: int) -> Any:
+    """A block-mode database of ``patterns`` (with ``ids``), or None when Hyperscan rejects one of them.
+
+    Compiling the whole catalogue takes about a second, so databases are kept in the user's cache folder,
+    keyed by everything that went into them."""
+    key = hashlib.sha256(repr((hyperscan.__version__, flags, ids, list(patterns))).encode()).hexdigest()[:32]
+    cached = _cache_dir() / f"hs-{key}.db"
     try:
-        db.compile(expressions=[pattern.encode()], ids=[0], elements=1, flags=[flags])
-    except Exception:  # hyperscan.error; the package raises its own type
-        return False
-    return True
+        db = hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
+        db.scratch = hyperscan.Scratch(db)
+        return db
+    except (OSError, hyperscan.error):
+        pass
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(expressions=[p.encode() for p in patterns], ids=ids, elements=len(ids), flags=[flags] * len(ids))
+    except hyperscan.error:
+        return None
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(hyperscan.dumpb(db))
+        tmp.replace(cached)
+    except OSError:
+        pass  # a read-only home only costs the compile next time
+    return db
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sparktui"
 
 
 def best_engine(patterns: Sequence[str]) -> Engine:

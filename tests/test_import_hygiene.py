@@ -1,0 +1,26 @@
+"""The core must import without any user-interface toolkit (architecture principle 1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+PROBE = """
+import builtins, sys
+real = builtins.__import__
+def guard(name, *args, **kwargs):
+    if name.split('.')[0] in {'textual'}:
+        raise ImportError('the core imported ' + name)
+    return real(name, *args, **kwargs)
+builtins.__import__ = guard
+import sparktui.core.pipeline, sparktui.core.analysis, sparktui.core.catalogue
+from sparktui.core import catalogue
+catalogue.load()
+assert 'textual' not in sys.modules
+print('ok')
+"""
+
+
+def test_core_imports_without_textual() -> None:
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
