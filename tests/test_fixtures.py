@@ -1,0 +1,41 @@
+"""Real captured logs: each fixture's root cause ranks first, and healthy runs stay quiet."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.events import Severity
+from sparktui.core.pipeline import diagnose_files
+from sparktui.core.sources.files import discover
+
+from .conftest import FIXTURES
+
+EXPECTED: dict[str, dict[str, object]] = tomllib.loads((FIXTURES / "expected.toml").read_text())
+DIRS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("*/*") if p.is_dir())
+
+
+def test_every_fixture_has_expectations() -> None:
+    assert DIRS
+    assert sorted(EXPECTED) == DIRS
+
+
+@pytest.mark.parametrize("name", DIRS)
+def test_fixture(name: str, catalogue: Catalogue) -> None:
+    want = EXPECTED.get(name, {})
+    sources, problems = discover([str(FIXTURES / name)])
+    assert not problems
+    diagnosis = diagnose_files(sources, catalogue)
+    found = [f.signature for f in diagnosis.findings]
+    if want.get("quiet"):
+        loud = [f.signature for f in diagnosis.findings if f.severity >= Severity.ERROR]
+        assert loud == [], found
+    if "root" in want:
+        assert found and found[0] == want["root"], found
+    for sig in want.get("present", []):  # type: ignore[attr-defined]
+        assert sig in found, found
+
+
