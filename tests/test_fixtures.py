@@ -37,5 +37,3 @@ def test_fixture(name: str, catalogue: Catalogue) -> None:
         assert found and found[0] == want["root"], found
     for sig in want.get("present", []):  # type: ignore[attr-defined]
         assert sig in found, found
-
-
