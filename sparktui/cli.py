@@ -102,10 +102,10 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
         raise UsageError(f"--fail-on: {exc}") from None
     catalogue = _load(args.signatures)
     sources, problems = discover(args.sources)
+    if not sources:
+        raise UsageError(problems[0] if problems else "no log files found in " + " ".join(args.sources))
     for problem in problems:
         err.print(Text(f"sparktui: {problem}", style="yellow"))
-    if not sources:
-        raise UsageError("nothing to read: " + (problems[0] if problems else "no log files found"))
     show_progress = not args.quiet and err.is_terminal
     with err.status("reading…", spinner="dots") if show_progress else _Nothing() as status:
 
