@@ -5,6 +5,7 @@
 Builds a large log from the real captured fixtures (repeated until it reaches the size asked for),
 then times, on that one file:
   * ``rg -c`` with every signature and stage pattern (``-f`` pattern file), the reference;
+  * ``rg -c -F`` with only the patterns' required literals: the floor for any grep-like prefilter;
   * sparktui's full pipeline (read, decode, match, classify hits, stage tracking, ranking) with the
     Hyperscan engine and with the pure-Python literal engine.
 Prints lines per second and the ratio to ripgrep side by side. Needs ``rg`` on the PATH.
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis import Analyzer
+from sparktui.core.literals import required_literals
 from sparktui.core.matcher import Engine, HyperscanEngine, LiteralEngine
 from sparktui.core.sources.files import FileSource
 
@@ -52,11 +54,11 @@ def rg_accepts(rg: str, pattern: str) -> bool:
     return probe.returncode in (0, 1)
 
 
-def time_rg(rg: str, pats: list[str], log: Path, workdir: Path) -> float:
+def time_rg(rg: str, pats: list[str], log: Path, workdir: Path, *flags: str) -> float:
     pattern_file = workdir / "patterns.txt"
     pattern_file.write_text("\n".join(pats) + "\n")
     start = time.perf_counter()
-    subprocess.run([rg, "-c", "-j1", "-f", str(pattern_file), str(log)], check=True, capture_output=True)
+    subprocess.run([rg, "-c", "-j1", *flags, "-f", str(pattern_file), str(log)], check=True, capture_output=True)
     return time.perf_counter() - start
 
 
@@ -90,9 +92,13 @@ def main() -> int:
         unnamed = [NAMED_GROUP.sub("(", p) for p in all_pats]
         rg_pats = [p for p in unnamed if rg_accepts(rg, p)]
         rg_time = time_rg(rg, rg_pats, log, work)
+        literals = sorted({lit for p in all_pats for lit in required_literals(p) or ()})
+        fixed_time = time_rg(rg, literals, log, work, "-F")
         print(f"log: {size:.0f} MiB, {lines:,} lines; patterns: {len(all_pats)} ({len(rg_pats)} accepted by rg)")
         print(f"{'run':<34}{'seconds':>9}{'lines/s':>14}{'vs rg -c':>10}")
         print(f"{'rg -c -j1 (reference)':<34}{rg_time:>9.2f}{lines / rg_time:>14,.0f}{1.0:>10.2f}")
+        label = f"rg -c -j1 -F, {len(literals)} literals only"
+        print(f"{label:<34}{fixed_time:>9.2f}{lines / fixed_time:>14,.0f}{rg_time / fixed_time:>10.2f}")
         for label, engine in (
             ("sparktui diagnose, hyperscan", HyperscanEngine),
             ("sparktui diagnose, literal", LiteralEngine),
