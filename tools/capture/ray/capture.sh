@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# Capture real Ray logs into tests/fixtures/ray/<scenario>/.
+#
+# Usage: tools/capture/ray/capture.sh [scenario ...]     (default: all scenarios)
+#
+# Needs two virtualenvs (see README.md): RAY_NEW_VENV (default /work/venvs/ray-new)
+# and RAY_OLD_VENV (default /work/venvs/ray-old).
+#
+# Everything runs inside a private network namespace (`unshare --net`) that has only
+# the loopback interface. This keeps all Ray traffic on 127.0.0.0/8. It is also needed
+# for a second reason: Ray rewrites 127.0.0.1 / localhost in `--node-ip-address`,
+# `--address` and `ray.init(address=...)` to "the IP reachable from outside" (found
+# with a UDP connect to 8.8.8.8:53). With no route outside, that look-up fails and Ray
+# falls back to the host name, which resolves to 127.0.0.1. A side effect is the C++
+# warning `Failed to determine local IP via external connectivity to: 8.8.8.8:53 ...`
+# at the top of several logs.
+#
+# The script is idempotent: each scenario directory is deleted and written anew, every
+# node gets its own --temp-dir under $RAY_CAPTURE_TMP (default /tmp/ray-capture),
+# and every Ray process is stopped (`ray stop --force` with both venvs) after each
+# scenario and on exit.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../../.." && pwd)
+OUT=${RAY_CAPTURE_OUT:-$REPO/tests/fixtures/ray}
+NEW=${RAY_NEW_VENV:-/work/venvs/ray-new}
+OLD=${RAY_OLD_VENV:-/work/venvs/ray-old}
+TMP=${RAY_CAPTURE_TMP:-/tmp/ray-capture}
+PORT=6379          # head GCS port
+WRONG_PORT=6380    # nothing listens here
+HEAD_IP=127.0.0.1
+MAX_BYTES=1000000  # session logs above this are not copied
+
+ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mismatch-reverse
+  driver-version-mismatch worker-wrong-port gpu-placement-group-infeasible
+  gpu-placement-group-pending gpu-placement-group-infeasible-old driver-local-instance)
+
+# Re-run inside a fresh network namespace with only loopback.
+if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
+  if ! unshare --net true 2>/dev/null; then
+    echo "capture.sh: 'unshare --net' is not permitted here (needs root/CAP_SYS_ADMIN)." >&2
+    echo "capture.sh: refusing to run: Ray would resolve 127.0.0.1 to a non-loopback IP." >&2
+    exit 1
+  fi
+  exec unshare --net env RAY_CAPTURE_IN_NETNS=1 bash "${BASH_SOURCE[0]}" "$@"
+fi
+ip link set lo up
+
+export RAY_USAGE_STATS_ENABLED=0
+unset RAY_ADDRESS
+# Ray 2.60's ray.init() writes ~/.ray/auth_token; keep that inside $TMP (fresh per scenario).
+export HOME="$TMP/home"
+
+for v in "$NEW" "$OLD"; do
+  [ -x "$v/bin/ray" ] || { echo "capture.sh: missing $v/bin/ray (see README.md)" >&2; exit 1; }
+done
+NEW_VER=$("$NEW/bin/python" -c 'import ray; print(ray.__version__)')
+OLD_VER=$("$OLD/bin/python" -c 'import ray; print(ray.__version__)')
+
+ray_procs() { pgrep -a -f "ray/core/src/ray/(raylet/raylet|gcs/gcs_server)" || true; }
+
+if [ -n "$(ray_procs)" ]; then
+  echo "capture.sh: Ray processes are already running on this machine; stop them first:" >&2
+  ray_procs >&2
+  exit 1
+fi
+
+STARTED_PIDS=()
+
+stop_all() {
+  local pid
+  for pid in "${STARTED_PIDS[@]}"; do
+    kill "$pid" 2>/dev/null
+  done
+  STARTED_PIDS=()
+  mkdir -p "$TMP"
+  "$NEW/bin/ray" stop --force >>"$TMP/stop.log" 2>&1
+  "$OLD/bin/ray" stop --force >>"$TMP/stop.log" 2>&1
+  # `ray stop` also stops a local instance started by ray.init(); wait until all are gone.
+  local i
+  for i in $(seq 1 20); do
+    [ -z "$(ray_procs)" ] && return 0
+    sleep 1
+  done
+  echo "capture.sh: warning: Ray processes still running after ray stop:" >&2
+  ray_procs >&2
+}
+trap stop_all EXIT
+
+say() { echo "[capture $(date +%T)] $*" >&2; }
+
+# new_scenario NAME: fresh output dir in $D, fresh temp root.
+new_scenario() {
+  D="$OUT/$1"
+  rm -rf "$D"
+  mkdir -p "$D"
+  rm -rf "${TMP:?}"/*
+  mkdir -p "$TMP" "$HOME"
+  {
+    echo "# scenario: $1"
+    echo "# captured by tools/capture/ray/capture.sh; ray-new=$NEW_VER ray-old=$OLD_VER"
+    echo "# each entry: log file, exit code, seconds, command"
+  } >"$D/meta.txt"
+  say "scenario $1"
+}
+
+# run_to FILE CMD...: run CMD, stdout+stderr to $D/FILE, record rc and time in meta.txt.
+run_to() {
+  local file=$1; shift
+  local t0 rc
+  t0=$(date +%s.%N)
+  "$@" >"$D/$file" 2>&1 </dev/null
+  rc=$?
+  printf '%s\trc=%s\t%.1fs\t%s\n' "$file" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" "$*" >>"$D/meta.txt"
+  say "  $file rc=$rc"
+  return $rc
+}
+
+# run_tty_to FILE CMD...: like run_to, but under a pseudo-terminal (what a user sees).
+run_tty_to() {
+  local file=$1; shift
+  local t0 rc q
+  q=$(printf '%q ' "$@")
+  t0=$(date +%s.%N)
+  script -qefc "$q" /dev/null >"$D/$file" 2>&1 </dev/null
+  rc=$?
+  printf '%s\trc=%s\t%.1fs\t(pty) %s\n' "$file" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" "$*" >>"$D/meta.txt"
+  say "  $file rc=$rc (pty)"
+  return $rc
+}
+
+HEAD_GPUS=0
+# head_cmd VENV [extra args]: print the head start command line (paths have no spaces).
+head_cmd() {
+  local v=$1; shift
+  echo "$v/bin/ray" start --head --node-ip-address "$HEAD_IP" --port "$PORT" \
+    --num-cpus 1 --num-gpus "$HEAD_GPUS" --object-store-memory 200000000 \
+    --temp-dir "$TMP/head" --disable-usage-stats "$@"
+}
+
+start_head() { # FILE VENV [extra args]
+  local file=$1; shift
+  # shellcheck disable=SC2046
+  run_to "$file" $(head_cmd "$@")
+}
+
+start_worker() { # FILE VENV NODE_IP TEMPNAME ADDRESS [timeout-seconds]
+  local file=$1 v=$2 ip=$3 name=$4 addr=$5 tmo=${6:-120}
+  run_to "$file" timeout -k 5 "$tmo" "$v/bin/ray" start --address "$addr" \
+    --node-ip-address "$ip" --num-cpus 1 --num-gpus 0 --object-store-memory 200000000 \
+    --dashboard-agent-listen-port 52366 \
+    --temp-dir "$TMP/$name" --disable-usage-stats
+}
+
+# copy_session TEMPNAME DEST FILES...: copy whole session log files (non-empty, <=1 MB).
+copy_session() {
+  local name=$1 dest=$2; shift 2
+  local logs="$TMP/$name/session_latest/logs" f
+  [ -d "$logs" ] || { echo "$dest/: no session logs under $TMP/$name" >>"$D/meta.txt"; return 0; }
+  mkdir -p "$D/$dest"
+  for f in "$@"; do
+    [ -f "$logs/$f" ] || continue
+    [ -s "$logs/$f" ] || continue
+    if [ "$(stat -c %s "$logs/$f")" -gt "$MAX_BYTES" ]; then
+      echo "$dest/$f: skipped, over $MAX_BYTES bytes" >>"$D/meta.txt"
+      continue
+    fi
+    cp "$logs/$f" "$D/$dest/$f"
+  done
+  rmdir "$D/$dest" 2>/dev/null || true
+}
+SESSION_FILES=(raylet.out raylet.err gcs_server.out gcs_server.err monitor.log monitor.out
+  monitor.err dashboard.log dashboard.err dashboard_agent.log log_monitor.log
+  runtime_env_agent.log)
+
+# wait_nodes VENV N SECONDS: wait until `ray status` lists N active nodes.
+wait_nodes() {
+  local v=$1 n=$2 secs=$3 i
+  for i in $(seq 1 "$secs"); do
+    local c
+    c=$("$v/bin/ray" status --address "$HEAD_IP:$PORT" 2>/dev/null |
+      awk '/^Active:/{a=1;next} /^(Pending|Idle):/{a=0} a && /^ [0-9]+ /{s+=$1} END{print s+0}')
+    [ "$c" -ge "$n" ] && return 0
+    sleep 2
+  done
+  return 1
+}
+
+scenario_head_start() {
+  new_scenario head-start
+  start_head head.log "$NEW"
+  sleep 10   # let monitor / dashboard write their first lines
+  run_to status.log "$NEW/bin/ray" status --address "$HEAD_IP:$PORT"
+  copy_session head head-session "${SESSION_FILES[@]}"
+  stop_all
+  # The same head start, seen on an interactive terminal (pretty CLI style).
+  rm -rf "${TMP:?}/head"
+  # shellcheck disable=SC2046
+  run_tty_to head-tty.log $(head_cmd "$NEW")
+  stop_all
+}
+
+scenario_worker_join() {
+  new_scenario worker-join
+  start_head head.log "$NEW"
+  start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT"
+  wait_nodes "$NEW" 2 30 || say "  worker did not show up in ray status"
+  run_to status.log "$NEW/bin/ray" status --address "$HEAD_IP:$PORT"
+  copy_session worker worker-session raylet.out raylet.err dashboard_agent.log
+  stop_all
+}
+
+# version_mismatch NAME HEAD_VENV WORKER_VENV
+version_mismatch() {
+  new_scenario "$1"
+  start_head head.log "$2"
+  start_worker worker.log "$3" 127.0.0.3 worker "$HEAD_IP:$PORT" 150
+  sleep 5
+  run_to status.log "$2/bin/ray" status --address "$HEAD_IP:$PORT"
+  copy_session worker worker-session raylet.out raylet.err dashboard_agent.log
+  stop_all
+}
+scenario_worker_version_mismatch() { version_mismatch worker-version-mismatch "$NEW" "$OLD"; }
+scenario_worker_version_mismatch_reverse() { version_mismatch worker-version-mismatch-reverse "$OLD" "$NEW"; }
+
+scenario_driver_version_mismatch() {
+  new_scenario driver-version-mismatch
+  start_head head.log "$NEW"
+  run_to driver.log timeout -k 5 150 "$OLD/bin/python" -u "$HERE/init_driver.py" \
+    --mode address --address "$HEAD_IP:$PORT"
+  stop_all
+}
+
+scenario_worker_wrong_port() {
+  new_scenario worker-wrong-port
+  start_head head.log "$NEW"
+  # Default behaviour: ray start keeps retrying (about 20 x 40 s); cut at 90 s.
+  start_worker worker.log "$NEW" 127.0.0.4 worker "$HEAD_IP:$WRONG_PORT" 90
+  copy_session worker worker-session raylet.out raylet.err
+  stop_all
+  # Ray's own bound: RAY_gcs_server_port_wait_time_s=2 makes ray start give up by itself.
+  rm -rf "${TMP:?}/worker"
+  run_to worker-gcs-wait-2s.log env RAY_gcs_server_port_wait_time_s=2 timeout -k 5 150 \
+    "$NEW/bin/ray" start --address "$HEAD_IP:$WRONG_PORT" \
+    --node-ip-address 127.0.0.4 --num-cpus 1 --num-gpus 0 --object-store-memory 200000000 \
+    --dashboard-agent-listen-port 52366 --temp-dir "$TMP/worker" --disable-usage-stats
+  stop_all
+  # The same with the older Ray, for the older message texts.
+  start_worker worker-ray$OLD_VER.log "$OLD" 127.0.0.4 worker "$HEAD_IP:$WRONG_PORT" 90
+  stop_all
+}
+
+# placement_group NAME VENV HEAD_GPUS WITH_WORKER(0/1)
+placement_group() {
+  local name=$1 v=$2 gpus=$3 with_worker=$4
+  new_scenario "$name"
+  HEAD_GPUS=$gpus start_head head.log "$v"
+  if [ "$with_worker" = 1 ]; then
+    start_worker worker.log "$v" 127.0.0.2 worker "$HEAD_IP:$PORT"
+    wait_nodes "$v" 2 30 || say "  worker did not show up in ray status"
+  fi
+  local t0 rc dpid
+  t0=$(date +%s.%N)
+  "$v/bin/python" -u "$HERE/pg_driver.py" --address "$HEAD_IP:$PORT" --bundles 2 --wait 65 \
+    >"$D/driver.log" 2>&1 </dev/null &
+  dpid=$!
+  STARTED_PIDS+=("$dpid")
+  sleep 45   # the placement group is pending now
+  run_to status.log "$v/bin/ray" status --address "$HEAD_IP:$PORT"
+  run_to status-verbose.log "$v/bin/ray" status -v --address "$HEAD_IP:$PORT"
+  wait "$dpid"; rc=$?
+  printf '%s\trc=%s\t%.1fs\t%s\n' driver.log "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" \
+    "$v/bin/python -u $HERE/pg_driver.py --address $HEAD_IP:$PORT --bundles 2 --wait 65" \
+    >>"$D/meta.txt"
+  say "  driver.log rc=$rc"
+  copy_session head head-session monitor.log monitor.out monitor.err gcs_server.out raylet.out
+  stop_all
+}
+scenario_gpu_placement_group_infeasible() { placement_group gpu-placement-group-infeasible "$NEW" 0 1; }
+scenario_gpu_placement_group_infeasible_old() { placement_group "gpu-placement-group-infeasible-ray$OLD_VER" "$OLD" 0 1; }
+scenario_gpu_placement_group_pending() { placement_group gpu-placement-group-pending "$NEW" 1 0; }
+
+scenario_driver_local_instance() {
+  new_scenario driver-local-instance
+  # No cluster is running. RAY_TMPDIR keeps the local instance's files under $TMP.
+  mkdir -p "$TMP/driver"
+  run_to driver-init-auto.log env RAY_TMPDIR="$TMP/driver" \
+    "$NEW/bin/python" -u "$HERE/init_driver.py" --mode auto
+  run_to driver-init-local.log env RAY_TMPDIR="$TMP/driver" \
+    "$NEW/bin/python" -u "$HERE/init_driver.py" --mode local
+  stop_all
+}
+
+scenarios=("$@")
+[ ${#scenarios[@]} -eq 0 ] && scenarios=("${ALL_SCENARIOS[@]}")
+mkdir -p "$OUT" "$TMP"
+for s in "${scenarios[@]}"; do
+  fn="scenario_${s//-/_}"
+  if ! declare -F "$fn" >/dev/null; then
+    echo "capture.sh: unknown scenario $s (known: ${ALL_SCENARIOS[*]})" >&2
+    exit 2
+  fi
+  "$fn"
+done
+stop_all
+rm -rf "${TMP:?}"
+say "done: ${scenarios[*]}"

@@ -1,0 +1,50 @@
+"""Driver for the `driver-local-instance` and `driver-version-mismatch` scenarios.
+
+* `--mode local`: `ray.init()` with no address, as vLLM does when RAY_ADDRESS is
+  unset, on a node where no cluster runs. Ray starts a private single-node
+  instance (`Started a local Ray instance.`), so the driver only sees this
+  node's resources.
+* `--mode auto`: `ray.init(address="auto")` with no cluster, which fails with
+  `ConnectionError: Could not find any running Ray instance. ...`.
+* `--mode address --address HOST:PORT`: `ray.init(address=HOST:PORT)`, used to
+  connect a driver of one Ray version to a cluster of another.
+
+Lines that this script prints itself start with `init_driver:`.
+"""
+
+import argparse
+import sys
+
+import ray
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=["local", "auto", "address"], required=True)
+    ap.add_argument("--address")
+    args = ap.parse_args()
+
+    print(f"init_driver: ray {ray.__version__}, python {sys.version.split()[0]}, mode={args.mode}", flush=True)
+    if args.mode == "local":
+        print("init_driver: ray.init()", flush=True)
+        ray.init()
+    else:
+        address = "auto" if args.mode == "auto" else args.address
+        print(f"init_driver: ray.init(address={address!r})", flush=True)
+        ray.init(address=address)
+
+    print(f"init_driver: cluster_resources={ray.cluster_resources()}", flush=True)
+    print(f"init_driver: nodes alive={sum(1 for n in ray.nodes() if n['Alive'])}", flush=True)
+
+    @ray.remote
+    def where():
+        return ray.util.get_node_ip_address()
+
+    print(f"init_driver: task ran on {ray.get(where.remote())}", flush=True)
+    ray.shutdown()
+    print("init_driver: done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

