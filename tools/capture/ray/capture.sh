@@ -88,6 +88,7 @@ stop_all() {
 }
 trap stop_all EXIT
 
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { print b - a }'; }
 say() { echo "[capture $(date +%T)] $*" >&2; }
 
 # new_scenario NAME: fresh output dir in $D, fresh temp root.
@@ -112,7 +113,7 @@ run_to() {
   t0=$(date +%s.%N)
   "$@" >"$D/$file" 2>&1 </dev/null
   rc=$?
-  printf '%s\trc=%s\t%.1fs\t%s\n' "$file" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" "$*" >>"$D/meta.txt"
+  printf '%s\trc=%s\t%.1fs\t%s\n' "$file" "$rc" "$(elapsed "$t0")" "$*" >>"$D/meta.txt"
   say "  $file rc=$rc"
   return $rc
 }
@@ -125,7 +126,7 @@ run_tty_to() {
   t0=$(date +%s.%N)
   script -qefc "$q" /dev/null >"$D/$file" 2>&1 </dev/null
   rc=$?
-  printf '%s\trc=%s\t%.1fs\t(pty) %s\n' "$file" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" "$*" >>"$D/meta.txt"
+  printf '%s\trc=%s\t%.1fs\t(pty) %s\n' "$file" "$rc" "$(elapsed "$t0")" "$*" >>"$D/meta.txt"
   say "  $file rc=$rc (pty)"
   return $rc
 }
@@ -219,11 +220,16 @@ version_mismatch() {
   sleep 5
   run_to status.log "$2/bin/ray" status --address "$HEAD_IP:$PORT"
   copy_session worker worker-session raylet.out raylet.err dashboard_agent.log
+  # A driver of the worker's version against the same head (vLLM image vs cluster).
+  run_to driver.log timeout -k 5 150 "$3/bin/python" -u "$HERE/init_driver.py" \
+    --mode address --address "$HEAD_IP:$PORT"
   stop_all
 }
 scenario_worker_version_mismatch() { version_mismatch worker-version-mismatch "$NEW" "$OLD"; }
 scenario_worker_version_mismatch_reverse() { version_mismatch worker-version-mismatch-reverse "$OLD" "$NEW"; }
 
+# A 2.40 driver (ray.init(address=...)) against a 2.60 head, with no worker involved.
+# (worker-version-mismatch also has such a driver.log; this one stands alone.)
 scenario_driver_version_mismatch() {
   new_scenario driver-version-mismatch
   start_head head.log "$NEW"
@@ -270,7 +276,7 @@ placement_group() {
   run_to status.log "$v/bin/ray" status --address "$HEAD_IP:$PORT"
   run_to status-verbose.log "$v/bin/ray" status -v --address "$HEAD_IP:$PORT"
   wait "$dpid"; rc=$?
-  printf '%s\trc=%s\t%.1fs\t%s\n' driver.log "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" \
+  printf '%s\trc=%s\t%.1fs\t%s\n' driver.log "$rc" "$(elapsed "$t0")" \
     "$v/bin/python -u $HERE/pg_driver.py --address $HEAD_IP:$PORT --bundles 2 --wait 65" \
     >>"$D/meta.txt"
   say "  driver.log rc=$rc"
@@ -304,5 +310,6 @@ for s in "${scenarios[@]}"; do
   "$fn"
 done
 stop_all
+trap - EXIT
 rm -rf "${TMP:?}"
 say "done: ${scenarios[*]}"
