@@ -1,0 +1,33 @@
+"""The wheel carries the catalogue, so an installed sparktui (not only a checkout) can diagnose."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from .conftest import ROOT
+
+
+def test_wheel_contains_every_signature_and_stage_file(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("sparktui-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for path in [*ROOT.glob("diagnostics/*.toml"), *ROOT.glob("diagnostics/stages/*.toml")]:
+        assert f"sparktui/{path.relative_to(ROOT)}" in names, path
