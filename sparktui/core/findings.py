@@ -34,6 +34,11 @@ def finding_from_stall(hit: StallHit, existing: Finding | None = None) -> Findin
     finding.evidence.append(Evidence(reached_at.source, reached_at.line, unit.node, unit.texts.get(rule.reached, "")))
     if unit.last != reached_at:
         finding.evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, unit.last_text))
+    for other in hit.last_seen:
+        if other.node not in finding.nodes:
+            finding.nodes.append(other.node)
+        if other.last is not None:
+            finding.evidence.append(Evidence(other.last.source, other.last.line, other.node, other.last_text))
     for peer in hit.peers_ahead[:2]:
         done = peer.positions.get(rule.not_reached)
         if done is not None:
@@ -74,7 +79,13 @@ def _describe(hit: StallHit) -> str:
         text += " " + ", ".join(_who(u) for u in hit.peers_ahead) + " got past it."
     if hit.peers_missing:
         ranks = ", ".join(map(str, hit.peers_missing))
-        text += f" Rank{'s' if len(hit.peers_missing) > 1 else ''} {ranks} never started it."
+        text += f" Rank{'s' if len(hit.peers_missing) > 1 else ''} {ranks} never started it"
+        seen = [
+            f"rank {u.facts.get('rank')} on {u.node} was last seen at {u.last.source}:{u.last.line}"
+            for u in hit.last_seen
+            if u.last is not None
+        ]
+        text += f" ({'; '.join(seen)})." if seen else "."
     return text
 
 

@@ -57,6 +57,7 @@ class StallHit:
     unit: Unit
     peers_ahead: tuple[Unit, ...]
     peers_missing: tuple[int, ...]  # ranks of the peer group that never printed the unit at all
+    last_seen: tuple[Unit, ...] = ()  # for each missing rank found elsewhere: its most recent unit
 
 
 class StageTracker:
@@ -161,7 +162,25 @@ class StageTracker:
                     if not any(u.reached >= need for u in peers):
                         continue
                 claimed.add(id(unit))
-                yield StallHit(sig, unit, ahead, _missing_ranks(unit, peers))
+                missing = _missing_ranks(unit, peers)
+                yield StallHit(sig, unit, ahead, missing, self._last_units(unit, missing))
+
+    def _last_units(self, unit: Unit, ranks: tuple[int, ...]) -> tuple[Unit, ...]:
+        """Where the ranks that never joined ``unit`` were last seen: their latest communicator of the same
+        size (so the evidence shows the other node too)."""
+        found = []
+        for rank in ranks:
+            candidates = [
+                u
+                for u in self.units
+                if u.track is unit.track
+                and u.facts.get("rank") == str(rank)
+                and u.facts.get("nranks") == unit.facts.get("nranks")
+                and u.process != unit.process
+            ]
+            if candidates:
+                found.append(candidates[-1])
+        return tuple(found)
 
     def summary(self) -> dict[str, dict[str, str]]:
         """Per node and track, a short phrase saying how far start-up got."""
