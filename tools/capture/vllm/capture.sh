@@ -179,6 +179,7 @@ stop_side() {
 }
 
 MP2=(--tensor-parallel-size 2 --nnodes 2 --master-addr 127.0.0.1 --master-port 29551)
+DIST_TIMEOUT=(--distributed-timeout-seconds 60 --cpu-distributed-timeout-seconds 60)
 
 scenario() {
   EXTRA_ENV_NOTE=""; SIDE_NOTE=""; SIDE_PID=""
@@ -235,17 +236,20 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
         "$BASE" "${COMMON[@]}" "${MP2[@]}" --node-rank 0
       stop_side ;;
     mp-2-nodes-worker-missing)
-      # The head of a 2-node mp launch whose node 1 never starts.  The engine
-      # start-up wait is cut from 600 s to 60 s so that it gives up in time.
-      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0 VLLM_ENGINE_READY_TIMEOUT_S=60; node 1 never started"
-      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=0 VLLM_ENGINE_READY_TIMEOUT_S=60 \
+      # The head of a 2-node mp launch whose node 1 never starts.  The
+      # torch.distributed timeouts are cut to 60 s (defaults: 600 s / 1800 s
+      # for gloo) so that the rendezvous gives up within the time limit.
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0; node 1 never started"
+      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=0 \
         run_server mp-2-nodes-worker-missing "${MISSING_LIMIT:-240}" 1 \
-        "$BASE" "${COMMON[@]}" "${MP2[@]}" --node-rank 0 ;;
+        "$BASE" "${COMMON[@]}" "${MP2[@]}" --node-rank 0 "${DIST_TIMEOUT[@]}" ;;
     mp-2-nodes-head-missing)
       # Node 1 (headless) of a 2-node mp launch whose head never starts.
       EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=1; node 0 never started"
-      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=1 run_server mp-2-nodes-head-missing "${MISSING_LIMIT:-240}" 0 \
-        "$BASE" "${MP2[@]}" --node-rank 1 --headless --max-model-len 512 --enforce-eager ;;
+      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=1 \
+        run_server mp-2-nodes-head-missing "${MISSING_LIMIT:-240}" 0 \
+        "$BASE" "${MP2[@]}" --node-rank 1 --headless --max-model-len 512 --enforce-eager \
+        "${DIST_TIMEOUT[@]}" ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
