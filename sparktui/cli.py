@@ -1,4 +1,8 @@
-"""The ``sparktui`` command line: ``diagnose`` and ``catalogue`` (the cockpit arrives with the TUI).
+"""The ``sparktui`` command line.
+
+``sparktui [SOURCE...]`` opens the cockpit (a welcome screen when given nothing), ``sparktui demo`` and
+``sparktui replay BUNDLE`` replay an incident, ``sparktui diagnose`` prints the analysis headless and
+``sparktui catalogue`` lists, shows and tests signatures.
 
 Exit status of ``diagnose``: 0 when no finding reaches ``--fail-on``, 1 when one does, 2 for bad usage
 or unreadable input, always with a one-line message on stderr and never a traceback.
@@ -16,7 +20,9 @@ from rich.console import Console
 from rich.text import Text
 
 from sparktui import __version__
+from sparktui.core import bundle
 from sparktui.core import catalogue as cat
+from sparktui.core.bundle import BundleError
 from sparktui.core.events import Severity
 from sparktui.core.examples import check
 from sparktui.core.pipeline import diagnose_files
@@ -55,6 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
+    o = sub.add_parser("open", help="open the cockpit on log files or directories (also: sparktui SOURCE...)")
+    o.add_argument("sources", nargs="*", metavar="SOURCE")
+    o.add_argument("--signatures", action="append", default=[], metavar="DIR")
+    m = sub.add_parser("demo", help="replay a built-in incident captured from real runs")
+    m.add_argument("--speed", type=float, default=DEMO_SPEED, help=f"times real time (default {DEMO_SPEED:g})")
+    r = sub.add_parser("replay", help="replay an incident bundle as if live")
+    r.add_argument("bundle", metavar="BUNDLE")
+    r.add_argument("--speed", type=float, default=1.0, help="times real time; 0 for all at once (default 1)")
+    r.add_argument("--signatures", action="append", default=[], metavar="DIR")
+
     c = sub.add_parser("catalogue", help="list, show and test signature files")
     csub = c.add_subparsers(dest="action", required=True)
     for name, text in (
@@ -77,14 +93,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+COMMANDS = ("diagnose", "open", "demo", "replay", "catalogue")
+DEMO = "second-communicator"
+DEMO_SPEED = 8.0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "open")
     args = build_parser().parse_args(argv)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         if args.command == "diagnose":
             return _diagnose(args, err)
+        if args.command in ("open", "demo", "replay"):
+            return _cockpit(args)
         return _catalogue(args)
-    except (UsageError, cat.CatalogueError, FileNotFoundError) as exc:
+    except (UsageError, cat.CatalogueError, FileNotFoundError, BundleError) as exc:
         err.print(Text(f"sparktui: {exc}", style="red"))
         return USAGE_ERROR
     except KeyboardInterrupt:
@@ -129,6 +155,39 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
         return USAGE_ERROR
     worst = diagnosis.worst()
     return 1 if worst is not None and worst >= fail_on else 0
+
+
+def demo_bundle() -> Path:
+    return Path(__file__).resolve().parent / "demo" / DEMO
+
+
+def _cockpit(args: argparse.Namespace) -> int:
+    from sparktui.tui.app import Incident, SparkApp  # Textual loads only for the interface
+
+    catalogue = _load(getattr(args, "signatures", []))
+    demo = Incident("demo: " + DEMO, bundle.load(demo_bundle()), speed=DEMO_SPEED)
+    incident: Incident | None
+    if args.command == "demo":
+        incident = Incident("demo: " + DEMO, demo.bundle, speed=args.speed)
+    elif args.command == "replay":
+        path = Path(args.bundle)
+        if not bundle.is_bundle(path):
+            raise UsageError(f"{path}: not a bundle (no bundle.toml)")
+        loaded = bundle.load(path)
+        incident = Incident(f"replay: {loaded.title}", loaded, speed=args.speed)
+    elif args.sources:
+        if len(args.sources) == 1 and bundle.is_bundle(Path(args.sources[0])):
+            loaded = bundle.load(Path(args.sources[0]))
+            incident = Incident(f"replay: {loaded.title}", loaded, speed=1.0)
+        else:
+            sources, problems = discover(args.sources)
+            if not sources:
+                raise UsageError(problems[0] if problems else "no log files found in " + " ".join(args.sources))
+            incident = Incident(" ".join(args.sources), files=tuple(sources))
+    else:
+        incident = None
+    SparkApp(incident, catalogue, demo=demo).run()
+    return 0
 
 
 class _Nothing:

@@ -1,0 +1,322 @@
+"""The cockpit: composes the node columns, the findings panel and the status bar, runs one feeder on a
+worker thread and routes its batches to the widgets. All analysis happens in the core, on that thread."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import regex
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from sparktui.core import catalogue as cat
+from sparktui.core.bundle import Bundle
+from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.sources.files import FileSource
+from sparktui.render import markdown
+from sparktui.tui.bindings import bindings
+from sparktui.tui.feed import Batch, Feeder, Timeline, bundle_timeline, files_timeline
+from sparktui.tui.screens.detail import FindingScreen
+from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.screens.welcome import WelcomeScreen
+from sparktui.tui.widgets.findings import FindingsTable
+from sparktui.tui.widgets.logpane import LogPane, PaneLine
+from sparktui.tui.widgets.node import NodeColumn, layer_of
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """What the app shows: a bundle replayed at its own pace, or files read at once."""
+
+    title: str
+    bundle: Bundle | None = None
+    files: tuple[FileSource, ...] = ()
+    speed: float = 0.0
+
+
+class BatchArrived(Message):
+    def __init__(self, batch: Batch) -> None:
+        super().__init__()
+        self.batch = batch
+
+
+class SparkApp(App[None]):
+    CSS_PATH = "sparktui.tcss"
+    TITLE = "sparktui"
+    BINDINGS = bindings()
+
+    def __init__(
+        self,
+        source: Incident | None,
+        catalogue: cat.Catalogue,
+        *,
+        export_dir: Path | None = None,
+        demo: Incident | None = None,
+    ) -> None:
+        super().__init__()
+        self.source = source or Incident("welcome")
+        self.welcome = source is None
+        self.demo = demo
+        self.catalogue = catalogue
+        self.export_dir = export_dir or Path.cwd()
+        self.sub_title = self.source.title
+        self.diagnosis: Diagnosis | None = None
+        self.seen_at: dict[str, float] = {}
+        self.clock = 0.0
+        self.done = False
+        self.feeder = Feeder(catalogue, self.source.speed, self._from_worker)
+        self._evidence_index = -1
+        self._last_pane: LogPane | None = None
+        self.columns: dict[str, NodeColumn] = {}
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Vertical(id="main"):
+            yield Horizontal(id="nodes")
+            yield FindingsTable()
+        yield Input(placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter", Input).display = False
+        if self.welcome:
+            self.push_screen(WelcomeScreen(), self._welcomed)
+        else:
+            self._start()
+
+    def _welcomed(self, run_demo: bool | None) -> None:
+        if not run_demo or self.demo is None:
+            self.exit()
+            return
+        self.source = self.demo
+        self.sub_title = self.demo.title
+        self.feeder = Feeder(self.catalogue, self.demo.speed, self._from_worker)
+        self._start()
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for column in self.columns.values():
+            yield SystemCommand(
+                f"Go to node {column.node}", "Focus the first pane of this node", partial(self._focus_node, column.node)
+            )
+            for pane in column.query(LogPane):
+                if pane.display:
+                    yield SystemCommand(f"Go to {column.node} / {pane.border_title}", "Focus this pane", pane.focus)
+        for rank, finding in enumerate(self.diagnosis.findings if self.diagnosis else [], 1):
+            yield SystemCommand(f"Finding {rank}: {finding.title}", finding.signature, partial(self._open, rank - 1))
+        yield SystemCommand("Export report", "Write a Markdown report of this incident", self.action_export)
+        yield SystemCommand("Help", "Every key", self.action_help)
+
+    # -- the feeder ------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="feed")
+    def _start(self) -> None:
+        timeline: Timeline
+        if self.source.bundle is not None:
+            timeline = bundle_timeline(self.source.bundle)
+        else:
+            timeline = files_timeline(self.source.files, self.feeder.failed)
+        self.feeder.run(timeline)
+
+    def _from_worker(self, batch: Batch) -> None:
+        self.post_message(BatchArrived(batch))
+
+    def on_batch_arrived(self, message: BatchArrived) -> None:
+        batch = message.batch
+        self.clock = batch.clock
+        grouped: dict[tuple[str, str], list[PaneLine]] = {}
+        for line in batch.lines:
+            pane_line = PaneLine(line.source, line.number, line.text, line.kind.level)
+            grouped.setdefault((line.node, layer_of(line.kind.program)), []).append(pane_line)
+        for (node, layer), lines in grouped.items():
+            self._column(node).add(layer, lines)
+        if batch.diagnosis is not None:
+            self._show(batch.diagnosis)
+        self.done = self.done or batch.done
+        self._status(batch.states)
+
+    def _column(self, node: str) -> NodeColumn:
+        column = self.columns.get(node)
+        if column is None:
+            column = self.columns[node] = NodeColumn(node)
+            self.query_one("#nodes", Horizontal).mount(column)
+        return column
+
+    def _show(self, diagnosis: Diagnosis) -> None:
+        self.diagnosis = diagnosis
+        for f in diagnosis.findings:
+            self.seen_at.setdefault(f.signature, self.clock)
+        self.query_one(FindingsTable).show(diagnosis.findings, self.clock, self.seen_at)
+        stalled: dict[str, set[str]] = {}
+        for f in diagnosis.findings:
+            sig = self._signature(f.signature)
+            if sig is not None and sig.stall is not None and f.evidence:
+                # the first evidence line is where the stalled unit stopped
+                stalled.setdefault(f.evidence[0].node, set()).add(sig.stall.track)
+        for node, tracks in diagnosis.stages.items():
+            self._column(node).strip.show(tracks, stalled.get(node, set()))
+
+    def _status(self, states: dict[str, str]) -> None:
+        text = Text()
+        mark = "replay" if self.source.bundle is not None else "files"
+        text.append(f" {mark} ", style="reverse")
+        text.append(f" t+{self.clock:,.0f}s ")
+        if self.feeder.paused.is_set():
+            text.append(" PAUSED ", style="bold black on yellow")
+        elif self.done:
+            text.append(" ended ", style="dim")
+        for name, state in sorted(states.items()):
+            style = "green" if state == "streaming" else "red" if state.startswith("failed") else "dim"
+            text.append(f"   {name} ", style="bold")
+            text.append(state, style=style)
+        self.query_one("#status", Static).update(text)
+
+    def _signature(self, signature_id: str) -> cat.Signature | None:
+        try:
+            return self.catalogue.get(signature_id)
+        except KeyError:
+            return None
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.feeder.stopped.set()
+        self.exit()
+
+    def action_pause(self) -> None:
+        if self.feeder.paused.is_set():
+            self.feeder.paused.clear()
+            for pane in self.query(LogPane):
+                pane.following = True
+                pane.scroll_end(animate=False)
+        else:
+            self.feeder.paused.set()
+        self._status({})
+        self.notify("following resumed" if not self.feeder.paused.is_set() else "paused", timeout=2)
+
+    def action_filter(self) -> None:
+        if self._focused_pane() is None:
+            self.notify("focus a log pane first (tab)", severity="warning")
+            return
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.value = ""
+        field.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        field = self.query_one("#filter", Input)
+        pane = self._last_pane
+        field.display = False
+        if pane is None:
+            return
+        try:
+            pane.set_filter(event.value)
+        except regex.error as exc:
+            self.notify(f"not a valid regex: {exc}", severity="error")
+        pane.focus()
+
+    def on_key(self, event: object) -> None:
+        key = getattr(event, "key", "")
+        field = self.query_one("#filter", Input)
+        if key == "escape" and field.display:
+            field.display = False
+            if self._last_pane is not None:
+                self._last_pane.focus()
+
+    def on_descendant_focus(self) -> None:
+        focused = self.focused
+        if isinstance(focused, LogPane):
+            self._last_pane = focused
+
+    def _focused_pane(self) -> LogPane | None:
+        return self.focused if isinstance(self.focused, LogPane) else None
+
+    def action_next_match(self) -> None:
+        self._jump(1)
+
+    def action_previous_match(self) -> None:
+        self._jump(-1)
+
+    def _jump(self, step: int) -> None:
+        pane = self._focused_pane()
+        if pane is None or pane.pattern is None:
+            self.notify("set a filter with / in a pane first", severity="warning")
+            return
+        if pane.jump(step):
+            self.notify(f"match {pane.cursor + 1} of {len(pane.shown)}", timeout=1.5)
+
+    def action_maximise(self) -> None:
+        pane = self._focused_pane()
+        if pane is None:
+            return
+        if self.screen.maximized is pane:
+            self.screen.minimize()
+        else:
+            self.screen.maximize(pane)
+
+    def action_next_evidence(self) -> None:
+        self._evidence(1)
+
+    def action_previous_evidence(self) -> None:
+        self._evidence(-1)
+
+    def _evidence(self, step: int) -> None:
+        finding = self.query_one(FindingsTable).selected()
+        if finding is None or not finding.evidence:
+            self.notify("no finding selected", severity="warning")
+            return
+        self._evidence_index = (self._evidence_index + step) % len(finding.evidence)
+        e = finding.evidence[self._evidence_index]
+        for pane in self._column(e.node).panes.values():
+            if pane.reveal(e.source, e.line):
+                pane.focus()
+                self.notify(
+                    f"evidence {self._evidence_index + 1} of {len(finding.evidence)}: {e.source}:{e.line}", timeout=2
+                )
+                return
+        self.notify(f"{e.source}:{e.line} is no longer in its pane (open the finding with enter)", timeout=3)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self._open(event.cursor_row)
+
+    def action_open_finding(self) -> None:
+        self._open(self.query_one(FindingsTable).cursor_row)
+
+    def _open(self, row: int) -> None:
+        if self.diagnosis is None or not 0 <= row < len(self.diagnosis.findings):
+            return
+        finding = self.diagnosis.findings[row]
+        self.push_screen(FindingScreen(finding, self._signature(finding.signature), self.diagnosis.stages))
+
+    def _focus_node(self, node: str) -> None:
+        for pane in self._column(node).panes.values():
+            if pane.display:
+                pane.focus()
+                return
+
+    def action_export(self) -> None:
+        if self.diagnosis is None:
+            self.notify("nothing to export yet", severity="warning")
+            return
+        path = self.export_dir / time.strftime("sparktui-report-%Y%m%d-%H%M%S.md")
+        try:
+            path.write_text(markdown(self.diagnosis) + "\n", encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"cannot write {path}: {exc.strerror or exc}", severity="error")
+            return
+        self.notify(f"report written to {path}")

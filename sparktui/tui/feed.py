@@ -1,0 +1,142 @@
+"""Feeding the app: sources read (or a bundle replayed at its own pace) on a worker thread, analysed
+there, and handed to the interface in batches. Nothing here imports Textual."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from sparktui.core.analysis import Analyzer
+from sparktui.core.bundle import Bundle
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.classify import Classification, classify
+from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.sources.files import FileSource, SourceError
+from sparktui.core.text import display
+
+BATCH_SECONDS = 0.05
+DIAGNOSE_SECONDS = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ShownLine:
+    source: str
+    number: int
+    node: str
+    text: str  # safe to display
+    kind: Classification
+
+
+@dataclass(slots=True)
+class Batch:
+    lines: list[ShownLine] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    clock: float = 0.0  # seconds since the start of the incident
+    states: dict[str, str] = field(default_factory=dict)  # source -> state
+    done: bool = False
+
+
+Timeline = Iterator[tuple[int, str, str, str]]  # (milliseconds, source name, node, line)
+
+
+def bundle_timeline(bundle: Bundle) -> Timeline:
+    for ms, src, line in bundle.timeline():
+        yield ms, src.name, src.node, line
+
+
+def files_timeline(sources: Sequence[FileSource], failed: Callable[[str, str], None]) -> Timeline:
+    for source in sources:
+        node = source.default_node()
+        try:
+            for block in source.blocks():
+                for line in block.split("\n"):
+                    yield 0, source.name, node, line
+        except SourceError as exc:
+            failed(source.name, str(exc))
+
+
+class Feeder:
+    """Plays a timeline into an analyser at ``speed`` times real time (0: as fast as possible) and calls
+    ``post`` with a batch every :data:`BATCH_SECONDS` of wall time."""
+
+    def __init__(self, catalogue: Catalogue, speed: float, post: Callable[[Batch], None]) -> None:
+        self.analyzer = Analyzer(catalogue)
+        self.speed = speed
+        self.post = post
+        self.paused = threading.Event()
+        self.stopped = threading.Event()
+        self._numbers: dict[str, int] = {}
+        self._states: dict[str, str] = {}
+        self._pending: dict[str, list[str]] = {}
+        self._batch = Batch()
+        self._last_post = self._last_diagnosis = 0.0
+
+    def failed(self, source: str, reason: str) -> None:
+        self._states[source] = f"failed: {reason}"
+
+    def run(self, timeline: Timeline) -> None:
+        start = time.monotonic()
+        self._last_diagnosis = start
+        clock = 0.0
+        for ms, source, node, line in timeline:
+            if self.stopped.is_set():
+                return
+            clock = ms / 1000
+            if self.speed > 0:
+                start = self._wait_until(start, clock)
+            if source not in self._numbers:
+                self.analyzer.add_source(source, node)
+                self._states[source] = "streaming"
+            self._numbers[source] = self._numbers.get(source, 0) + 1
+            kind = classify(line)
+            self._batch.lines.append(ShownLine(source, self._numbers[source], kind.node or node, display(line), kind))
+            self._pending.setdefault(source, []).append(line)
+            if time.monotonic() - self._last_post >= BATCH_SECONDS:
+                self._post(clock)
+        self._flush(clock)
+        for source, state in self._states.items():
+            if state == "streaming":
+                self._states[source] = "ended"
+        self._batch.diagnosis = self.analyzer.finish()
+        self._batch.done = True
+        self._send(clock)
+
+    def _post(self, clock: float) -> None:
+        """Hand over the lines so far, with a fresh diagnosis every :data:`DIAGNOSE_SECONDS`."""
+        self._flush(clock)
+        now = time.monotonic()
+        if now - self._last_diagnosis >= DIAGNOSE_SECONDS:
+            self._batch.diagnosis = self.analyzer.finish(now=clock)
+            self._last_diagnosis = now
+        self._send(clock)
+
+    def _flush(self, clock: float) -> None:
+        for source, lines in self._pending.items():
+            self.analyzer.feed(source, "\n".join(lines), now=clock)
+        self._pending.clear()
+
+    def _send(self, clock: float) -> None:
+        batch, self._batch = self._batch, Batch()
+        batch.clock = clock
+        batch.states = dict(self._states)
+        self.post(batch)
+        self._last_post = time.monotonic()
+
+    def _wait_until(self, start: float, clock: float) -> float:
+        """Sleep until the incident's ``clock`` is due; time spent paused moves the start later. A long
+        quiet gap is exactly when a hang shows, so the diagnosis keeps being refreshed while waiting."""
+        while True:
+            if self.paused.is_set():
+                paused_at = time.monotonic()
+                while self.paused.is_set() and not self.stopped.is_set():
+                    time.sleep(0.05)
+                start += time.monotonic() - paused_at
+            now = time.monotonic()
+            delay = start + clock / self.speed - now
+            if delay <= 0 or self.stopped.is_set():
+                return start
+            if now - self._last_post >= BATCH_SECONDS:
+                self._post((now - start) * self.speed)
+            time.sleep(min(delay, 0.05))

@@ -1,0 +1,70 @@
+"""A finding in full: what and why, the evidence from every node with context, facts and remediations."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from sparktui.core.catalogue import Signature
+from sparktui.core.events import Finding
+from sparktui.render import SEVERITY_STYLE
+
+
+class FindingScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [("escape", "dismiss", "Close"), ("q", "dismiss", "Close")]
+
+    def __init__(self, finding: Finding, signature: Signature | None, stages: dict[str, dict[str, str]]) -> None:
+        super().__init__()
+        self.finding, self.signature, self.stages = finding, signature, stages
+
+    def compose(self) -> ComposeResult:
+        f, sig = self.finding, self.signature
+        head = Text()
+        head.append(f" {f.severity.label.upper()} ", style=SEVERITY_STYLE[f.severity])
+        head.append(f" {f.title}", style="bold")
+        meta = Text(f"{f.signature} · {f.category} · nodes {', '.join(f.nodes)} · seen {f.count}x", style="dim")
+        with VerticalScroll(id="detail"):
+            yield Static(Group(head, meta))
+            if f.detail:
+                yield Static(Text(f.detail), classes="section")
+            if sig is not None:
+                yield Static(_section("What", sig.what), classes="section")
+                yield Static(_section("Why", sig.why), classes="section")
+                if sig.fix:
+                    yield Static(_section("Fix", sig.fix), classes="section")
+            if f.facts:
+                yield Static(_section("Facts", ", ".join(f"{k}={v}" for k, v in f.facts.items())), classes="section")
+            yield Static(Text("Evidence", style="bold underline"), classes="section")
+            for e in f.evidence:
+                lines = [Text(f"{e.source}:{e.line}  [{e.node}]", style="blue")]
+                lines += [Text(f"    {b}", style="dim", no_wrap=True, overflow="ellipsis") for b in e.before]
+                lines.append(Text(f"  > {e.text}", style="bold", no_wrap=True, overflow="ellipsis"))
+                lines += [Text(f"    {a}", style="dim", no_wrap=True, overflow="ellipsis") for a in e.after]
+                yield Static(Group(*lines), classes="evidence")
+            involved = {n: self.stages[n] for n in f.nodes if n in self.stages}
+            if involved:
+                text = "\n".join(
+                    f"{n}: " + "; ".join(f"{t} {p}" for t, p in sorted(s.items())) for n, s in involved.items()
+                )
+                yield Static(_section("Stages", text), classes="section")
+            remedies = ", ".join(f.remediations) if f.remediations else "none in the catalogue"
+            yield Static(
+                _section(
+                    "Remediations", remedies + " (playbooks run from the remediation screen, once playbooks exist)"
+                ),
+                classes="section",
+            )
+            if sig is not None and sig.references:
+                yield Static(_section("References", "\n".join(sig.references)), classes="section")
+            yield Static(Text("esc closes", style="dim"))
+
+
+def _section(title: str, body: str) -> Text:
+    return Text.assemble((title, "bold underline"), "\n", body)
