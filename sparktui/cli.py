@@ -26,7 +26,7 @@ from sparktui.core.bundle import BundleError
 from sparktui.core.events import Severity
 from sparktui.core.examples import check
 from sparktui.core.pipeline import diagnose_files
-from sparktui.core.sources.files import discover
+from sparktui.core.sources.discover import discover
 from sparktui.render import SEVERITY_STYLE, markdown, print_text
 
 USAGE_ERROR = 2
@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 COMMANDS = ("diagnose", "open", "demo", "replay", "catalogue")
 DEMO = "second-communicator"
-DEMO_SPEED = 8.0
+DEMO_SPEED = 20.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,7 @@ import pytest
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity
 from sparktui.core.pipeline import diagnose_files
-from sparktui.core.sources.files import discover
+from sparktui.core.sources.discover import discover
 
 from .conftest import FIXTURES
 

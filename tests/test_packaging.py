@@ -31,3 +31,6 @@ def test_wheel_contains_every_signature_and_stage_file(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in [*ROOT.glob("diagnostics/*.toml"), *ROOT.glob("diagnostics/stages/*.toml")]:
         assert f"sparktui/{path.relative_to(ROOT)}" in names, path
+    for path in [p for p in (ROOT / "sparktui" / "demo").rglob("*") if p.is_file()]:
+        assert str(path.relative_to(ROOT)) in names, path
+    assert "sparktui/tui/sparktui.tcss" in names

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from sparktui.core.sources.files import MAX_LINE, FileSource, discover, node_from_path
+from sparktui.core.sources.discover import discover
+from sparktui.core.sources.files import MAX_LINE, FileSource, node_from_path
 from sparktui.core.text import display
 
 WARN = "spark-a:2201:2201 [0] misc/socket.cc:50 NCCL WARN NET/Socket : No usable listening interface found"

@@ -2,7 +2,9 @@
 
 Layout (format 1)::
 
-    bundle.toml              format, title, description, created, [[sources]] name / node / kind
+    bundle.toml              format, title, description, created, duration_ms (optional: how long the
+                             incident lasted, when that is longer than its last line),
+                             [[sources]] name / node / kind
     <name>                   the log exactly as received
     <name>.times             one integer per line: milliseconds since the start of the incident
 
@@ -55,6 +57,7 @@ class Bundle:
     title: str
     description: str
     sources: tuple[BundleSource, ...]
+    duration_ms: int = 0
 
     def timeline(self) -> Iterator[tuple[int, BundleSource, str]]:
         """Every line of every source, merged in arrival order (ties keep each source's own order)."""
@@ -92,7 +95,10 @@ def load(path: Path) -> Bundle:
         sources.append(BundleSource(item["name"], str(item.get("node") or file.parent.name), file))
     if not sources:
         raise BundleError(f"{manifest}: sources: the bundle lists no logs")
-    return Bundle(path, str(doc.get("title", path.name)), str(doc.get("description", "")), tuple(sources))
+    duration = doc.get("duration_ms", 0)
+    if not isinstance(duration, int) or duration < 0:
+        raise BundleError(f"{manifest}: duration_ms: needs a whole number of milliseconds")
+    return Bundle(path, str(doc.get("title", path.name)), str(doc.get("description", "")), tuple(sources), duration)
 
 
 def _read_times(path: Path) -> list[int]:

@@ -52,6 +52,7 @@ class BatchArrived(Message):
 class SparkApp(App[None]):
     CSS_PATH = "sparktui.tcss"
     TITLE = "sparktui"
+    AUTO_FOCUS = "#findings"
     BINDINGS = bindings()
 
     def __init__(
@@ -90,7 +91,6 @@ class SparkApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#filter", Input).display = False
         if self.welcome:
             self.push_screen(WelcomeScreen(), self._welcomed)
         else:
@@ -124,11 +124,13 @@ class SparkApp(App[None]):
     @work(thread=True, exclusive=True, group="feed")
     def _start(self) -> None:
         timeline: Timeline
+        duration = 0.0
         if self.source.bundle is not None:
             timeline = bundle_timeline(self.source.bundle)
+            duration = self.source.bundle.duration_ms / 1000
         else:
             timeline = files_timeline(self.source.files, self.feeder.failed)
-        self.feeder.run(timeline)
+        self.feeder.run(timeline, duration)
 
     def _from_worker(self, batch: Batch) -> None:
         self.post_message(BatchArrived(batch))
@@ -150,8 +152,11 @@ class SparkApp(App[None]):
     def _column(self, node: str) -> NodeColumn:
         column = self.columns.get(node)
         if column is None:
+            # columns stay in name order, whatever order their nodes first spoke in
+            later = sorted(n for n in self.columns if n > node)
             column = self.columns[node] = NodeColumn(node)
-            self.query_one("#nodes", Horizontal).mount(column)
+            before = self.columns[later[0]] if later else None
+            self.query_one("#nodes", Horizontal).mount(column, before=before)
         return column
 
     def _show(self, diagnosis: Diagnosis) -> None:

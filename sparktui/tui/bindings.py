@@ -46,7 +46,9 @@ KEYS: tuple[Key, ...] = (
 
 def bindings() -> list[BindingType]:
     return [
-        Binding(k.key, k.action, k.description, show=k.show, key_display=k.label or None)
+        Binding(
+            k.key, k.action, k.short or k.description, show=k.show, key_display=k.label or None, tooltip=k.description
+        )
         for k in KEYS
         if k.key not in ("enter", "tab", "shift+tab", "ctrl+p")
     ]

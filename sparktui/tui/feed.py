@@ -76,7 +76,9 @@ class Feeder:
     def failed(self, source: str, reason: str) -> None:
         self._states[source] = f"failed: {reason}"
 
-    def run(self, timeline: Timeline) -> None:
+    def run(self, timeline: Timeline, duration: float = 0.0) -> None:
+        """Play ``timeline``; with a pace, keep the clock running until ``duration`` seconds (a hang's
+        silence after the last line is part of the incident)."""
         start = time.monotonic()
         self._last_diagnosis = start
         clock = 0.0
@@ -95,6 +97,9 @@ class Feeder:
             self._pending.setdefault(source, []).append(line)
             if time.monotonic() - self._last_post >= BATCH_SECONDS:
                 self._post(clock)
+        if self.speed > 0 and duration > clock and not self.stopped.is_set():
+            start = self._wait_until(start, duration)
+            clock = duration
         self._flush(clock)
         for source, state in self._states.items():
             if state == "streaming":

@@ -9,7 +9,7 @@ one-line reason and the other sources carry on.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
@@ -79,6 +79,7 @@ class SourceError(Exception):
 class FileSource:
     path: Path
     name: str  # shown to the user and used in evidence
+    node: str | None = None  # known from elsewhere (a bundle's manifest); else found in the content
 
     @property
     def compressed(self) -> bool:
@@ -93,7 +94,10 @@ class FileSource:
             raise SourceError(f"{self.name}: cannot open: {exc.strerror or exc}") from None
 
     def default_node(self) -> str:
-        """The node this file comes from: the host in its NCCL lines, else a name made from the path."""
+        """The node this file comes from: as declared, else the host in its NCCL lines, else a name made
+        from the path."""
+        if self.node:
+            return self.node
         try:
             with self.open() as fh:
                 head = fh.read(256 * 1024)
@@ -149,32 +153,7 @@ def node_from_path(path: Path) -> str:
     return name or path.name
 
 
-def discover(arguments: Iterable[str]) -> tuple[list[FileSource], list[str]]:
-    """Expand the command-line arguments into file sources; returns the sources and one-line problems
-    (a missing path, an unreadable directory, binary files skipped inside a directory)."""
-    sources: list[FileSource] = []
-    problems: list[str] = []
-    for arg in arguments:
-        path = Path(arg)
-        if path.is_dir():
-            try:
-                files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
-            except OSError as exc:
-                problems.append(f"{arg}: cannot list directory: {exc.strerror or exc}")
-                continue
-            for file in files:
-                if _looks_binary(file):
-                    problems.append(f"{file}: skipped, not a text log")
-                    continue
-                sources.append(FileSource(file, str(file.relative_to(path))))
-        elif path.exists():
-            sources.append(FileSource(path, path.name))
-        else:
-            problems.append(f"{arg}: no such file or directory")
-    return _unique_names(sources), problems
-
-
-def _looks_binary(path: Path) -> bool:
+def looks_binary(path: Path) -> bool:
     if path.suffix.lower() in _BINARY_SUFFIXES:
         return True
     if path.suffix == ".gz":
@@ -187,8 +166,8 @@ def _looks_binary(path: Path) -> bool:
     return head.count(0) > len(head) // 10
 
 
-def _unique_names(sources: list[FileSource]) -> list[FileSource]:
+def unique_names(sources: list[FileSource]) -> list[FileSource]:
     seen: dict[str, int] = {}
     for s in sources:
         seen[s.name] = seen.get(s.name, 0) + 1
-    return [FileSource(s.path, str(s.path) if seen[s.name] > 1 else s.name) for s in sources]
+    return [FileSource(s.path, str(s.path) if seen[s.name] > 1 else s.name, s.node) for s in sources]

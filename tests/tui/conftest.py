@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sparktui.core import bundle
+from sparktui.core import catalogue as cat
+from sparktui.tui.app import Incident, SparkApp
+
+from ..conftest import FIXTURES
+
+HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+
+
+def make_bundle(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """A bundle of the real two-host hang: each rank's log as one node, lines 100 ms apart."""
+    manifest = ["format = 1", 'title = "second communicator never joined"']
+    for node, rank in (("spark-a", "rank0.log"), ("spark-b", "rank1.log")):
+        (root / node).mkdir(parents=True)
+        log = root / node / "nccl.log"
+        shutil.copy(HANG / rank, log)
+        count = log.read_bytes().count(b"\n")
+        (root / node / "nccl.log.times").write_text("\n".join(str(i * 100) for i in range(count)) + "\n")
+        manifest += ["[[sources]]", f'name = "{node}/nccl.log"', f'node = "{node}"']
+    for name, text in (extra or {}).items():
+        (root / name).write_text(text)
+        manifest += ["[[sources]]", f'name = "{name}"', 'node = "spark-a"']
+    (root / "bundle.toml").write_text("\n".join(manifest) + "\n")
+    return root
+
+
+@pytest.fixture
+def hang_app(tmp_path: Path) -> SparkApp:
+    loaded = bundle.load(make_bundle(tmp_path / "bundle"))
+    return SparkApp(Incident("test", loaded, speed=0), cat.load(), export_dir=tmp_path)
+
+
+async def wait_done(pilot: object, app: SparkApp) -> None:
+    for _ in range(200):
+        if app.done:
+            break
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+    await pilot.pause(0.3)  # type: ignore[attr-defined]
+    assert app.done

@@ -1,0 +1,117 @@
+"""The cockpit driven through Textual's Pilot, with the same app the CLI builds."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from sparktui.core import bundle
+from sparktui.core import catalogue as cat
+from sparktui.tui.app import Incident, SparkApp
+from sparktui.tui.bindings import KEYS
+from sparktui.tui.screens.detail import FindingScreen
+from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.widgets.logpane import LogPane
+
+from .conftest import make_bundle, wait_done
+
+
+async def test_replay_fills_panes_and_names_the_hang(hang_app: SparkApp) -> None:
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        assert hang_app.diagnosis is not None
+        assert hang_app.diagnosis.findings[0].signature == "nccl-second-communicator-not-joined"
+        assert set(hang_app.columns) == {"spark-a", "spark-b"}
+        nccl = hang_app.columns["spark-a"].pane("nccl")
+        assert nccl.display and len(nccl.lines_kept) > 20
+        assert "stopped at" in str(hang_app.columns["spark-a"].strip.render())
+
+
+async def test_help_lists_every_key(hang_app: SparkApp) -> None:
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(hang_app.screen, HelpScreen)
+        shown = html.unescape(hang_app.export_screenshot()).replace("\xa0", " ")
+        for key in KEYS:
+            assert key.description in shown
+        await pilot.press("escape")
+        assert not isinstance(hang_app.screen, HelpScreen)
+
+
+async def test_enter_opens_the_finding_with_evidence_from_both_nodes(hang_app: SparkApp) -> None:
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        hang_app.query_one("#findings").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(hang_app.screen, FindingScreen)
+        assert {e.node for e in hang_app.screen.finding.evidence} == {"spark-a", "spark-b"}
+
+
+async def test_filter_invert_and_matches(hang_app: SparkApp) -> None:
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        pane = hang_app.columns["spark-a"].pane("nccl")
+        pane.focus()
+        await pilot.press("slash", *"Init START", "enter")
+        await pilot.pause()
+        assert pane.shown and all("Init START" in line.text for line in pane.shown)
+        await pilot.press("n")
+        assert pane.cursor == 0
+        await pilot.press("slash", *"!NCCL INFO", "enter")
+        await pilot.pause()
+        assert all("NCCL INFO" not in line.text for line in pane.shown)
+        await pilot.press("slash", "enter")
+        await pilot.pause()
+        assert len(pane.shown) == len(pane.lines_kept)
+
+
+async def test_evidence_jump_focuses_the_pane_holding_the_line(hang_app: SparkApp) -> None:
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        hang_app.query_one("#findings").focus()
+        await pilot.press("e")
+        await pilot.pause()
+        focused = hang_app.focused
+        assert isinstance(focused, LogPane)
+        assert focused is hang_app.columns["spark-a"].pane("nccl")
+        await pilot.press("f")
+        assert hang_app.screen.maximized is focused
+
+
+async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        await pilot.press("space")
+        assert hang_app.feeder.paused.is_set()
+        await pilot.press("space")
+        assert not hang_app.feeder.paused.is_set()
+        await pilot.press("x")
+        await pilot.pause()
+        (report,) = tmp_path.glob("sparktui-report-*.md")
+        assert "A second NCCL communicator started and never completed" in report.read_text()
+
+
+async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None:
+    nasty = "\x1b]0;pwned\x07\x1b[2Jclear screen\x00 and bell\x07 " + "z" * 50_000 + "\n"
+    loaded = bundle.load(make_bundle(tmp_path / "b", {"nasty.log": nasty}))
+    app = SparkApp(Incident("t", loaded, speed=0), cat.load())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_done(pilot, app)
+        lines = [line.text for line in app.columns["spark-a"].pane("other").lines_kept]
+        assert any("clear screen" in line for line in lines)
+        assert not any("\x1b" in line or "\x00" in line or "\x07" in line for line in lines)
+        assert max(len(line) for line in lines) < 2100
+
+
+async def test_welcome_offers_the_demo(tmp_path: Path) -> None:
+    demo = Incident("demo", bundle.load(make_bundle(tmp_path / "d")), speed=0)
+    app = SparkApp(None, cat.load(), demo=demo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert type(app.screen).__name__ == "WelcomeScreen"
+        await pilot.press("d")
+        await wait_done(pilot, app)
+        assert app.diagnosis is not None and app.diagnosis.findings

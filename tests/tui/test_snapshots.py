@@ -1,0 +1,51 @@
+"""Snapshots of the main screen, a finding's detail and the help screen (the incident's own clock is
+shown, so the pictures do not depend on when the test runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sparktui.core import bundle
+from sparktui.core import catalogue as cat
+from sparktui.tui.app import Incident, SparkApp
+
+from .conftest import make_bundle, wait_done
+
+SIZE = (160, 48)
+
+
+def app(tmp_path: Path) -> SparkApp:
+    return SparkApp(Incident("second communicator", bundle.load(make_bundle(tmp_path / "b")), speed=0), cat.load())
+
+
+def test_main_screen(snap_compare: Any, tmp_path: Path) -> None:
+    subject = app(tmp_path)
+
+    async def ready(pilot: Any) -> None:
+        await wait_done(pilot, subject)
+
+    assert snap_compare(subject, terminal_size=SIZE, run_before=ready)
+
+
+def test_finding_detail(snap_compare: Any, tmp_path: Path) -> None:
+    subject = app(tmp_path)
+
+    async def open_finding(pilot: Any) -> None:
+        await wait_done(pilot, subject)
+        subject.query_one("#findings").focus()
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+
+    assert snap_compare(subject, terminal_size=SIZE, run_before=open_finding)
+
+
+def test_help(snap_compare: Any, tmp_path: Path) -> None:
+    subject = app(tmp_path)
+
+    async def open_help(pilot: Any) -> None:
+        await wait_done(pilot, subject)
+        await pilot.press("question_mark")
+        await pilot.pause(0.3)
+
+    assert snap_compare(subject, terminal_size=SIZE, run_before=open_help)
