@@ -202,7 +202,7 @@ class Analyzer:
         if track.id == "nccl":
             process = f"{node}:{cls.pid}"
         else:
-            process = f"{node}:{cls.process}" if cls.rank is not None else f"{node}:"
+            process = f"{node}:{cls.process}" if cls.rank is not None and track.per_rank else f"{node}:"
         facts = {k: v for k, v in m.groupdict().items() if v is not None}
         self.tracker.update(
             track.id,

@@ -108,6 +108,7 @@ class Track:
     programs: frozenset[str]
     stages: tuple[StageDef, ...]
     path: Path
+    per_rank: bool = True  # one unit per rank tag on a node, or (False) one per node
 
     def index(self, stage_id: str) -> int:
         for i, stage in enumerate(self.stages):
@@ -253,7 +254,10 @@ def load_track(path: Path) -> Track:
                 process_level=s.flag("process_level", default=False),
             )
         )
-    return Track(r.text("track"), r.text("label"), frozenset(r.texts("programs")), tuple(stages), path)
+    unit = r.text("unit", required=False) or "rank"
+    if unit not in ("rank", "node"):
+        raise CatalogueError(path, "unit", f"unknown unit {unit!r} (rank or node)")
+    return Track(r.text("track"), r.text("label"), frozenset(r.texts("programs")), tuple(stages), path, unit == "rank")
 
 
 def _stall(path: Path, table: Mapping[str, Any]) -> Stall:
