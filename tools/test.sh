@@ -3,12 +3,18 @@
 # Installs what the tests need into the current Python, then runs lint, types and the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The terminal test drives the real app under tmux.
-if ! command -v tmux >/dev/null 2>&1; then
+# Services the tests start themselves (each test module starts and stops its own): tmux for the terminal
+# test, OpenSSH's server for the SSH sources, the Docker engine for the Docker sources.
+need=()
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+command -v busybox >/dev/null 2>&1 || need+=(busybox-static)
+if [ ${#need[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    apt-get update -qq >/dev/null && apt-get install -y -qq tmux >/dev/null
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "tools/test.sh: tmux is needed for tests/tui/test_terminal.py; install it first" >&2
+    echo "tools/test.sh: install ${need[*]} first (the tests start these services themselves)" >&2
     exit 2
   fi
 fi

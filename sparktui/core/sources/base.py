@@ -1,0 +1,130 @@
+"""The contract every live source meets, and the supervisor that keeps one running.
+
+A :class:`LiveSource` is one stream of log lines from one place (a file followed like ``tail -F``, a file
+or container or journal over SSH, a local container, a Ray log). It knows how to connect, how to stream,
+and how to resume from a :data:`Cursor` it handed out earlier; everything about retrying lives in
+:func:`supervise`, once, for all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+#: Where to resume a stream: a byte offset, a Docker timestamp, a Ray log offset... opaque to the caller,
+#: meaningful to the source that produced it.
+Cursor = int | float | str
+
+
+class State(Enum):
+    CONNECTING = "connecting"
+    STREAMING = "streaming"
+    RETRYING = "retrying"
+    ENDED = "ended"
+    FAILED = "failed"
+    EVENT = "event"  # something worth showing that does not change the connection (a container exited)
+
+
+@dataclass(frozen=True, slots=True)
+class StateChange:
+    source: str
+    state: State
+    detail: str = ""  # the reason, or "in 4.2 s" for a retry
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """Complete, decoded lines in the order written, and the cursor just after the last of them."""
+
+    lines: tuple[str, ...]
+    cursor: Cursor
+
+
+class SourceUnavailable(Exception):
+    """The source cannot be read right now (connection refused or dropped, container gone, host down);
+    the supervisor retries. The message is one line for the user."""
+
+
+class SourceRefused(Exception):
+    """Retrying cannot help (authentication refused, unknown or changed host key, bad address); the
+    supervisor stops with this one-line message."""
+
+
+class LiveSource(ABC):
+    """One stream of log lines.
+
+    ``stream(cursor)`` connects, then yields :class:`Received` batches of complete lines in order. With a
+    cursor from an earlier batch it continues right after that batch, so nothing is lost or repeated
+    across reconnects; with ``None`` it starts where the source starts (the beginning of a file, the
+    container's first log line). It returns when the source has ended for good (a finished container
+    whose logs are all read; never for a followed file), and raises :class:`SourceUnavailable` or
+    :class:`SourceRefused`. It may yield empty batches to show it is alive. Undecodable bytes are
+    replaced, never raised.
+    """
+
+    name: str  # shown to the user, unique in a session
+    node: str  # the node the lines come from
+
+    @abstractmethod
+    def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]: ...
+
+
+@dataclass(slots=True)
+class Backoff:
+    """Exponential back-off with full jitter, reset after a stream has run for a while."""
+
+    first: float = 0.5
+    limit: float = 30.0
+    factor: float = 2.0
+    attempt: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def next_delay(self) -> float:
+        ceiling = min(self.limit, self.first * self.factor**self.attempt)
+        self.attempt += 1
+        return self.rng.uniform(ceiling / 2, ceiling)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+async def supervise(
+    source: LiveSource,
+    deliver: Callable[[str, Received], Awaitable[None]],
+    report: Callable[[StateChange], None],
+    backoff: Backoff | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """Keep ``source`` streaming until it ends, is refused or the task is cancelled.
+
+    Every batch goes to ``deliver`` (which may wait: that is how a slow consumer pauses the producer), and
+    the cursor of the last delivered batch is where a reconnect resumes. State changes go to ``report``.
+    """
+    backoff = backoff or Backoff()
+    cursor: Cursor | None = None
+    while True:
+        report(StateChange(source.name, State.CONNECTING))
+        streaming = False
+        try:
+            async for received in source.stream(cursor):
+                if not streaming:
+                    streaming = True
+                    report(StateChange(source.name, State.STREAMING))
+                    backoff.reset()
+                if received.lines:
+                    await deliver(source.name, received)
+                cursor = received.cursor
+        except SourceRefused as exc:
+            report(StateChange(source.name, State.FAILED, str(exc)))
+            return
+        except SourceUnavailable as exc:
+            delay = backoff.next_delay()
+            report(StateChange(source.name, State.RETRYING, f"{exc}; retrying in {delay:.1f} s"))
+            await sleep(delay)
+            continue
+        report(StateChange(source.name, State.ENDED))
+        return
