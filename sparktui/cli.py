@@ -11,6 +11,7 @@ or unreadable input, always with a one-line message on stderr and never a traceb
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Sequence
@@ -23,10 +24,14 @@ from sparktui import __version__
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core.bundle import BundleError
+from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Severity
 from sparktui.core.examples import check
+from sparktui.core.live import LiveSession
 from sparktui.core.pipeline import diagnose_files
+from sparktui.core.sources.base import State, StateChange
 from sparktui.core.sources.discover import discover
+from sparktui.core.sources.uri import UriError, open_live
 from sparktui.render import SEVERITY_STYLE, markdown, print_text
 
 USAGE_ERROR = 2
@@ -60,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also load signature files from DIR (repeatable)",
     )
     d.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    d.add_argument("--follow", action="store_true", help="keep reading as the sources grow (live sources)")
+    d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
 
     o = sub.add_parser("open", help="open the cockpit on log files or directories (also: sparktui SOURCE...)")
     o.add_argument("sources", nargs="*", metavar="SOURCE")
@@ -127,6 +134,13 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
     except ValueError as exc:
         raise UsageError(f"--fail-on: {exc}") from None
     catalogue = _load(args.signatures)
+    if args.duration and not args.follow:
+        raise UsageError("--for needs --follow")
+    if args.follow:
+        diagnosis = _follow(args, catalogue, err)
+        _print_diagnosis(args, diagnosis)
+        worst = diagnosis.worst()
+        return 1 if worst is not None and worst >= fail_on else 0
     sources, problems = discover(args.sources)
     if not sources:
         raise UsageError(problems[0] if problems else "no log files found in " + " ".join(args.sources))
@@ -144,13 +158,7 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
     for s in diagnosis.sources:
         if s.error:
             err.print(Text(f"sparktui: {s.error}", style="yellow"))
-    fmt = "json" if args.json else args.format
-    if fmt == "json":
-        sys.stdout.write(json.dumps(diagnosis.as_dict(), indent=2, ensure_ascii=False) + "\n")
-    elif fmt == "md":
-        sys.stdout.write(markdown(diagnosis) + "\n")
-    else:
-        print_text(diagnosis, Console(highlight=False))
+    _print_diagnosis(args, diagnosis)
     if unreadable and len(unreadable) == len(diagnosis.sources):
         return USAGE_ERROR
     worst = diagnosis.worst()
@@ -188,6 +196,58 @@ def _cockpit(args: argparse.Namespace) -> int:
         incident = None
     SparkApp(incident, catalogue, demo=demo).run()
     return 0
+
+
+def _print_diagnosis(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        sys.stdout.write(json.dumps(diagnosis.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    elif fmt == "md":
+        sys.stdout.write(markdown(diagnosis) + "\n")
+    else:
+        print_text(diagnosis, Console(highlight=False))
+
+
+def parse_duration(text: str) -> float:
+    """``20s``, ``5m``, ``1h`` or plain seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        value = float(number) * units[unit]
+    except ValueError:
+        raise UsageError(f"--for: {text!r} is not a duration (e.g. 20s, 5m, 1h)") from None
+    if value <= 0:
+        raise UsageError("--for: the duration must be positive")
+    return value
+
+
+def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) -> Diagnosis:
+    seconds = parse_duration(args.duration) if args.duration else None
+    try:
+        sources = open_live(args.sources)
+    except UriError as exc:
+        raise UsageError(str(exc)) from None
+    show = not args.quiet and err.is_terminal
+
+    def state(change: StateChange) -> None:
+        if not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):
+            err.print(Text(f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip(), style="yellow"))
+
+    session = LiveSession(catalogue, sources, on_state=state)
+
+    async def run() -> Diagnosis:
+        task = asyncio.create_task(session.run(seconds))
+        with err.status("following…", spinner="dots") if show else _Nothing() as status:
+            while not task.done():
+                await asyncio.wait({task}, timeout=0.5)
+                if status is not None:
+                    status.update(f"following {len(sources)} sources: {session.lines:,} lines")
+        return task.result()
+
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        return session.analyzer.finish()
 
 
 class _Nothing:

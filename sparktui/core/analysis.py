@@ -115,6 +115,13 @@ class Analyzer:
     def add_source(self, name: str, node: str) -> None:
         self._sources.setdefault(name, _Source(name, node))
 
+    def node_of(self, name: str) -> str:
+        return self._sources[name].node
+
+    def set_node(self, name: str, node: str) -> None:
+        """Name the node of a source's further lines (a live source that learnt it from its content)."""
+        self._sources[name].node = node
+
     def source_failed(self, name: str, reason: str) -> None:
         """Record that a source could not be read (what was read from it stays)."""
         self._sources[name].error = reason

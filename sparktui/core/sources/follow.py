@@ -1,0 +1,100 @@
+"""A local file followed like ``tail -F``: new lines as they are written, across rotation and truncation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import BinaryIO
+
+from sparktui.core.classify import classify
+from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceUnavailable
+from sparktui.core.sources.files import MAX_LINE, node_from_path
+from sparktui.core.text import decode
+
+POLL_SECONDS = 0.2
+READ_SIZE = 1 << 20
+
+
+class FollowedFile(LiveSource):
+    """Yields the file's complete lines from the cursor (a byte offset) on, then waits for more.
+
+    A file replaced by a new one (log rotation: another inode at the same path) is read to its end and
+    the new file is followed from its start; a file that shrank below the cursor (truncation) is read
+    again from its start. A missing or unreadable file raises :class:`SourceUnavailable`, so the
+    supervisor waits for it to appear, as ``tail -F`` does. A line is only delivered once its newline
+    has been written, unless it grows past :data:`MAX_LINE` bytes.
+    """
+
+    def __init__(self, path: Path, name: str, node: str | None = None, poll: float = POLL_SECONDS) -> None:
+        """Without ``node``, the node is named from the file's content once lines arrive (the NCCL host
+        prefix), else from its path."""
+        self.path, self.name, self.poll = path, name, poll
+        self.node = node or node_from_path(path)
+        self._node_known = node is not None
+
+    async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        offset = int(cursor) if isinstance(cursor, int | float) else 0
+        fh = self._open()
+        try:
+            inode = os.fstat(fh.fileno()).st_ino
+            if os.fstat(fh.fileno()).st_size < offset:
+                offset = 0
+            fh.seek(offset)
+            pending = b""
+            yield Received((), offset)
+            while True:
+                chunk = fh.read(READ_SIZE)
+                if chunk:
+                    pending += chunk
+                    lines, pending, consumed = _complete_lines(pending)
+                    offset += consumed
+                    if lines and not self._node_known:
+                        self._learn_node(lines)
+                    if lines:
+                        yield Received(lines, offset)
+                    continue
+                replaced, truncated = self._changed(inode, offset + len(pending))
+                if replaced or truncated:
+                    fh.close()
+                    fh = self._open()
+                    inode = os.fstat(fh.fileno()).st_ino
+                    offset, pending = 0, b""
+                    continue
+                await asyncio.sleep(self.poll)
+        finally:
+            fh.close()
+
+    def _open(self) -> BinaryIO:
+        try:
+            return self.path.open("rb")
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot open {self.path}: {exc.strerror or exc}") from None
+
+    def _learn_node(self, lines: tuple[str, ...]) -> None:
+        for line in lines:
+            host = classify(line).node if "NCCL" in line else None
+            if host:
+                self.node, self._node_known = host, True
+                return
+
+    def _changed(self, inode: int, position: int) -> tuple[bool, bool]:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return False, False  # moved away and not yet recreated: keep the old file
+        return st.st_ino != inode, st.st_size < position
+
+
+def _complete_lines(data: bytes) -> tuple[tuple[str, ...], bytes, int]:
+    """Split off the complete lines; returns them, the incomplete rest and the bytes consumed."""
+    cut = data.rfind(b"\n")
+    if cut < 0:
+        if len(data) < MAX_LINE:
+            return (), data, 0
+        cut = MAX_LINE - 1
+        text = decode(data[: cut + 1])
+        return (text,), data[cut + 1 :], cut + 1
+    text = decode(data[:cut])
+    return tuple(line.removesuffix("\r") for line in text.split("\n")), data[cut + 1 :], cut + 1

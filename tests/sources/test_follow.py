@@ -1,0 +1,90 @@
+"""Local files followed like `tail -F`, through the supervisor and the live session: every line written
+arrives once, in order, across rotation, truncation, a late start and a missing file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.live import LiveSession
+from sparktui.core.sources.base import Received, State, StateChange, supervise
+from sparktui.core.sources.follow import FollowedFile
+
+from ..conftest import FIXTURES
+
+
+async def until(condition: object, seconds: float = 10) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():  # type: ignore[operator]
+        assert asyncio.get_running_loop().time() < deadline, "condition never held"
+        await asyncio.sleep(0.02)
+
+
+async def test_rotation_truncation_and_late_start(tmp_path: Path) -> None:
+    path = tmp_path / "node.log"
+    got: list[str] = []
+    states: list[StateChange] = []
+
+    async def deliver(_name: str, received: Received) -> None:
+        got.extend(received.lines)
+
+    source = FollowedFile(path, "node.log", "n1", poll=0.02)
+    task = asyncio.create_task(supervise(source, deliver, states.append))
+    await until(lambda: any(s.state is State.RETRYING for s in states))  # not there yet: tail -F waits
+    written: list[str] = []
+
+    def write(lines: range, mode: str = "a") -> None:
+        with path.open(mode) as fh:
+            for i in lines:
+                fh.write(f"line {i}\n")
+                written.append(f"line {i}")
+
+    write(range(0, 50), "w")
+    await until(lambda: len(got) == 50)
+    with path.open("a") as fh:
+        fh.write("partial without newline")
+    await asyncio.sleep(0.1)
+    assert len(got) == 50  # an incomplete line waits for its newline
+    with path.open("a") as fh:
+        fh.write(" now complete\r\n")
+    written.append("partial without newline now complete")
+    await until(lambda: len(got) == 51)
+    os.rename(path, tmp_path / "node.log.1")  # rotation: the old file moves away, a new one starts
+    write(range(50, 80), "w")
+    await until(lambda: len(got) == 81)
+    path.write_text("")  # truncation (copytruncate)
+    await asyncio.sleep(0.1)
+    write(range(80, 90))
+    await until(lambda: len(got) == 91)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert got == written
+    assert [s.state for s in states][-1] is State.STREAMING
+
+
+async def test_live_session_diagnoses_a_growing_log(tmp_path: Path, catalogue: Catalogue) -> None:
+    real = (FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname" / "rank0.log").read_text().splitlines(True)
+    path = tmp_path / "rank0.log"
+    session = LiveSession(catalogue, [FollowedFile(path, "rank0.log", poll=0.02)])
+    run = asyncio.create_task(session.run(seconds=30))
+    for part in (real[:10], real[10:]):
+        with path.open("a") as fh:
+            fh.writelines(part)
+        await asyncio.sleep(0.05)
+    await until(lambda: session.lines == len(real))
+    diagnosis = session.diagnosis()
+    run.cancel()
+    await asyncio.gather(run, return_exceptions=True)
+    assert diagnosis.findings[0].signature == "nccl-socket-ifname-no-interface"
+    assert diagnosis.sources[0].node == "spark-a"
+
+
+async def test_a_one_batch_queue_loses_nothing(tmp_path: Path, catalogue: Catalogue) -> None:
+    path = tmp_path / "big.log"
+    path.write_text("".join(f"row {i}\n" for i in range(20000)))
+    session = LiveSession(catalogue, [FollowedFile(path, "big.log", poll=0.02)], queue_batches=1)
+    diagnosis = await session.run(seconds=3)
+    assert session.lines == 20000
+    assert diagnosis.sources[0].lines == 20000
