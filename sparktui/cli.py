@@ -188,10 +188,11 @@ def _cockpit(args: argparse.Namespace) -> int:
             loaded = bundle.load(Path(args.sources[0]))
             incident = Incident(f"replay: {loaded.title}", loaded, speed=1.0)
         else:
-            sources, problems = discover(args.sources)
-            if not sources:
-                raise UsageError(problems[0] if problems else "no log files found in " + " ".join(args.sources))
-            incident = Incident(" ".join(args.sources), files=tuple(sources))
+            try:
+                live = open_live(args.sources)
+            except UriError as exc:
+                raise UsageError(str(exc)) from None
+            incident = Incident(" ".join(args.sources), live=tuple(live))
     else:
         incident = None
     SparkApp(incident, catalogue, demo=demo).run()

@@ -21,10 +21,10 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from sparktui.core import catalogue as cat
 from sparktui.core.bundle import Bundle
 from sparktui.core.diagnosis import Diagnosis
-from sparktui.core.sources.files import FileSource
+from sparktui.core.sources.base import LiveSource
 from sparktui.render import markdown
 from sparktui.tui.bindings import bindings
-from sparktui.tui.feed import Batch, Feeder, Timeline, bundle_timeline, files_timeline
+from sparktui.tui.feed import Batch, Feeder, LiveFeeder, bundle_timeline
 from sparktui.tui.screens.detail import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
@@ -35,11 +35,12 @@ from sparktui.tui.widgets.node import NodeColumn, layer_of
 
 @dataclass(frozen=True, slots=True)
 class Incident:
-    """What the app shows: a bundle replayed at its own pace, or files read at once."""
+    """What the app shows: a bundle replayed at its own pace, or live sources (followed files, later SSH,
+    Docker and Ray streams)."""
 
     title: str
     bundle: Bundle | None = None
-    files: tuple[FileSource, ...] = ()
+    live: tuple[LiveSource, ...] = ()
     speed: float = 0.0
 
 
@@ -74,7 +75,7 @@ class SparkApp(App[None]):
         self.seen_at: dict[str, float] = {}
         self.clock = 0.0
         self.done = False
-        self.feeder = Feeder(catalogue, self.source.speed, self._from_worker)
+        self.feeder: Feeder | LiveFeeder = self._feeder(self.source)
         self._evidence_index = -1
         self._last_pane: LogPane | None = None
         self.columns: dict[str, NodeColumn] = {}
@@ -102,8 +103,19 @@ class SparkApp(App[None]):
             return
         self.source = self.demo
         self.sub_title = self.demo.title
-        self.feeder = Feeder(self.catalogue, self.demo.speed, self._from_worker)
+        self.feeder = self._feeder(self.demo)
         self._start()
+
+    def _feeder(self, incident: Incident) -> Feeder | LiveFeeder:
+        if incident.live:
+            return LiveFeeder(self.catalogue, incident.live, self._from_loop)
+        return Feeder(self.catalogue, incident.speed, self._from_worker)
+
+    def _start(self) -> None:
+        if isinstance(self.feeder, LiveFeeder):
+            self.run_worker(self.feeder.run(), exclusive=True, group="feed")
+        else:
+            self._replay()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -122,18 +134,15 @@ class SparkApp(App[None]):
     # -- the feeder ------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="feed")
-    def _start(self) -> None:
-        timeline: Timeline
-        duration = 0.0
-        if self.source.bundle is not None:
-            timeline = bundle_timeline(self.source.bundle)
-            duration = self.source.bundle.duration_ms / 1000
-        else:
-            timeline = files_timeline(self.source.files, self.feeder.failed)
-        self.feeder.run(timeline, duration)
+    def _replay(self) -> None:
+        assert isinstance(self.feeder, Feeder) and self.source.bundle is not None
+        self.feeder.run(bundle_timeline(self.source.bundle), self.source.bundle.duration_ms / 1000)
 
     def _from_worker(self, batch: Batch) -> None:
         self.post_message(BatchArrived(batch))
+
+    def _from_loop(self, batch: Batch) -> None:
+        self.on_batch_arrived(BatchArrived(batch))
 
     def on_batch_arrived(self, message: BatchArrived) -> None:
         batch = message.batch
@@ -175,7 +184,7 @@ class SparkApp(App[None]):
 
     def _status(self, states: dict[str, str]) -> None:
         text = Text()
-        mark = "replay" if self.source.bundle is not None else "files"
+        mark = "replay" if self.source.bundle is not None else "live"
         text.append(f" {mark} ", style="reverse")
         text.append(f" t+{self.clock:,.0f}s ")
         if self.feeder.paused.is_set():
@@ -183,7 +192,7 @@ class SparkApp(App[None]):
         elif self.done:
             text.append(" ended ", style="dim")
         for name, state in sorted(states.items()):
-            style = "green" if state == "streaming" else "red" if state.startswith("failed") else "dim"
+            style = "green" if state == "streaming" else "red" if state.startswith(("failed", "retrying")) else "dim"
             text.append(f"   {name} ", style="bold")
             text.append(state, style=style)
         self.query_one("#status", Static).update(text)
@@ -211,7 +220,8 @@ class SparkApp(App[None]):
                 pane.scroll_end(animate=False)
         else:
             self.feeder.paused.set()
-        self._status({})
+            for pane in self.query(LogPane):
+                pane.following = False
         self.notify("following resumed" if not self.feeder.paused.is_set() else "paused", timeout=2)
 
     def action_filter(self) -> None:

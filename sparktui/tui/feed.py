@@ -1,8 +1,10 @@
-"""Feeding the app: sources read (or a bundle replayed at its own pace) on a worker thread, analysed
-there, and handed to the interface in batches. Nothing here imports Textual."""
+"""Feeding the app: a bundle replayed at its own pace on a worker thread (:class:`Feeder`) or live sources
+on the app's event loop (:class:`LiveFeeder`), analysed by the core and handed to the interface in
+batches. Nothing here imports Textual."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -13,7 +15,8 @@ from sparktui.core.bundle import Bundle
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.diagnosis import Diagnosis
-from sparktui.core.sources.files import FileSource, SourceError
+from sparktui.core.live import LiveSession
+from sparktui.core.sources.base import LiveSource, Received, State, StateChange
 from sparktui.core.text import display
 
 BATCH_SECONDS = 0.05
@@ -46,17 +49,6 @@ def bundle_timeline(bundle: Bundle) -> Timeline:
         yield ms, src.name, src.node, line
 
 
-def files_timeline(sources: Sequence[FileSource], failed: Callable[[str, str], None]) -> Timeline:
-    for source in sources:
-        node = source.default_node()
-        try:
-            for block in source.blocks():
-                for line in block.split("\n"):
-                    yield 0, source.name, node, line
-        except SourceError as exc:
-            failed(source.name, str(exc))
-
-
 class Feeder:
     """Plays a timeline into an analyser at ``speed`` times real time (0: as fast as possible) and calls
     ``post`` with a batch every :data:`BATCH_SECONDS` of wall time."""
@@ -72,9 +64,6 @@ class Feeder:
         self._pending: dict[str, list[str]] = {}
         self._batch = Batch()
         self._last_post = self._last_diagnosis = 0.0
-
-    def failed(self, source: str, reason: str) -> None:
-        self._states[source] = f"failed: {reason}"
 
     def run(self, timeline: Timeline, duration: float = 0.0) -> None:
         """Play ``timeline``; with a pace, keep the clock running until ``duration`` seconds (a hang's
@@ -92,8 +81,7 @@ class Feeder:
                 self.analyzer.add_source(source, node)
                 self._states[source] = "streaming"
             self._numbers[source] = self._numbers.get(source, 0) + 1
-            kind = classify(line)
-            self._batch.lines.append(ShownLine(source, self._numbers[source], kind.node or node, display(line), kind))
+            self._batch.lines.append(shown(source, self._numbers[source], node, line))
             self._pending.setdefault(source, []).append(line)
             if time.monotonic() - self._last_post >= BATCH_SECONDS:
                 self._post(clock)
@@ -145,3 +133,60 @@ class Feeder:
             if now - self._last_post >= BATCH_SECONDS:
                 self._post((now - start) * self.speed)
             time.sleep(min(delay, 0.05))
+
+
+def shown(source: str, number: int, node: str, line: str) -> ShownLine:
+    kind = classify(line)
+    return ShownLine(source, number, kind.node or node, display(line), kind)
+
+
+class LiveFeeder:
+    """Runs a :class:`LiveSession` and posts what arrived every :data:`BATCH_SECONDS`, with a fresh
+    diagnosis every :data:`DIAGNOSE_SECONDS` (stalls then read "no progress for N seconds")."""
+
+    def __init__(self, catalogue: Catalogue, sources: Sequence[LiveSource], post: Callable[[Batch], None]) -> None:
+        self.session = LiveSession(catalogue, sources, on_state=self._state, on_lines=self._lines)
+        self.post = post
+        self.paused = threading.Event()  # the view stops following; the sources keep streaming
+        self.stopped = threading.Event()
+        self._batch = Batch()
+        self._numbers: dict[str, int] = {}
+        self._states: dict[str, str] = {s.name: "connecting" for s in sources}
+
+    async def run(self, seconds: float | None = None) -> None:
+        ticker = asyncio.create_task(self._tick())
+        try:
+            await self.session.run(seconds)
+        finally:
+            ticker.cancel()
+            self._batch.diagnosis = self.session.diagnosis()
+            self._batch.done = True
+            self._send()
+
+    async def _tick(self) -> None:
+        last_diagnosis = 0.0
+        while True:
+            await asyncio.sleep(BATCH_SECONDS)
+            now = time.monotonic()
+            if now - last_diagnosis >= DIAGNOSE_SECONDS:
+                self._batch.diagnosis = self.session.diagnosis()
+                last_diagnosis = now
+            self._send()
+
+    def _send(self) -> None:
+        batch, self._batch = self._batch, Batch()
+        batch.clock = self.session.elapsed()
+        batch.states = dict(self._states)
+        self.post(batch)
+
+    def _lines(self, source: LiveSource, received: Received) -> None:
+        number = self._numbers.get(source.name, 0)
+        for line in received.lines:
+            number += 1
+            self._batch.lines.append(shown(source.name, number, source.node, line))
+        self._numbers[source.name] = number
+
+    def _state(self, change: StateChange) -> None:
+        if change.state is State.EVENT:
+            return
+        self._states[change.source] = f"{change.state.value} {change.detail}".strip()

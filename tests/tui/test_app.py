@@ -13,7 +13,7 @@ from sparktui.tui.screens.detail import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.widgets.logpane import LogPane
 
-from .conftest import make_bundle, wait_done
+from .conftest import HANG, make_bundle, wait_done
 
 
 async def test_replay_fills_panes_and_names_the_hang(hang_app: SparkApp) -> None:
@@ -115,3 +115,26 @@ async def test_welcome_offers_the_demo(tmp_path: Path) -> None:
         await pilot.press("d")
         await wait_done(pilot, app)
         assert app.diagnosis is not None and app.diagnosis.findings
+
+
+async def test_live_files_are_followed(tmp_path: Path) -> None:
+    from sparktui.core.sources.follow import FollowedFile
+
+    path = tmp_path / "rank0.log"
+    real = (HANG / "rank0.log").read_text().splitlines(True)
+    path.write_text("".join(real[:20]))
+    app = SparkApp(Incident("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)), cat.load())
+    async with app.run_test(size=(160, 48)) as pilot:
+        for _ in range(100):
+            if "spark-a" in app.columns and len(app.columns["spark-a"].pane("nccl").lines_kept) >= 10:
+                break
+            await pilot.pause(0.05)
+        with path.open("a") as fh:
+            fh.writelines(real[20:])
+        kept = app.columns["spark-a"].pane("nccl").lines_kept
+        for _ in range(100):
+            if kept[-1].text.endswith("Init START"):
+                break
+            await pilot.pause(0.05)
+        assert kept[-1].text.endswith("Init START")  # the second communicator, just written
+        assert "streaming" in str(app.query_one("#status").render())
