@@ -51,7 +51,7 @@ class BatchArrived(Message):
 
 
 class SparkApp(App[None]):
-    CSS_PATH = "sparktui.tcss"
+    CSS_PATH = Path(__file__).with_name("sparktui.tcss")  # absolute, so subclasses elsewhere keep it
     TITLE = "sparktui"
     AUTO_FOCUS = "#findings"
     BINDINGS = bindings()
@@ -79,16 +79,23 @@ class SparkApp(App[None]):
         self._evidence_index = -1
         self._last_pane: LogPane | None = None
         self.columns: dict[str, NodeColumn] = {}
+        # Held here, not queried: a query looks at the screen on top, which may be a modal.
+        self.nodes_box = Horizontal(id="nodes")
+        self.findings_table = FindingsTable()
+        self.filter_field = Input(
+            placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
+        )
+        self.status_bar = Static(id="status")
 
     # -- layout ----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Vertical(id="main"):
-            yield Horizontal(id="nodes")
-            yield FindingsTable()
-        yield Input(placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter")
-        yield Static(id="status")
+            yield self.nodes_box
+            yield self.findings_table
+        yield self.filter_field
+        yield self.status_bar
         yield Footer()
 
     def on_mount(self) -> None:
@@ -165,14 +172,14 @@ class SparkApp(App[None]):
             later = sorted(n for n in self.columns if n > node)
             column = self.columns[node] = NodeColumn(node)
             before = self.columns[later[0]] if later else None
-            self.query_one("#nodes", Horizontal).mount(column, before=before)
+            self.nodes_box.mount(column, before=before)
         return column
 
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.clock)
-        self.query_one(FindingsTable).show(diagnosis.findings, self.clock, self.seen_at)
+        self.findings_table.show(diagnosis.findings, self.clock, self.seen_at)
         stalled: dict[str, set[str]] = {}
         for f in diagnosis.findings:
             sig = self._signature(f.signature)
@@ -195,7 +202,10 @@ class SparkApp(App[None]):
             style = "green" if state == "streaming" else "red" if state.startswith(("failed", "retrying")) else "dim"
             text.append(f"   {name} ", style="bold")
             text.append(state, style=style)
-        self.query_one("#status", Static).update(text)
+        self.status_bar.update(text)
+
+    def _panes(self) -> list[LogPane]:
+        return [pane for column in self.columns.values() for pane in column.panes.values()]
 
     def _signature(self, signature_id: str) -> cat.Signature | None:
         try:
@@ -215,12 +225,12 @@ class SparkApp(App[None]):
     def action_pause(self) -> None:
         if self.feeder.paused.is_set():
             self.feeder.paused.clear()
-            for pane in self.query(LogPane):
+            for pane in self._panes():
                 pane.following = True
                 pane.scroll_end(animate=False)
         else:
             self.feeder.paused.set()
-            for pane in self.query(LogPane):
+            for pane in self._panes():
                 pane.following = False
         self.notify("following resumed" if not self.feeder.paused.is_set() else "paused", timeout=2)
 
@@ -228,13 +238,13 @@ class SparkApp(App[None]):
         if self._focused_pane() is None:
             self.notify("focus a log pane first (tab)", severity="warning")
             return
-        field = self.query_one("#filter", Input)
+        field = self.filter_field
         field.display = True
         field.value = ""
         field.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        field = self.query_one("#filter", Input)
+        field = self.filter_field
         pane = self._last_pane
         field.display = False
         if pane is None:
@@ -247,7 +257,7 @@ class SparkApp(App[None]):
 
     def on_key(self, event: object) -> None:
         key = getattr(event, "key", "")
-        field = self.query_one("#filter", Input)
+        field = self.filter_field
         if key == "escape" and field.display:
             field.display = False
             if self._last_pane is not None:
@@ -291,7 +301,7 @@ class SparkApp(App[None]):
         self._evidence(-1)
 
     def _evidence(self, step: int) -> None:
-        finding = self.query_one(FindingsTable).selected()
+        finding = self.findings_table.selected()
         if finding is None or not finding.evidence:
             self.notify("no finding selected", severity="warning")
             return
@@ -310,7 +320,7 @@ class SparkApp(App[None]):
         self._open(event.cursor_row)
 
     def action_open_finding(self) -> None:
-        self._open(self.query_one(FindingsTable).cursor_row)
+        self._open(self.findings_table.cursor_row)
 
     def _open(self, row: int) -> None:
         if self.diagnosis is None or not 0 <= row < len(self.diagnosis.findings):

@@ -19,7 +19,7 @@ from sparktui.core.live import LiveSession
 from sparktui.core.sources.base import LiveSource, Received, State, StateChange
 from sparktui.core.text import display
 
-BATCH_SECONDS = 0.05
+BATCH_SECONDS = 0.1
 DIAGNOSE_SECONDS = 0.5
 
 
@@ -39,6 +39,7 @@ class Batch:
     clock: float = 0.0  # seconds since the start of the incident
     states: dict[str, str] = field(default_factory=dict)  # source -> state
     done: bool = False
+    received_at: float = 0.0  # time.perf_counter() when its first line came in (for latency measurements)
 
 
 Timeline = Iterator[tuple[int, str, str, str]]  # (milliseconds, source name, node, line)
@@ -181,6 +182,8 @@ class LiveFeeder:
 
     def _lines(self, source: LiveSource, received: Received) -> None:
         number = self._numbers.get(source.name, 0)
+        if not self._batch.lines:
+            self._batch.received_at = time.perf_counter()
         for line in received.lines:
             number += 1
             self._batch.lines.append(shown(source.name, number, source.node, line))

@@ -1,4 +1,9 @@
-"""One pane of log lines for one node and layer: bounded, filterable, searchable, pausable."""
+"""One pane of log lines for one node and layer: bounded, filterable, searchable, pausable.
+
+Lines are kept as plain records and rendered only when they are on screen (Textual's line API), so a
+pane costs the same whether ten or ten thousand lines a second arrive: matching already happened in the
+core, and trimming here never loses a finding.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,12 @@ from collections import deque
 from dataclasses import dataclass
 
 import regex
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.widgets import RichLog
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 MAX_LINES = 5000
 LEVEL_STYLES = {
@@ -29,14 +38,9 @@ class PaneLine:
     level: str
 
 
-class LogPane(RichLog):
-    """Lines are kept (up to :data:`MAX_LINES`) apart from what is drawn, so a filter can be changed and the
-    pane redrawn; matching already happened in the core, so trimming here never loses a finding."""
-
-    can_focus = True
-
+class LogPane(ScrollView, can_focus=True):
     def __init__(self, layer: str, title: str, *, id: str | None = None) -> None:
-        super().__init__(max_lines=MAX_LINES, wrap=False, markup=False, highlight=False, auto_scroll=True, id=id)
+        super().__init__(id=id)
         self.pane_layer = layer
         self.border_title = title
         self.lines_kept: deque[PaneLine] = deque(maxlen=MAX_LINES)
@@ -45,15 +49,21 @@ class LogPane(RichLog):
         self.shown: list[PaneLine] = []
         self.cursor = -1
         self.following = True
+        self._strips: dict[tuple[int, int], Strip] = {}
+
+    # -- content ---------------------------------------------------------------------------------
 
     def add(self, lines: list[PaneLine]) -> None:
         self.lines_kept.extend(lines)
-        visible = [line for line in lines if self._visible(line)]
-        self.shown.extend(visible)
-        if len(self.shown) > MAX_LINES:
-            del self.shown[: len(self.shown) - MAX_LINES]
-        for line in visible:
-            self.write(self._styled(line), scroll_end=self.following)
+        self.shown.extend(line for line in lines if self._visible(line))
+        excess = len(self.shown) - MAX_LINES
+        if excess > 0:
+            del self.shown[:excess]
+            self._strips.clear()
+            self.cursor = max(self.cursor - excess, -1)
+            if not self.following:
+                self.scroll_to(y=max(self.scroll_offset.y - excess, 0), animate=False)
+        self._resized()
 
     def set_filter(self, expression: str) -> None:
         """``pattern`` keeps matching lines, ``!pattern`` hides them, empty clears the filter."""
@@ -64,21 +74,18 @@ class LogPane(RichLog):
         self.redraw()
 
     def redraw(self) -> None:
-        self.clear()
         self.shown = [line for line in self.lines_kept if self._visible(line)]
-        for line in self.shown:
-            self.write(self._styled(line), scroll_end=False)
+        self._strips.clear()
         self.cursor = -1
-        if self.following:
-            self.scroll_end(animate=False)
+        self._resized()
+        self.refresh()
 
     def jump(self, step: int) -> bool:
         """Move to the next (1) or previous (-1) line the filter matched; False when there is none."""
         if not self.shown:
             return False
         self.cursor = (self.cursor + step) % len(self.shown)
-        self.following = False
-        self.scroll_to(y=max(self.cursor - self.size.height // 2, 0), animate=False)
+        self._show_line(self.cursor)
         return True
 
     def reveal(self, source: str, number: int) -> bool:
@@ -86,10 +93,48 @@ class LogPane(RichLog):
         for index, line in enumerate(self.shown):
             if line.source == source and line.number == number:
                 self.cursor = index
-                self.following = False
-                self.scroll_to(y=max(index - self.size.height // 2, 0), animate=False)
+                self._show_line(index)
                 return True
         return False
+
+    def scroll_end(self, *args: object, **kwargs: object) -> None:
+        super().scroll_end(animate=False, immediate=True)
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        index = self.scroll_offset.y + y
+        width = self.size.width
+        if index >= len(self.shown):
+            return Strip.blank(width, self.rich_style)
+        key = (index, width)
+        strip = self._strips.get(key)
+        if strip is None:
+            text = self._styled(self.shown[index])
+            text.truncate(width, overflow="ellipsis", pad=True)
+            segments = list(text.render(self.app.console))
+            strip = Strip(Segment.apply_style(segments, self.rich_style), width)
+            if len(self._strips) > 4 * max(self.size.height, 1):
+                self._strips.clear()
+            self._strips[key] = strip
+        if index == self.cursor:
+            strip = strip.apply_style(Style(reverse=True))
+        return strip
+
+    def _resized(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self.shown))
+        if self.following:
+            self.scroll_to(y=max(len(self.shown) - self.size.height, 0), animate=False, immediate=True)
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._strips.clear()
+        self._resized()
+
+    def _show_line(self, index: int) -> None:
+        self.following = False
+        self.scroll_to(y=max(index - self.size.height // 2, 0), animate=False, immediate=True)
+        self.refresh()
 
     def _visible(self, line: PaneLine) -> bool:
         if self.pattern is None:
@@ -97,7 +142,7 @@ class LogPane(RichLog):
         return bool(self.pattern.search(line.text)) != self.invert
 
     def _styled(self, line: PaneLine) -> Text:
-        text = Text(line.text, style=LEVEL_STYLES.get(line.level, ""), no_wrap=True, overflow="ellipsis")
+        text = Text(line.text, style=LEVEL_STYLES.get(line.level, ""), no_wrap=True, end="")
         if self.pattern is not None and not self.invert:
             for m in self.pattern.finditer(line.text):
                 text.stylize("reverse", m.start(), m.end())

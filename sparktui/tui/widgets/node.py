@@ -66,5 +66,3 @@ class NodeColumn(Vertical):
         if not pane.display:
             pane.display = True
         pane.add(lines)
-        if pane.following:
-            pane.call_after_refresh(pane.scroll_end, animate=False)

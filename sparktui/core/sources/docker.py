@@ -1,0 +1,516 @@
+"""Container logs through the Docker engine API (the ``docker`` SDK), and which containers run an engine.
+
+:class:`DockerSource` follows one container by name, on the local engine or on any engine the SDK can
+reach (``unix://`` a socket forwarded from another node, ``tcp://``, ``ssh://``). The SDK blocks, so each
+log stream is read by its own thread that hands batches to the event loop through a bounded queue: a
+slow consumer stops the thread reading, and the engine waits.
+
+Resuming. Docker stamps every log message with the time its copier read it, but the stamps are not in
+file order: the parts of a line longer than 16 KiB all carry the stamp of the first part, even when the
+other stream (stdout / stderr) wrote lines in between, and the two streams' copiers race by microseconds.
+``logs(since=...)`` drops every message stamped before ``since``, so resuming right after the last line
+delivered could lose a message written later with an earlier stamp. The cursor therefore names a
+``since`` that trails the newest delivered stamp by :data:`MARGIN` (and stays at or before the first part
+of any line still being written in parts) and the number of messages from ``since`` on that were already
+delivered: a resume asks for ``since`` and skips exactly those, so nothing is lost or repeated. The cursor
+also names the container id: a container recreated under the same name is read from its beginning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import aclosing, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import docker
+from docker.errors import APIError, DockerException, NotFound
+from docker.types.daemon import CancellableStream
+from requests.exceptions import RequestException
+from urllib3.exceptions import HTTPError
+
+from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceRefused, SourceUnavailable
+from sparktui.core.text import decode
+
+#: How far (nanoseconds) a resume reaches back before the newest delivered message.
+MARGIN = 2 * 10**9
+#: How long (nanoseconds) a line still being written in parts holds the resume point back.
+PARTIAL_HOLD = 600 * 10**9
+#: Seconds between looks at a container that is not running, while waiting for it to run again.
+POLL = 0.5
+#: Batches in flight between a log thread and the event loop.
+QUEUE_SLOTS = 64
+
+_STAMP = re.compile(rb"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z")
+_SDK_ERRORS = (DockerException, RequestException, HTTPError, OSError)
+_RUNNING = frozenset({"running", "paused"})
+
+
+def nanoseconds(stamp: bytes) -> int:
+    """Nanoseconds since the epoch of a Docker (RFC 3339, UTC) time stamp; ValueError if it is not one."""
+    m = _STAMP.fullmatch(stamp)
+    if m is None:
+        raise ValueError(f"not a Docker time stamp: {stamp[:40]!r}")
+    seconds = int(datetime.fromisoformat(m[1].decode()).replace(tzinfo=UTC).timestamp())
+    return seconds * 10**9 + int((m[2] or b"").ljust(9, b"0"))
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Where a log stream continues: in container ``container``, the messages stamped at or after
+    ``since`` (whole seconds; 0 for the container's first message) less the first ``skip`` of them."""
+
+    container: str
+    since: int = 0
+    skip: int = 0
+
+    def encode(self) -> str:
+        return f"{self.container}:{self.since}:{self.skip}"
+
+    @classmethod
+    def decode(cls, cursor: Cursor) -> Resume:
+        container, since, skip = str(cursor).split(":")
+        return cls(container, int(since), int(skip))
+
+
+class LogReader:
+    """Turns timestamped log messages (``b"<stamp> <text>"``, as the engine sends them) into lines and
+    the cursor after them.
+
+    The parts of a long line are joined when they arrive one after the other; when the other stream cut
+    in between, each run of parts is a line of its own (nothing is lost, the line arrives in pieces). A
+    line still being written in parts is held back and not counted in the cursor until it ends, another
+    message follows, or the stream ends. Not thread-safe: one reader belongs to one stream.
+    """
+
+    def __init__(self, resume: Resume) -> None:
+        self.container = resume.container
+        self.since = resume.since
+        self._skip = resume.skip
+        self._per_second: dict[int, int] = {}  # delivered messages per second, from `since` on
+        self._newest = 0
+        self._open: set[int] = set()  # first-part stamps of lines still being written in parts
+        self._held: list[tuple[int, bytes]] = []
+
+    def feed(self, message: bytes) -> list[str]:
+        """The lines completed by one message (often one, none while skipping or holding a part)."""
+        head, _, text = message.partition(b" ")
+        try:
+            stamp = nanoseconds(head)
+        except ValueError:  # never sent by an engine; keep the bytes, count them with the newest
+            stamp, text = self._newest, message
+        if self._skip:
+            self._skip -= 1
+            self._commit(stamp, text)
+            return []
+        lines = []
+        if self._held and self._held[0][0] != stamp:
+            lines.append(self._release())
+        self._held.append((stamp, text))
+        if text.endswith(b"\n"):
+            lines.append(self._release())
+        return lines
+
+    def finish(self) -> list[str]:
+        """The stream ended: a line still held in parts is complete as it is."""
+        return [self._release()] if self._held else []
+
+    def cursor(self) -> str:
+        """The cursor after every line returned so far."""
+        self._open = {s for s in self._open if s > self._newest - PARTIAL_HOLD}
+        reach = min(self._newest - MARGIN, *self._open) if self._open else self._newest - MARGIN
+        since = reach // 10**9
+        if since > self.since:
+            self.since = since
+            self._per_second = {s: n for s, n in self._per_second.items() if s >= since}
+        return Resume(self.container, self.since, sum(self._per_second.values())).encode()
+
+    def _release(self) -> str:
+        parts, self._held = self._held, []
+        for stamp, text in parts:
+            self._commit(stamp, text)
+        line = decode(b"".join(t for _, t in parts))
+        return line.removesuffix("\n").removesuffix("\r")
+
+    def _commit(self, stamp: int, text: bytes) -> None:
+        second = stamp // 10**9
+        if second >= self.since:
+            self._per_second[second] = self._per_second.get(second, 0) + 1
+        self._newest = max(self._newest, stamp)
+        if text.endswith(b"\n"):
+            self._open.discard(stamp)
+        else:
+            self._open.add(stamp)
+
+
+def tty_messages(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The messages of a container with a terminal, whose logs come as one byte stream: one per line
+    (each starts with its stamp), the last one possibly without its newline."""
+    pending = bytearray()
+    for chunk in chunks:
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        *complete, rest = bytes(pending).split(b"\n")
+        yield from (line + b"\n" for line in complete)
+        pending = bytearray(rest)
+    if pending:
+        yield bytes(pending)
+
+
+@dataclass(frozen=True, slots=True)
+class _Look:
+    """One inspection of a container."""
+
+    id: str
+    status: str  # created, running, paused, restarting, removing, exited, dead
+    exit_code: int
+    oom_killed: bool
+    started_at: str
+    finished_at: str
+    tty: bool
+
+    @classmethod
+    def of(cls, attrs: dict[str, Any]) -> _Look:
+        state = attrs["State"]
+        return cls(
+            attrs["Id"],
+            state["Status"],
+            state["ExitCode"],
+            state["OOMKilled"],
+            state["StartedAt"],
+            state["FinishedAt"],
+            bool(attrs["Config"].get("Tty")),
+        )
+
+    @property
+    def running(self) -> bool:
+        return self.status in _RUNNING
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (self.id, self.status, self.finished_at)
+
+    def describe(self, name: str) -> str:
+        """Why this (not running) container has no live logs, in one line."""
+        code = f"code {self.exit_code}" + (" (OOM killed)" if self.oom_killed else "")
+        match self.status:
+            case "exited":
+                return f"container {name} exited with {code}"
+            case "restarting":
+                return f"container {name} exited with {code}; Docker is restarting it"
+            case "dead":
+                return f"container {name} is dead (exit {code})"
+            case "created":
+                return f"container {name} has not been started"
+            case "removing":
+                return f"container {name} is being removed"
+            case _:
+                return f"container {name} is {self.status}"
+
+
+_MISSING = ("missing",)
+
+
+class _Pump:
+    """Reads one log stream in its own thread and hands :class:`Received` batches to the event loop.
+
+    At most :data:`QUEUE_SLOTS` batches wait at a time; beyond that the thread stops reading (and the
+    engine stops sending) until the consumer catches up. Errors of the SDK arrive as exceptions.
+    """
+
+    def __init__(self, logs: CancellableStream[bytes], reader: LogReader, tty: bool, name: str) -> None:
+        self._logs = logs
+        self._reader = reader
+        self._tty = tty
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[Received | BaseException | None] = asyncio.Queue()
+        self._slots = threading.Semaphore(QUEUE_SLOTS)
+        self._stop = threading.Event()
+        threading.Thread(target=self._run, name=f"docker logs {name}", daemon=True).start()
+
+    def _run(self) -> None:
+        reader = self._reader
+        try:
+            messages = tty_messages(self._logs) if self._tty else iter(self._logs)
+            for message in messages:
+                lines = reader.feed(message)
+                if lines and not self._put(Received(tuple(lines), reader.cursor())):
+                    return
+            lines = reader.finish()
+            if lines and not self._put(Received(tuple(lines), reader.cursor())):
+                return
+            self._put(None)
+        except Exception as exc:
+            self._put(exc)
+
+    def _put(self, item: Received | BaseException | None) -> bool:
+        while not self._slots.acquire(timeout=POLL):
+            if self._stop.is_set():
+                return False
+        if self._stop.is_set():
+            return False
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the event loop is closed
+            return False
+        return True
+
+    async def batches(self) -> AsyncIterator[Received]:
+        """Everything waiting at once becomes one batch; returns at the end of the stream."""
+        while True:
+            item = await self._queue.get()
+            self._slots.release()
+            lines: list[str] = []
+            cursor: Cursor | None = None
+            while isinstance(item, Received):
+                lines += item.lines
+                cursor = item.cursor
+                if self._queue.empty():
+                    break
+                item = self._queue.get_nowait()
+                self._slots.release()
+            if cursor is not None:
+                yield Received(tuple(lines), cursor)
+            if isinstance(item, BaseException):
+                raise item
+            if item is None:
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        with suppress(*_SDK_ERRORS):  # already closed by the engine
+            self._logs.close()
+
+
+class DockerSource(LiveSource):
+    """The logs of the container named ``container`` (stdout and stderr, in the order written, without
+    Docker's time stamps), followed through restarts and recreations.
+
+    Yields batches of lines; the cursor is a :class:`Resume`. Raises :class:`SourceUnavailable` when the
+    engine cannot be reached or the connection drops, and once for each new reason the container has
+    no live logs: it is missing, it exited (``container vllm exited with code 137 (OOM killed)``), it
+    was restarted or removed. After reporting a reason, the next ``stream`` waits quietly (connecting,
+    looking every :data:`POLL` seconds) until the container runs again, then continues where it left
+    off; a container recreated under the same name is read from its first line. Raises
+    :class:`SourceRefused` when retrying cannot help: permission denied on the engine's socket, or a
+    logging driver that cannot be read back. Never returns: a container can always come back.
+    """
+
+    def __init__(
+        self, container: str, *, base_url: str | None = None, name: str | None = None, node: str = "localhost"
+    ) -> None:
+        self.container = container
+        self.base_url = base_url
+        self.name = name or f"docker://{container}"
+        self.node = node
+        self.engine = f"the Docker engine at {base_url}" if base_url else "the local Docker engine"
+        self._reported: tuple[str, ...] | None = None  # the last reason raised
+        self._drained: tuple[str, ...] | None = None  # the stopped container whose logs were read to the end
+
+    async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        client = await asyncio.to_thread(connect, self.base_url)
+        try:
+            while True:
+                look = await self._look(client)
+                if look is None:
+                    self._report(_MISSING, f"no container named {self.container} on {self.engine}")
+                    await asyncio.sleep(POLL)
+                    continue
+                resume = Resume.decode(cursor) if cursor is not None else None
+                if resume is None or resume.container != look.id:
+                    resume = Resume(look.id)
+                if not look.running:
+                    if look.key != self._drained:  # first read what it wrote before it stopped
+                        async with aclosing(self._read(client, look, resume, follow=False)) as batches:
+                            async for received in batches:
+                                cursor = received.cursor
+                                yield received
+                        self._drained = look.key
+                    self._report(look.key, look.describe(self.container))
+                    await asyncio.sleep(POLL)
+                    continue
+                async with aclosing(self._read(client, look, resume, follow=True)) as batches:
+                    async for received in batches:
+                        cursor = received.cursor
+                        yield received
+                await self._stopped(client, look)
+        finally:
+            client.close()
+
+    def _report(self, key: tuple[str, ...], reason: str) -> None:
+        """Raise ``reason`` once per new ``key``; after that, the caller waits."""
+        if key != self._reported:
+            self._reported = key
+            raise SourceUnavailable(reason)
+
+    async def _look(self, client: docker.DockerClient) -> _Look | None:
+        try:
+            attrs = await asyncio.to_thread(client.api.inspect_container, self.container)
+        except NotFound:
+            return None
+        except _SDK_ERRORS as exc:
+            raise problem(exc, self.engine) from None
+        return _Look.of(attrs)
+
+    async def _read(
+        self, client: docker.DockerClient, look: _Look, resume: Resume, *, follow: bool
+    ) -> AsyncGenerator[Received]:
+        try:
+            logs = await asyncio.to_thread(
+                client.api.logs,
+                look.id,
+                stream=True,
+                follow=follow,
+                timestamps=True,
+                since=resume.since or None,
+            )
+        except NotFound:
+            raise SourceUnavailable(f"container {self.container} was removed") from None
+        except _SDK_ERRORS as exc:
+            raise problem(exc, self.engine, self.container) from None
+        pump = _Pump(logs, LogReader(resume), look.tty, self.name)
+        try:
+            async for received in pump.batches():
+                yield received
+        except _SDK_ERRORS as exc:
+            raise problem(exc, self.engine, self.container) from None
+        finally:
+            pump.close()
+
+    async def _stopped(self, client: docker.DockerClient, before: _Look) -> None:
+        """The log stream of a running container ended: say why (always raises)."""
+        after = await self._look(client)
+        if after is None:
+            self._reported = _MISSING
+            raise SourceUnavailable(f"container {self.container} was removed")
+        if not after.running:
+            self._reported = after.key
+            raise SourceUnavailable(after.describe(self.container))
+        if after.id == before.id and after.started_at == before.started_at:
+            raise SourceUnavailable(f"{self.engine} closed the log stream of container {self.container}")
+        died = await asyncio.to_thread(_exit_between, client, before, after)
+        how = f" after exiting with {died}" if died else ""
+        raise SourceUnavailable(f"container {self.container} restarted{how}")
+
+
+def _exit_between(client: docker.DockerClient, before: _Look, after: _Look) -> str:
+    """How the container exited between two starts (``code 137 (OOM killed)``), from the engine's
+    events; empty when the events are gone."""
+    since = nanoseconds(before.started_at.encode()) // 10**9
+    until = nanoseconds(after.started_at.encode()) // 10**9 + 1
+    code, oom = "", False
+    try:
+        events = client.api.events(
+            since=since, until=until, filters={"container": before.id, "event": ["die", "oom"]}, decode=True
+        )
+        for event in events:
+            if event.get("Action") == "oom":
+                oom = True
+            elif event.get("Action") == "die":
+                code = str(event.get("Actor", {}).get("Attributes", {}).get("exitCode", ""))
+    except _SDK_ERRORS:
+        return ""
+    return f"code {code}" + (" (OOM killed)" if oom else "") if code else ""
+
+
+def connect(base_url: str | None) -> docker.DockerClient:
+    """A client for the engine at ``base_url`` (default: the local engine, as ``DOCKER_HOST`` says).
+    Blocks; raises :class:`SourceUnavailable` or :class:`SourceRefused` with a one-line reason."""
+    engine = f"the Docker engine at {base_url}" if base_url else "the local Docker engine"
+    try:
+        if base_url is None:
+            return docker.from_env(version="auto", timeout=30)
+        return docker.DockerClient(base_url=base_url, version="auto", timeout=30)
+    except _SDK_ERRORS as exc:
+        raise problem(exc, engine) from None
+
+
+def problem(exc: BaseException, engine: str, container: str | None = None) -> SourceUnavailable | SourceRefused:
+    """The one-line error for something the SDK raised."""
+    if isinstance(exc, APIError):
+        reason = _one_line(str(exc.explanation or exc))
+        subject = f"container {container}" if container else engine
+        if exc.status_code == 501:  # e.g. "configured logging driver does not support reading"
+            return SourceRefused(f"{subject}: {reason}")
+        return SourceUnavailable(f"{subject}: {reason}")
+    cause = _root_cause(exc)
+    if isinstance(cause, PermissionError):
+        return SourceRefused(f"permission denied on {engine} (is this user allowed to use Docker?)")
+    if isinstance(cause, OSError) and cause.strerror:
+        return SourceUnavailable(f"cannot reach {engine}: {cause.strerror}")
+    return SourceUnavailable(f"cannot reach {engine}: {_one_line(str(cause) or type(cause).__name__)}")
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost error: requests and urllib3 nest theirs in ``args`` as well as in ``__cause__``."""
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        inner = exc.__cause__ or next((a for a in exc.args if isinstance(a, BaseException)), None)
+        if inner is None:
+            inner = getattr(exc, "reason", None)  # urllib3's MaxRetryError and friends
+        if not isinstance(inner, BaseException):
+            return exc
+        exc = inner
+    return exc
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerInfo:
+    """A running container that runs an inference engine or Ray."""
+
+    name: str
+    id: str
+    image: str
+    role: str  # vllm, sglang, ray-head, ray-worker, or ray (a Ray image running something else)
+    command: str
+
+
+_COMMAND_ROLES = (
+    ("vllm", re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\b")),
+    ("sglang", re.compile(r"\bsglang\.launch_server\b")),
+    ("ray-head", re.compile(r"\bray\s+start\b.*\s--head\b")),
+    ("ray-worker", re.compile(r"\bray\s+start\b")),
+)
+_IMAGE_ROLES = (("vllm", "vllm"), ("sglang", "sglang"), ("ray", "ray"), ("rayproject", "ray"))
+
+
+def role_of(image: str, command: str) -> str | None:
+    """What a container runs, judged from its command first (an engine before Ray, when a script
+    starts both) and then from the words of its image name; None for anything else."""
+    for role, pattern in _COMMAND_ROLES:
+        if pattern.search(command):
+            return role
+    words = set(re.split(r"[/:@._-]", image.lower()))
+    return next((role for word, role in _IMAGE_ROLES if word in words), None)
+
+
+def discover_containers(base_url: str | None = None) -> list[ContainerInfo]:
+    """The running containers of the engine at ``base_url`` (default: the local engine) that run vLLM,
+    SGLang or Ray, by name. Blocks; raises :class:`SourceUnavailable` or :class:`SourceRefused` with a
+    one-line reason when the engine cannot be asked."""
+    engine = f"the Docker engine at {base_url}" if base_url else "the local Docker engine"
+    client = connect(base_url)
+    try:
+        listed = client.api.containers()
+    except _SDK_ERRORS as exc:
+        raise problem(exc, engine) from None
+    finally:
+        client.close()
+    found = []
+    for c in listed:
+        role = role_of(c["Image"], c["Command"])
+        if role is not None:
+            name = c["Names"][0].lstrip("/") if c["Names"] else c["Id"][:12]
+            found.append(ContainerInfo(name, c["Id"], c["Image"], role, c["Command"]))
+    return sorted(found, key=lambda info: info.name)
