@@ -23,6 +23,7 @@ from rich.text import Text
 from sparktui import __version__
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
+from sparktui.core import playbooks as pb
 from sparktui.core.bundle import BundleError
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Severity
@@ -78,6 +79,21 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--speed", type=float, default=1.0, help="times real time; 0 for all at once (default 1)")
     r.add_argument("--signatures", action="append", default=[], metavar="DIR")
 
+    p = sub.add_parser("play", help="show (and, with the action runner, run) a remediation playbook")
+    p.add_argument("playbook", metavar="ID", nargs="?", help="playbook id (leave out to list them)")
+    p.add_argument("--node", action="append", default=[], metavar="NAME", help="nodes, head first (repeatable)")
+    p.add_argument("--set", action="append", default=[], metavar="PARAM=VALUE", help="a parameter value")
+    p.add_argument(
+        "--from",
+        dest="logs",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="take parameter values from the facts of the finding this playbook fixes in these logs",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the exact commands per node and run nothing")
+    p.add_argument("--yes", action="store_true", help="do not ask before running")
+
     c = sub.add_parser("catalogue", help="list, show and test signature files")
     csub = c.add_subparsers(dest="action", required=True)
     for name, text in (
@@ -100,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = ("diagnose", "open", "demo", "replay", "catalogue")
+COMMANDS = ("diagnose", "open", "demo", "replay", "play", "catalogue")
 DEMO = "second-communicator"
 DEMO_SPEED = 20.0
 
@@ -116,8 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _diagnose(args, err)
         if args.command in ("open", "demo", "replay"):
             return _cockpit(args)
+        if args.command == "play":
+            return _play(args)
         return _catalogue(args)
-    except (UsageError, cat.CatalogueError, FileNotFoundError, BundleError) as exc:
+    except (UsageError, cat.CatalogueError, FileNotFoundError, BundleError, pb.PlaybookError) as exc:
         err.print(Text(f"sparktui: {exc}", style="red"))
         return USAGE_ERROR
     except KeyboardInterrupt:
@@ -163,6 +181,59 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
         return USAGE_ERROR
     worst = diagnosis.worst()
     return 1 if worst is not None and worst >= fail_on else 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    out = Console(highlight=False, soft_wrap=True)
+    playbooks = pb.load_all()
+    if args.playbook is None:
+        for listed in sorted(playbooks.values(), key=lambda b: b.id):
+            out.print(
+                Text.assemble(
+                    (f"{listed.key}  ", "bold cyan"),
+                    f"{listed.id:<26} ",
+                    (f"{listed.risk:<13}", "yellow"),
+                    (listed.title, "dim"),
+                )
+            )
+        return 0
+    book = playbooks.get(args.playbook)
+    if book is None:
+        raise UsageError(f"no playbook {args.playbook!r} (see `sparktui play`)")
+    given = {}
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--set {item!r}: write PARAM=VALUE")
+        given[name] = value
+    facts: dict[str, str] = {}
+    finding_nodes: list[str] = []
+    if args.logs:
+        sources, problems = discover(args.logs)
+        if not sources:
+            raise UsageError(problems[0] if problems else "no logs found")
+        for finding in diagnose_files(sources, _load([])).findings:
+            if book.id in finding.remediations:
+                facts, finding_nodes = finding.facts, finding.nodes
+                break
+    if not args.node:
+        raise UsageError("name the nodes with --node (head first), until the cluster file names them")
+    nodes = pb.Nodes(args.node[0], tuple(args.node[1:]))
+    rendered = pb.render(book, pb.resolve(book, facts, None, given), nodes, finding_nodes)
+    out.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
+    for name, value in rendered.values.items():
+        out.print(Text(f"  {name} = {value}", style="dim"))
+    for command in rendered.commands:
+        out.print(Text.assemble((f"{command.node:>12} ", "cyan"), ("$ ", "dim"), command.command))
+    if rendered.rollback:
+        out.print(Text("rollback:", style="bold"))
+        for command in rendered.rollback:
+            out.print(Text.assemble((f"{command.node:>12} ", "cyan"), ("$ ", "dim"), command.command))
+    if not args.dry_run:
+        raise UsageError(
+            "running playbooks needs the action runner, which this version does not have yet; use --dry-run"
+        )
+    return 0
 
 
 def demo_bundle() -> Path:

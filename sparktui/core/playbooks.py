@@ -1,0 +1,323 @@
+"""Remediation playbooks: loading ``playbooks/*.toml`` and rendering them into exact commands, purely.
+
+Rendering never runs anything: it turns a playbook, parameter values (from a finding's facts, the cluster
+file or the user) and the nodes into the commands each node would run, so a dry run shows exactly what a
+real run does. Safety lives here, once:
+
+* every value is checked against the pattern its parameter's kind declares (an interface name, a host, a
+  port, a path...) and refused otherwise;
+* every value is shell-quoted where it is substituted, and a step run inside a container is quoted again
+  as a whole for ``sh -c``: nothing taken from a log reaches a shell unquoted;
+* ``sudo`` in a step is refused unless the playbook declares ``sudo = true``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import regex
+
+RISKS = ("read-only", "restarts", "changes-node")
+TARGETS = ("head", "workers", "all", "finding", "local")
+PLACES = ("host", "container")
+VERIFY_KINDS = ("none", "log", "http", "ray-status")
+
+#: What a value of each kind may look like. A value that does not fit is refused, never escaped into shape.
+KINDS: dict[str, str] = {
+    "iface": r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}",
+    "host": r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?",
+    "port": r"(?:6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3})",
+    "path": r"[^\x00-\x1f\x7f]{1,4096}",
+    "name": r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}",
+    "image": r"[a-z0-9][a-z0-9._/:@-]{0,254}",
+    "int": r"\d{1,9}",
+    "number": r"\d{1,9}(?:\.\d{1,9})?",
+    "env": r"[A-Za-z_][A-Za-z0-9_]{0,127}=[^\x00-\x1f\x7f]{0,4096}",
+    "text": r"[^\x00-\x1f\x7f]{0,4096}",
+}
+_PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
+_SUDO = regex.compile(r"(?:^|[\s;&|()`$])sudo(?:\s|$)")
+_ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+class PlaybookError(ValueError):
+    """A playbook file that cannot be used, or values that cannot be rendered; one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    kind: str
+    description: str
+    sources: tuple[str, ...]  # where a value may come from, in order: "fact:x", "cluster:x", "node:x", "ask"
+    default: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    title: str
+    on: str
+    place: str
+    run: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verify:
+    kind: str
+    pattern: str = ""
+    within: int = 300
+    url: str = ""
+    nodes: str = ""
+    gpus: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Playbook:
+    id: str
+    path: Path
+    title: str
+    key: str
+    risk: str
+    description: str
+    sudo: bool
+    params: tuple[Param, ...]
+    steps: tuple[Step, ...]
+    verify: Verify
+    rollback: tuple[Step, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command for one node, exactly as it would run there (``local`` for the machine of sparktui)."""
+
+    step: str
+    node: str
+    place: str
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    playbook: Playbook
+    values: Mapping[str, str]
+    commands: tuple[Command, ...]
+    rollback: tuple[Command, ...]
+    verify: Verify
+
+
+@dataclass(frozen=True, slots=True)
+class Nodes:
+    head: str
+    workers: tuple[str, ...] = ()
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return (self.head, *self.workers)
+
+
+def builtin_dir() -> Path:
+    here = Path(__file__).resolve()
+    for candidate in (here.parents[2] / "playbooks", here.parents[1] / "playbooks"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("the built-in playbooks/ folder is missing from this installation")
+
+
+def load_all(extra_dirs: Iterable[Path] = ()) -> dict[str, Playbook]:
+    found: dict[str, Playbook] = {}
+    for folder in [builtin_dir(), *extra_dirs]:
+        for path in sorted(Path(folder).glob("*.toml")):
+            playbook = load(path)
+            found[playbook.id] = playbook
+    keys: dict[str, str] = {}
+    for playbook in found.values():
+        if playbook.key in keys:
+            raise PlaybookError(f"{playbook.path}: key: {playbook.key!r} is already used by {keys[playbook.key]}")
+        keys[playbook.key] = playbook.id
+    return found
+
+
+def load(path: Path) -> Playbook:
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PlaybookError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PlaybookError(f"{path}: not valid TOML: {exc}") from None
+
+    def text(key: str, table: Mapping[str, Any] = doc, prefix: str = "", default: str | None = None) -> str:
+        value = table.get(key, default)
+        if not isinstance(value, str) or (default is None and not value.strip()):
+            raise PlaybookError(f"{path}: {prefix}{key}: needs a non-empty string")
+        return value
+
+    pid = text("id")
+    if pid != path.stem or not _ID.match(pid):
+        raise PlaybookError(f"{path}: id: must be lower-case-with-dashes and equal the file name ({path.stem})")
+    risk = text("risk")
+    if risk not in RISKS:
+        raise PlaybookError(f"{path}: risk: {risk!r} is not one of {', '.join(RISKS)}")
+    sudo = doc.get("sudo", False)
+    if not isinstance(sudo, bool):
+        raise PlaybookError(f"{path}: sudo: must be true or false")
+    key = text("key")
+    if len(key) != 1 or not key.isprintable() or key in "q?/:nNeEfx ":
+        raise PlaybookError(f"{path}: key: one character that no other key of the app uses")
+    params = tuple(_param(path, name, spec) for name, spec in _table(path, doc, "params").items())
+    steps = _steps(path, doc.get("steps"), "steps", required=True)
+    rollback = _steps(path, doc.get("rollback", []), "rollback", required=False)
+    verify = _verify(path, _table(path, doc, "verify") or {"kind": "none"})
+    playbook = Playbook(pid, path, text("title"), key, risk, text("description"), sudo, params, steps, verify, rollback)
+    _check_templates(playbook)
+    return playbook
+
+
+def _table(path: Path, doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise PlaybookError(f"{path}: {key}: needs a table")
+    return value
+
+
+def _param(path: Path, name: str, spec: Any) -> Param:
+    where = f"{path}: params.{name}"
+    if not isinstance(spec, dict):
+        raise PlaybookError(f"{where}: needs a table")
+    kind = spec.get("kind")
+    if kind not in KINDS:
+        raise PlaybookError(f"{where}.kind: {kind!r} is not one of {', '.join(KINDS)}")
+    sources = spec.get("from", ["ask"])
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise PlaybookError(f"{where}.from: needs an array of strings")
+    for source in sources:
+        if source != "ask" and source.split(":", 1)[0] not in ("fact", "cluster", "node"):
+            raise PlaybookError(f"{where}.from: {source!r} is not fact:NAME, cluster:KEY, node:KEY or ask")
+    default = spec.get("default")
+    if default is not None and (not isinstance(default, str) or not _fits(kind, default)):
+        raise PlaybookError(f"{where}.default: must be a string of kind {kind}")
+    return Param(name, kind, str(spec.get("description", "")), tuple(sources), default)
+
+
+def _steps(path: Path, raw: Any, key: str, *, required: bool) -> tuple[Step, ...]:
+    if not isinstance(raw, list) or (required and not raw):
+        raise PlaybookError(f"{path}: {key}: needs an array of [[{key}]] tables")
+    steps = []
+    for i, item in enumerate(raw):
+        where = f"{path}: {key}[{i}]"
+        if not isinstance(item, dict) or not isinstance(item.get("run"), str) or not item["run"].strip():
+            raise PlaybookError(f"{where}.run: needs a command")
+        on, place = item.get("on", "all"), item.get("in", "host")
+        if on not in TARGETS:
+            raise PlaybookError(f"{where}.on: {on!r} is not one of {', '.join(TARGETS)}")
+        if place not in PLACES:
+            raise PlaybookError(f"{where}.in: {place!r} is not one of {', '.join(PLACES)}")
+        steps.append(Step(str(item.get("title", item["run"])), on, place, item["run"]))
+    return tuple(steps)
+
+
+def _verify(path: Path, raw: Mapping[str, Any]) -> Verify:
+    kind = raw.get("kind", "none")
+    if kind not in VERIFY_KINDS:
+        raise PlaybookError(f"{path}: verify.kind: {kind!r} is not one of {', '.join(VERIFY_KINDS)}")
+    within = raw.get("within", 300)
+    if not isinstance(within, int) or within <= 0:
+        raise PlaybookError(f"{path}: verify.within: a positive number of seconds")
+    verify = Verify(
+        kind,
+        str(raw.get("pattern", "")),
+        within,
+        str(raw.get("url", "")),
+        str(raw.get("nodes", "")),
+        str(raw.get("gpus", "")),
+    )
+    if kind == "log":
+        try:
+            regex.compile(verify.pattern)
+        except regex.error as exc:
+            raise PlaybookError(f"{path}: verify.pattern: does not compile: {exc}") from None
+    if kind == "http" and not verify.url:
+        raise PlaybookError(f"{path}: verify.url: an http check needs a url")
+    return verify
+
+
+def _check_templates(playbook: Playbook) -> None:
+    declared = {p.name for p in playbook.params} | {"node", "head"}
+    for where, step in [("steps", s) for s in playbook.steps] + [("rollback", s) for s in playbook.rollback]:
+        for name in _PLACEHOLDER.findall(step.run):
+            if name not in declared:
+                raise PlaybookError(f"{playbook.path}: {where}: {{{name}}} is not a declared parameter")
+        if _SUDO.search(step.run) and not playbook.sudo:
+            raise PlaybookError(f"{playbook.path}: {where}: uses sudo but the playbook does not declare sudo = true")
+        if step.place == "container" and "container" not in declared:
+            raise PlaybookError(f"{playbook.path}: {where}: runs in a container but declares no `container` parameter")
+
+
+def _fits(kind: str, value: str) -> bool:
+    return regex.fullmatch(KINDS[kind], value) is not None
+
+
+def resolve(
+    playbook: Playbook,
+    facts: Mapping[str, str],
+    cluster: Mapping[str, str] | None = None,
+    given: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Pick each parameter's value: given by the user first, then its sources in order, then its default."""
+    values: dict[str, str] = {}
+    for param in playbook.params:
+        value = (given or {}).get(param.name)
+        for source in param.sources:
+            if value is not None:
+                break
+            kind, _, key = source.partition(":")
+            if kind == "fact":
+                value = facts.get(key)
+            elif kind == "cluster":
+                value = (cluster or {}).get(key)
+        if value is None:
+            value = param.default
+        if value is not None:
+            values[param.name] = value
+    return values
+
+
+def render(playbook: Playbook, values: Mapping[str, str], nodes: Nodes, finding_nodes: Sequence[str] = ()) -> Rendered:
+    """The exact commands per node. Raises :class:`PlaybookError` for a missing value or one that does not
+    fit its parameter's kind."""
+    checked: dict[str, str] = {}
+    for param in playbook.params:
+        value = values.get(param.name)
+        if value is None:
+            raise PlaybookError(
+                f"{playbook.id}: no value for {param.name} ({param.description or param.kind}); "
+                f"give one with --set {param.name}=VALUE"
+            )
+        if not _fits(param.kind, value):
+            raise PlaybookError(f"{playbook.id}: refused {param.name}={value!r}: not a valid {param.kind}")
+        checked[param.name] = value
+    commands = tuple(c for step in playbook.steps for c in _commands(step, checked, nodes, finding_nodes))
+    rollback = tuple(c for step in playbook.rollback for c in _commands(step, checked, nodes, finding_nodes))
+    return Rendered(playbook, checked, commands, rollback, playbook.verify)
+
+
+def _commands(step: Step, values: Mapping[str, str], nodes: Nodes, finding_nodes: Sequence[str]) -> list[Command]:
+    targets = {
+        "head": (nodes.head,),
+        "workers": nodes.workers,
+        "all": nodes.all,
+        "finding": tuple(finding_nodes) or nodes.all,
+        "local": ("local",),
+    }[step.on]
+    out = []
+    for node in targets:
+        local = {**values, "node": node, "head": nodes.head}
+        command = _PLACEHOLDER.sub(lambda m, v=local: shlex.quote(v[m.group(1)]), step.run)
+        if step.place == "container":
+            command = f"docker exec {shlex.quote(values['container'])} sh -c {shlex.quote(command)}"
+        out.append(Command(step.title, node, step.place, command))
+    return out
