@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from sparktui.core import catalogue as cat
+from sparktui.core import playbooks as pb
 from sparktui.core.bundle import Bundle
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.sources.base import LiveSource
@@ -79,6 +80,13 @@ class SparkApp(App[None]):
         self._evidence_index = -1
         self._last_pane: LogPane | None = None
         self.columns: dict[str, NodeColumn] = {}
+        try:
+            self.playbooks = pb.load_all()
+        except (pb.PlaybookError, FileNotFoundError) as exc:
+            self.playbooks = {}
+            self._playbook_problem = str(exc)
+        else:
+            self._playbook_problem = ""
         # Held here, not queried: a query looks at the screen on top, which may be a modal.
         self.nodes_box = Horizontal(id="nodes")
         self.findings_table = FindingsTable()
@@ -99,6 +107,8 @@ class SparkApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self._playbook_problem:
+            self.notify(f"playbooks not loaded: {self._playbook_problem}", severity="error", timeout=10)
         if self.welcome:
             self.push_screen(WelcomeScreen(), self._welcomed)
         else:
@@ -326,7 +336,9 @@ class SparkApp(App[None]):
         if self.diagnosis is None or not 0 <= row < len(self.diagnosis.findings):
             return
         finding = self.diagnosis.findings[row]
-        self.push_screen(FindingScreen(finding, self._signature(finding.signature), self.diagnosis.stages))
+        self.push_screen(
+            FindingScreen(finding, self._signature(finding.signature), self.diagnosis.stages, self.playbooks)
+        )
 
     def _focus_node(self, node: str) -> None:
         for pane in self._column(node).panes.values():

@@ -138,3 +138,27 @@ async def test_live_files_are_followed(tmp_path: Path) -> None:
             await pilot.pause(0.05)
         assert kept[-1].text.endswith("Init START")  # the second communicator, just written
         assert "streaming" in str(app.query_one("#status").render())
+
+
+async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> None:
+    from sparktui.tui.screens.detail import FindingScreen
+    from sparktui.tui.screens.playbook import PlaybookScreen
+
+    line = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
+    loaded = bundle.load(make_bundle(tmp_path / "b", {"server.log": line}))
+    app = SparkApp(Incident("t", loaded, speed=0), cat.load())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, app)
+        assert app.diagnosis is not None
+        row = [f.signature for f in app.diagnosis.findings].index("server-port-in-use")
+        app.findings_table.focus()
+        app.findings_table.move_cursor(row=row)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, FindingScreen)
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, PlaybookScreen)
+        rendered = app.screen.rendered()
+        assert not isinstance(rendered, str)
+        assert [c.command for c in rendered.commands][0] == 'ss -Hltnp "sport = :"8000'

@@ -2,27 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from rich.console import Group
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from sparktui.core import playbooks as pb
 from sparktui.core.catalogue import Signature
 from sparktui.core.events import Finding
 from sparktui.render import SEVERITY_STYLE
+from sparktui.tui.screens.playbook import PlaybookScreen
 
 
 class FindingScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [("escape", "dismiss", "Close"), ("q", "dismiss", "Close")]
 
-    def __init__(self, finding: Finding, signature: Signature | None, stages: dict[str, dict[str, str]]) -> None:
+    def __init__(
+        self,
+        finding: Finding,
+        signature: Signature | None,
+        stages: dict[str, dict[str, str]],
+        playbooks: Mapping[str, pb.Playbook] | None = None,
+    ) -> None:
         super().__init__()
         self.finding, self.signature, self.stages = finding, signature, stages
+        self.playbooks = {i: playbooks[i] for i in finding.remediations if playbooks and i in playbooks}
+
+    def on_key(self, event: events.Key) -> None:
+        """A remediation's own key opens it (the keys are data, in playbooks/)."""
+        for book in self.playbooks.values():
+            if event.character == book.key:
+                event.stop()
+                nodes = (
+                    pb.Nodes(self.finding.nodes[0], tuple(self.finding.nodes[1:]))
+                    if self.finding.nodes
+                    else pb.Nodes("local")
+                )
+                self.app.push_screen(PlaybookScreen(book, self.finding, nodes))
+                return
 
     def compose(self) -> ComposeResult:
         f, sig = self.finding, self.signature
@@ -64,6 +88,20 @@ class FindingScreen(ModalScreen[None]):
             if sig is not None and sig.references:
                 yield Static(_section("References", "\n".join(sig.references)), classes="section")
             yield Static(Text("esc closes", style="dim"))
+
+    def _remedies(self) -> Text:
+        text = Text("Remediations\n", style="bold underline")
+        if not self.finding.remediations:
+            text.append("none in the catalogue", style="")
+        for rid in self.finding.remediations:
+            book = self.playbooks.get(rid)
+            if book is None:
+                text.append(f"  {rid} (not available in this version)\n", style="dim")
+            else:
+                text.append(f" {book.key} ", style="reverse bold")
+                text.append(f" {book.title}  ", style="")
+                text.append(f"[{book.risk}]\n", style="yellow")
+        return text
 
 
 def _section(title: str, body: str) -> Text:
