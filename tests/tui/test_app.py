@@ -161,4 +161,4 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
         assert isinstance(app.screen, PlaybookScreen)
         rendered = app.screen.rendered()
         assert not isinstance(rendered, str)
-        assert [c.command for c in rendered.commands][0] == 'ss -Hltnp "sport = :"8000'
+        assert rendered.commands[0].command == 'ss -Hltnp "sport = :"8000'

@@ -134,7 +134,7 @@ class LogReader:
         for stamp, text in parts:
             self._commit(stamp, text)
         line = decode(b"".join(t for _, t in parts))
-        return line.removesuffix("\n").removesuffix("\r")
+        return line.removesuffix("\n").rstrip("\r")
 
     def _commit(self, stamp: int, text: bytes) -> None:
         second = stamp // 10**9
