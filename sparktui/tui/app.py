@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
 from sparktui.core import catalogue as cat
 from sparktui.core import playbooks as pb
@@ -43,6 +43,10 @@ class Incident:
     bundle: Bundle | None = None
     live: tuple[LiveSource, ...] = ()
     speed: float = 0.0
+
+
+#: Below this many cells per node, the nodes go under tabs instead of side by side.
+NARROW_COLUMN = 60
 
 
 class BatchArrived(Message):
@@ -89,6 +93,7 @@ class SparkApp(App[None]):
             self._playbook_problem = ""
         # Held here, not queried: a query looks at the screen on top, which may be a modal.
         self.nodes_box = Horizontal(id="nodes")
+        self.node_tabs = Tabs(id="node-tabs")
         self.findings_table = FindingsTable()
         self.filter_field = Input(
             placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
@@ -100,6 +105,7 @@ class SparkApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Vertical(id="main"):
+            yield self.node_tabs
             yield self.nodes_box
             yield self.findings_table
         yield self.filter_field
@@ -183,7 +189,23 @@ class SparkApp(App[None]):
             column = self.columns[node] = NodeColumn(node)
             before = self.columns[later[0]] if later else None
             self.nodes_box.mount(column, before=before)
+            self.node_tabs.add_tab(Tab(node, id=f"tab-{column.id}"), before=f"tab-{before.id}" if before else None)
+            self._arrange()
         return column
+
+    def on_resize(self) -> None:
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Side by side while each node gets a usable width; one node at a time, under tabs, when narrow."""
+        narrow = len(self.columns) > 1 and self.size.width // max(len(self.columns), 1) < NARROW_COLUMN
+        self.node_tabs.display = narrow
+        active = self.node_tabs.active
+        for column in self.columns.values():
+            column.display = not narrow or active == f"tab-{column.id}"
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        self._arrange()
 
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis

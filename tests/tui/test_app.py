@@ -162,3 +162,14 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
         rendered = app.screen.rendered()
         assert not isinstance(rendered, str)
         assert rendered.commands[0].command == 'ss -Hltnp "sport = :"8000'
+
+
+async def test_narrow_terminals_put_nodes_under_tabs(hang_app: SparkApp) -> None:
+    async with hang_app.run_test(size=(90, 40)) as pilot:
+        await wait_done(pilot, hang_app)
+        assert hang_app.node_tabs.display
+        shown = [n for n, c in hang_app.columns.items() if c.display]
+        assert shown == ["spark-a"]
+        hang_app.node_tabs.action_next_tab()
+        await pilot.pause()
+        assert [n for n, c in hang_app.columns.items() if c.display] == ["spark-b"]
