@@ -33,6 +33,7 @@ from sparktui.core.pipeline import diagnose_files
 from sparktui.core.sources.base import State, StateChange
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.uri import UriError, open_live
+from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.render import SEVERITY_STYLE, markdown, print_text
 
 USAGE_ERROR = 2
@@ -68,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--quiet", action="store_true", help="no progress on stderr")
     d.add_argument("--follow", action="store_true", help="keep reading as the sources grow (live sources)")
     d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
+    d.add_argument(
+        "--no-spool",
+        action="store_true",
+        help="with --follow: do not keep a copy of the received lines (kept by default, as a bundle)",
+    )
 
     o = sub.add_parser("open", help="open the cockpit on log files or directories (also: sparktui SOURCE...)")
     o.add_argument("sources", nargs="*", metavar="SOURCE")
@@ -305,7 +311,8 @@ def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) ->
         if not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):
             err.print(Text(f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip(), style="yellow"))
 
-    session = LiveSession(catalogue, sources, on_state=state)
+    spool = None if args.no_spool else Spool(new_incident_dir(), title="sparktui diagnose --follow")
+    session = LiveSession(catalogue, sources, on_state=state, spool=spool)
 
     async def run() -> Diagnosis:
         task = asyncio.create_task(session.run(seconds))
@@ -317,9 +324,12 @@ def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) ->
         return task.result()
 
     try:
-        return asyncio.run(run())
+        diagnosis = asyncio.run(run())
     except KeyboardInterrupt:
-        return session.analyzer.finish()
+        diagnosis = session.analyzer.finish()
+    if spool is not None and not args.quiet:
+        err.print(Text(f"sparktui: received lines kept in {spool.path} (sparktui replay / diagnose it)", style="dim"))
+    return diagnosis
 
 
 class _Nothing:

@@ -15,6 +15,7 @@ from sparktui.core.analysis import Analyzer
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.sources.base import LiveSource, Received, State, StateChange, supervise
+from sparktui.core.spool import Spool
 
 QUEUE_BATCHES = 256
 
@@ -28,6 +29,7 @@ class LiveSession:
     on_state: Callable[[StateChange], None] = lambda change: None
     on_lines: Callable[[LiveSource, Received], None] = lambda source, received: None
     queue_batches: int = QUEUE_BATCHES
+    spool: Spool | None = None
     states: dict[str, StateChange] = field(default_factory=dict)
     lines: int = 0
 
@@ -63,6 +65,8 @@ class LiveSession:
             await queue.join()
             consumer.cancel()
             await asyncio.gather(consumer, return_exceptions=True)
+            if self.spool is not None:
+                self.spool.close()
         return self.diagnosis()
 
     async def _consume(self, queue: asyncio.Queue[tuple[str, Received]]) -> None:
@@ -73,6 +77,8 @@ class LiveSession:
                 if source.node != self.analyzer.node_of(name):
                     self.analyzer.set_node(name, source.node)  # the content named the node
                 self.analyzer.feed(name, "\n".join(received.lines), now=self.elapsed())
+                if self.spool is not None:
+                    self.spool.write(name, source.node, received.lines)
                 self.lines += len(received.lines)
                 self.on_lines(source, received)
             finally:

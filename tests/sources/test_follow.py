@@ -88,3 +88,31 @@ async def test_a_one_batch_queue_loses_nothing(tmp_path: Path, catalogue: Catalo
     diagnosis = await session.run(seconds=3)
     assert session.lines == 20000
     assert diagnosis.sources[0].lines == 20000
+
+
+async def test_the_spool_is_a_replayable_bundle(tmp_path: Path, catalogue: Catalogue) -> None:
+    from sparktui.core import bundle
+    from sparktui.core.spool import Spool
+
+    real = (FIXTURES / "nccl" / "two-hosts-second-group-not-joined" / "rank0.log").read_text()
+    path = tmp_path / "rank0.log"
+    half = real.index("\n", len(real) // 2) + 1
+    path.write_text(real[:half])
+    spool = Spool(tmp_path / "spool", max_bytes=2000)
+    session = LiveSession(catalogue, [FollowedFile(path, "rank0.log", poll=0.02)], spool=spool)
+    run = asyncio.create_task(session.run(seconds=30))
+    await until(lambda: session.lines == real[:half].count("\n"))
+    with path.open("a") as fh:
+        fh.write(real[half:])
+    await until(lambda: session.lines == real.count("\n"))
+    run.cancel()
+    await asyncio.gather(run, return_exceptions=True)
+    spool.close()
+    loaded = bundle.load(tmp_path / "spool")
+    (source,) = loaded.sources
+    assert source.node == "spark-a"
+    kept = source.path.read_text()
+    assert kept and real.endswith(kept)  # rotated at 2000 bytes: the newest lines are kept, whole
+    assert (tmp_path / "spool" / f"{source.name}.1").exists()
+    times = (source.path.parent / f"{source.path.name}.times").read_text().split()
+    assert len(times) == kept.count("\n")
