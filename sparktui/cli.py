@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from sparktui import __version__
+from sparktui import __version__, config
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core import playbooks as pb
@@ -141,7 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "play":
             return _play(args)
         return _catalogue(args)
-    except (UsageError, cat.CatalogueError, FileNotFoundError, BundleError, pb.PlaybookError) as exc:
+    except (
+        UsageError,
+        cat.CatalogueError,
+        FileNotFoundError,
+        BundleError,
+        pb.PlaybookError,
+        config.ConfigError,
+    ) as exc:
         err.print(Text(f"sparktui: {exc}", style="red"))
         return USAGE_ERROR
     except KeyboardInterrupt:
@@ -222,9 +229,14 @@ def _play(args: argparse.Namespace) -> int:
             if book.id in finding.remediations:
                 facts, finding_nodes = finding.facts, finding.nodes
                 break
-    if not args.node:
-        raise UsageError("name the nodes with --node (head first), until the cluster file names them")
-    nodes = pb.Nodes(args.node[0], tuple(args.node[1:]))
+    if args.node:
+        nodes = pb.Nodes(args.node[0], tuple(args.node[1:]))
+    else:
+        found = config.find()
+        if found is None:
+            raise UsageError("no cluster file (sparktui.toml) names the nodes: give them with --node, head first")
+        cluster = config.load(found)
+        nodes = pb.Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
     rendered = pb.render(book, pb.resolve(book, facts, None, given), nodes, finding_nodes)
     out.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
     for name, value in rendered.values.items():

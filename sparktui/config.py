@@ -1,0 +1,154 @@
+"""The cluster file: which nodes, how to reach them, what runs there.
+
+Looked up as ``./sparktui.toml``, then ``$SPARKTUI_CONFIG_DIR/cluster.toml``, then
+``$XDG_CONFIG_HOME/sparktui/cluster.toml`` (``~/.config/sparktui/cluster.toml``)::
+
+    [[nodes]]
+    name = "spark-a"                  # how the node is shown; NCCL host names in its logs should match
+    ssh = "nvidia@192.168.100.10"     # [user@]host[:port] or a Host alias from ~/.ssh/config
+    role = "head"                     # head (exactly one) or worker
+    sources = ["ssh://spark-a/journal/docker"]   # extra sources besides the deployment's containers
+
+    [deployment]
+    engine = "vllm"                   # vllm or sglang
+    image = "nvcr.io/nvidia/vllm:26.05-py3"
+    containers = ["vllm_node"]        # container names on every node
+    launch = "vllm serve ... --tensor-parallel-size 2"   # the launch command, or:
+    launch_script = "/home/nvidia/run_cluster.sh"
+
+A file that cannot be used is rejected with one line naming the file, the key and the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import regex
+
+ENGINES = ("vllm", "sglang")
+ROLES = ("head", "worker")
+_SSH = regex.compile(r"^(?:[A-Za-z0-9_.-]+@)?(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$")
+_NAME = regex.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+
+
+class ConfigError(ValueError):
+    """The cluster file names what is wrong, where, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    ssh: str
+    role: str
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    engine: str = "vllm"
+    image: str = ""
+    containers: tuple[str, ...] = ()
+    launch: str = ""
+    launch_script: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    path: Path
+    nodes: tuple[Node, ...]
+    deployment: Deployment
+
+    @property
+    def head(self) -> Node:
+        return next(n for n in self.nodes if n.role == "head")
+
+    @property
+    def workers(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.role == "worker")
+
+    def source_uris(self) -> list[str]:
+        """Every node's containers (over its SSH connection) and its extra sources."""
+        uris: list[str] = []
+        for node in self.nodes:
+            uris += [f"ssh://{node.ssh}/docker/{c}" for c in self.deployment.containers]
+            uris += list(node.sources)
+        return uris
+
+
+def find(cwd: Path | None = None) -> Path | None:
+    candidates = [(cwd or Path.cwd()) / "sparktui.toml"]
+    if os.environ.get("SPARKTUI_CONFIG_DIR"):
+        candidates.append(Path(os.environ["SPARKTUI_CONFIG_DIR"]) / "cluster.toml")
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    candidates.append(Path(base) / "sparktui" / "cluster.toml")
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def load(path: Path) -> Cluster:
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    unknown = set(doc) - {"nodes", "deployment"}
+    if unknown:
+        raise ConfigError(f"{path}: {sorted(unknown)[0]}: unknown key (expected [[nodes]] and [deployment])")
+    raw_nodes = doc.get("nodes")
+    if not isinstance(raw_nodes, list) or not raw_nodes:
+        raise ConfigError(f"{path}: nodes: needs at least one [[nodes]] table")
+    nodes = tuple(_node(path, i, raw) for i, raw in enumerate(raw_nodes))
+    names = [n.name for n in nodes]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConfigError(f"{path}: nodes: the name {name!r} is used twice")
+    heads = [n for n in nodes if n.role == "head"]
+    if len(heads) != 1:
+        raise ConfigError(f"{path}: nodes.role: exactly one node must be the head (found {len(heads)})")
+    return Cluster(path, nodes, _deployment(path, doc.get("deployment", {})))
+
+
+def _node(path: Path, index: int, raw: Any) -> Node:
+    where = f"{path}: nodes[{index}]"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: must be a table")
+    unknown = set(raw) - {"name", "ssh", "role", "sources"}
+    if unknown:
+        raise ConfigError(f"{where}.{sorted(unknown)[0]}: unknown key (name, ssh, role, sources)")
+    name = raw.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(f"{where}.name: a node name of letters, digits, '.', '_' or '-'")
+    ssh = raw.get("ssh", name)
+    if not isinstance(ssh, str) or not _SSH.match(ssh):
+        raise ConfigError(f"{where}.ssh: {ssh!r} is not [user@]host[:port] or an ssh Host alias")
+    role = raw.get("role", "worker")
+    if role not in ROLES:
+        raise ConfigError(f"{where}.role: {role!r} is not head or worker")
+    sources = raw.get("sources", [])
+    if not isinstance(sources, list) or not all(isinstance(s, str) and s for s in sources):
+        raise ConfigError(f"{where}.sources: needs an array of source URIs")
+    return Node(name, ssh, role, tuple(sources))
+
+
+def _deployment(path: Path, raw: Any) -> Deployment:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: deployment: must be a table")
+    unknown = set(raw) - {"engine", "image", "containers", "launch", "launch_script"}
+    if unknown:
+        raise ConfigError(f"{path}: deployment.{sorted(unknown)[0]}: unknown key")
+    engine = raw.get("engine", "vllm")
+    if engine not in ENGINES:
+        raise ConfigError(f"{path}: deployment.engine: {engine!r} is not vllm or sglang")
+    containers = raw.get("containers", [])
+    if not isinstance(containers, list) or not all(isinstance(c, str) and _NAME.match(c) for c in containers):
+        raise ConfigError(f"{path}: deployment.containers: needs an array of container names")
+    for key in ("image", "launch", "launch_script"):
+        if not isinstance(raw.get(key, ""), str):
+            raise ConfigError(f"{path}: deployment.{key}: needs a string")
+    return Deployment(
+        engine, raw.get("image", ""), tuple(containers), raw.get("launch", ""), raw.get("launch_script", "")
+    )

@@ -1,0 +1,70 @@
+"""The cluster file: a good one loads; a bad one names the file, the key and the reason in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparktui import config
+from sparktui.cli import main
+
+GOOD = """
+[[nodes]]
+name = "spark-a"
+ssh = "nvidia@192.168.100.10"
+role = "head"
+
+[[nodes]]
+name = "spark-b"
+ssh = "spark-b"
+sources = ["ssh://spark-b/journal/docker"]
+
+[deployment]
+engine = "vllm"
+image = "nvcr.io/nvidia/vllm:26.05-py3"
+containers = ["vllm_node"]
+launch = "vllm serve /models/x --tensor-parallel-size 2"
+"""
+
+
+def test_a_good_file(tmp_path: Path) -> None:
+    path = tmp_path / "sparktui.toml"
+    path.write_text(GOOD)
+    assert config.find(tmp_path) == path
+    cluster = config.load(path)
+    assert cluster.head.name == "spark-a" and [w.name for w in cluster.workers] == ["spark-b"]
+    assert cluster.source_uris() == [
+        "ssh://nvidia@192.168.100.10/docker/vllm_node",
+        "ssh://spark-b/docker/vllm_node",
+        "ssh://spark-b/journal/docker",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('role = "head"', 'role = "boss"'), "nodes[0].role: 'boss' is not head or worker"),
+        (('role = "head"', 'role = "worker"'), "nodes.role: exactly one node must be the head"),
+        (('ssh = "spark-b"', 'ssh = "spark-b; rm -rf /"'), "nodes[1].ssh:"),
+        (('engine = "vllm"', 'engine = "tgi"'), "deployment.engine: 'tgi' is not vllm or sglang"),
+        (("image =", "imagee ="), "deployment.imagee: unknown key"),
+    ],
+)
+def test_bad_files_name_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    path = tmp_path / "sparktui.toml"
+    path.write_text(GOOD.replace(*change))
+    with pytest.raises(config.ConfigError) as info:
+        config.load(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert message in str(info.value)
+
+
+def test_play_takes_the_nodes_from_the_cluster_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "sparktui.toml").write_text(GOOD)
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "free-port", "--set", "port=8000", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "spark-a $ ss" in out and "spark-b $ ss" in out
