@@ -212,6 +212,9 @@ class SparkApp(App[None]):
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.clock)
         self.findings_table.show(diagnosis.findings, self.clock, self.seen_at)
+        marks = frozenset((e.source, e.line) for f in diagnosis.findings for e in f.evidence)
+        for pane in self._panes():
+            pane.set_marks(marks)
         stalled: dict[str, set[str]] = {}
         for f in diagnosis.findings:
             sig = self._signature(f.signature)

@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 MAX_LINES = 5000
+EVIDENCE_STYLE = "bold on #5f1f1f"
 LEVEL_STYLES = {
     "ERROR": "red",
     "FATAL": "bold red",
@@ -49,6 +50,7 @@ class LogPane(ScrollView, can_focus=True):
         self.shown: list[PaneLine] = []
         self.cursor = -1
         self.following = True
+        self.marks: frozenset[tuple[str, int]] = frozenset()  # evidence lines of the current findings
         self._strips: dict[tuple[int, int], Strip] = {}
 
     # -- content ---------------------------------------------------------------------------------
@@ -79,6 +81,13 @@ class LogPane(ScrollView, can_focus=True):
         self.cursor = -1
         self._resized()
         self.refresh()
+
+    def set_marks(self, marks: frozenset[tuple[str, int]]) -> None:
+        """Highlight these (source, line number) pairs: the evidence of the current findings."""
+        if marks != self.marks:
+            self.marks = marks
+            self._strips.clear()
+            self.refresh()
 
     def jump(self, step: int) -> bool:
         """Move to the next (1) or previous (-1) line the filter matched; False when there is none."""
@@ -143,6 +152,8 @@ class LogPane(ScrollView, can_focus=True):
 
     def _styled(self, line: PaneLine) -> Text:
         text = Text(line.text, style=LEVEL_STYLES.get(line.level, ""), no_wrap=True, end="")
+        if (line.source, line.number) in self.marks:
+            text.stylize(EVIDENCE_STYLE)
         if self.pattern is not None and not self.invert:
             for m in self.pattern.finditer(line.text):
                 text.stylize("reverse", m.start(), m.end())
