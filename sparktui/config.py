@@ -22,12 +22,13 @@ A file that cannot be used is rejected with one line naming the file, the key an
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import regex
+
+from sparktui.core import tomlfile
 
 ENGINES = ("vllm", "sglang")
 ROLES = ("head", "worker")
@@ -89,12 +90,7 @@ def find(cwd: Path | None = None) -> Path | None:
 
 
 def load(path: Path) -> Cluster:
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    doc = tomlfile.read(path, lambda reason: ConfigError(f"{path}: {reason}"))
     unknown = set(doc) - {"nodes", "deployment"}
     if unknown:
         raise ConfigError(f"{path}: {sorted(unknown)[0]}: unknown key (expected [[nodes]] and [deployment])")

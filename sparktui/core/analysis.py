@@ -20,7 +20,7 @@ from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.classify import Classification, classify
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Position, SourceSummary
-from sparktui.core.findings import finding_from_stall, rank
+from sparktui.core.findings import finding_from_stall, new_finding, rank
 from sparktui.core.matcher import Engine, Matcher, best_engine
 from sparktui.core.stages import StageTracker
 from sparktui.core.text import display
@@ -247,7 +247,7 @@ class Analyzer:
                 continue
             finding = merged.get(agg.signature)
             if finding is None:
-                finding = merged[agg.signature] = _new_finding(sig, agg.first)
+                finding = merged[agg.signature] = new_finding(sig, agg.first)
             _merge(finding, agg)
         findings = list(merged.values())
         findings += [finding_from_stall(hit) for hit in self.tracker.stalls(self._signatures, now=now)]
@@ -272,18 +272,6 @@ def _scope_key(sig: Signature, source: str, node: str, cls: Classification) -> s
     if scope == "process":
         return f"{source}\x00{cls.pid or cls.process}"
     return ""
-
-
-def _new_finding(sig: Signature, first: Position) -> Finding:
-    return Finding(
-        signature=sig.id,
-        category=sig.category,
-        severity=sig.severity,
-        title=sig.title,
-        explanation=sig.explanation,
-        remediations=sig.playbooks,
-        first_seen=first,
-    )
 
 
 def _merge(finding: Finding, agg: _Aggregate) -> None:

@@ -14,11 +14,11 @@ A log without a ``.times`` file replays all at once at time 0.
 from __future__ import annotations
 
 import heapq
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sparktui.core import tomlfile
 from sparktui.core.sources.files import FileSource, SourceError
 
 FORMAT = 1
@@ -77,12 +77,7 @@ def is_bundle(path: Path) -> bool:
 
 def load(path: Path) -> Bundle:
     manifest = path / "bundle.toml"
-    try:
-        doc = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BundleError(f"{manifest}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BundleError(f"{manifest}: not valid TOML: {exc}") from None
+    doc = tomlfile.read(manifest, lambda reason: BundleError(f"{manifest}: {reason}"))
     if doc.get("format") != FORMAT:
         raise BundleError(f"{manifest}: format: expected {FORMAT}, found {doc.get('format')!r}")
     sources = []

@@ -7,7 +7,6 @@ user editing their own signature directory sees exactly what to fix.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import regex
 
+from sparktui.core import tomlfile
 from sparktui.core.classify import PROGRAMS
 from sparktui.core.events import Severity
 from sparktui.core.taxonomy import CATEGORIES
@@ -334,13 +334,7 @@ def _pattern(path: Path, key: str, pattern: str) -> str:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise CatalogueError(path, "", f"cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogueError(path, "", f"not valid TOML: {exc}") from None
+    return tomlfile.read(path, lambda reason: CatalogueError(path, "", reason))
 
 
 class _Reader:

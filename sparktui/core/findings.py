@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sparktui.core.catalogue import Catalogue
-from sparktui.core.events import Evidence, Finding, Severity
+from sparktui.core.catalogue import Catalogue, Signature
+from sparktui.core.events import Evidence, Finding, Position, Severity
 from sparktui.core.stages import StallHit, Unit
 
 
@@ -16,15 +16,7 @@ def finding_from_stall(hit: StallHit, existing: Finding | None = None) -> Findin
     assert rule is not None
     reached_at = unit.positions.get(rule.reached) or unit.last
     assert reached_at is not None and unit.last is not None
-    finding = existing or Finding(
-        signature=sig.id,
-        category=sig.category,
-        severity=sig.severity,
-        title=sig.title,
-        explanation=sig.explanation,
-        remediations=sig.playbooks,
-        first_seen=reached_at,
-    )
+    finding = existing or new_finding(sig, reached_at)
     finding.count += 1
     if unit.node not in finding.nodes:
         finding.nodes.append(unit.node)
@@ -51,6 +43,19 @@ def finding_from_stall(hit: StallHit, existing: Finding | None = None) -> Findin
     sentence = _describe(hit)
     finding.detail = f"{finding.detail} {sentence}".strip()
     return finding
+
+
+def new_finding(sig: Signature, first: Position) -> Finding:
+    """An empty finding of ``sig``, first seen at ``first``; hits and stalls are added to it."""
+    return Finding(
+        signature=sig.id,
+        category=sig.category,
+        severity=sig.severity,
+        title=sig.title,
+        explanation=sig.explanation,
+        remediations=sig.playbooks,
+        first_seen=first,
+    )
 
 
 def _who(unit: Unit) -> str:
