@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.sources.sshd import SshdCluster, start_cluster, stop_cluster
+
+
+@pytest.fixture(scope="session")
+def sshd_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdCluster]:
+    """OpenSSH servers on 127.0.0.2 (node-a) and 127.0.0.3 (node-b, with a real journald), started and
+    stopped by the tests, with their own keys, known_hosts and client config."""
+    cluster = start_cluster(Path(tmp_path_factory.mktemp("sshd")))
+    try:
+        yield cluster
+    finally:
+        stop_cluster(cluster)

@@ -1,0 +1,295 @@
+"""OpenSSH ``sshd`` started by the tests: separate nodes on loopback addresses, generated keys, and a
+client configuration that never touches the real ``~/.ssh``.
+
+``node-a`` listens on 127.0.0.2 and ``node-b`` on 127.0.0.3; ``node-b`` (and every command run on it)
+lives in a private mount namespace that also runs a real ``systemd-journald``, so journal sources read
+a real journal without touching the host's. The fixtures that use this module are in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sparktui.core.sources.ssh import SshNode
+
+SSHD = "/usr/sbin/sshd"
+JOURNALD = "/lib/systemd/systemd-journald"
+ADDRESSES = {"node-a": "127.0.0.2", "node-b": "127.0.0.3"}
+UNREACHABLE = "127.0.0.9"
+
+# Inside its own mount namespace: a private /run/systemd and /run/log, so this journald shares nothing
+# with the host (no /dev/log, no journal files outside the tmpfs).
+_JOURNAL_NAMESPACE = f"""
+set -e
+mount -t tmpfs -o mode=755 tmpfs /run/systemd
+mount -t tmpfs -o mode=755 tmpfs /run/log
+mkdir -p /run/systemd/journal /run/systemd/journald.conf.d
+printf '[Journal]\\nStorage=volatile\\nReadKMsg=no\\nForwardToSyslog=no\\nForwardToWall=no\\n' \
+  > /run/systemd/journald.conf.d/sparktui-tests.conf
+exec {JOURNALD}
+"""
+
+
+def wait_until(condition: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+    """Poll ``condition`` until it returns something true, or fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def free_port(address: str) -> int:
+    with socket.socket() as s:
+        s.bind((address, 0))
+        return int(s.getsockname()[1])
+
+
+def accepts(address: str, port: int) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=0.5) as s:
+            return s.recv(4).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def keygen(path: Path, comment: str) -> Path:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)], check=True)
+    return path
+
+
+def children(pid: int) -> list[int]:
+    """Every process descending from ``pid``."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@dataclass
+class Sshd:
+    """One node: an ``sshd -D`` on ``address:port`` with its own host key."""
+
+    alias: str
+    address: str
+    port: int
+    host_key: Path
+    config: Path
+    log: Path
+    namespace_of: int | None = None  # run inside the mount namespace of this process
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [SSHD, "-D", "-e", "-f", str(self.config)]
+        if self.namespace_of is not None:
+            command = ["nsenter", f"--mount=/proc/{self.namespace_of}/ns/mnt", "--", *command]
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        wait_until(lambda: accepts(self.address, self.port) or self.process.poll() is not None, "sshd")
+        if self.process.poll() is not None:
+            raise AssertionError(f"sshd for {self.alias} exited: {self.log.read_text()[-2000:]}")
+
+    def sessions(self) -> list[int]:
+        """The per-connection sshd processes (not the listener, not the commands they run)."""
+        assert self.process is not None
+        return [p for p in children(self.process.pid) if command_line(p).startswith(("sshd:", "sshd-session:"))]
+
+    def kill_connections(self) -> int:
+        """Cut every open connection, as a crashed per-connection sshd would."""
+        pids = self.sessions()
+        for pid in pids:
+            _kill(pid, signal.SIGKILL)
+        return len(pids)
+
+    def freeze_connections(self) -> list[int]:
+        """Stop the per-connection processes: the TCP connection stays open but nothing answers."""
+        pids = self.sessions()
+        for pid in pids:
+            _kill(pid, signal.SIGSTOP)
+        return pids
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.kill_connections()
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+def _kill(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+@dataclass
+class Journal:
+    """A real systemd-journald in a private mount namespace; ``node-b`` runs inside it."""
+
+    process: subprocess.Popen[bytes]
+
+    @property
+    def socket(self) -> str:
+        return f"/proc/{self.process.pid}/root/run/systemd/journal/socket"
+
+    def write(self, unit: str, message: bytes) -> None:
+        """Send one entry as a root service would, attributed to ``unit`` (``journalctl -u`` matches
+        ``OBJECT_SYSTEMD_UNIT`` from uid 0). Binary-safe: the native protocol's length-prefixed form."""
+        entry = b"OBJECT_SYSTEMD_UNIT=" + unit.encode() + b"\nMESSAGE\n"
+        entry += len(message).to_bytes(8, "little") + message + b"\n"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(entry, self.socket)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+@dataclass
+class SshdCluster:
+    """The test nodes, the keys and the client files that reach them."""
+
+    root: Path
+    nodes: dict[str, Sshd]
+    journal: Journal
+    user_key: Path
+    refused_key: Path
+    known_hosts: Path
+    ssh_config: Path
+    closed_port: int
+    made: list[SshNode] = field(default_factory=list)
+
+    def __getitem__(self, alias: str) -> Sshd:
+        return self.nodes[alias]
+
+    def node(self, host: str = "node-a", **options: Any) -> SshNode:
+        """An :class:`SshNode` that reads only this cluster's files (no agent, no real ``~/.ssh``)."""
+        options.setdefault("config", [self.ssh_config])
+        options.setdefault("known_hosts", self.known_hosts)
+        options.setdefault("agent", False)
+        node = SshNode(host, **options)
+        self.made.append(node)
+        return node
+
+    def known_hosts_line(self, alias: str, key_of: str | None = None) -> str:
+        """The ``known_hosts`` entry for ``alias``, with the host key of ``key_of`` (a wrong key) if given."""
+        node = self.nodes[alias]
+        key = self.nodes[key_of or alias].host_key.with_suffix(".pub").read_text().split()[:2]
+        return f"[{node.address}]:{node.port} {' '.join(key)}\n"
+
+
+def start_cluster(root: Path) -> SshdCluster:
+    root.chmod(0o700)
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
+    user_key = keygen(root / "id_user", "sparktui-tests")
+    refused_key = keygen(root / "id_refused", "sparktui-tests-refused")
+    (root / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
+    nodes: dict[str, Sshd] = {}
+    for alias, address in ADDRESSES.items():
+        port = free_port(address)
+        config = root / f"sshd_config.{alias}"
+        host_key = keygen(root / f"host_key_{alias}", alias)
+        config.write_text(
+            f"ListenAddress {address}:{port}\n"
+            f"HostKey {host_key}\n"
+            f"AuthorizedKeysFile {root / 'authorized_keys'}\n"
+            "PidFile none\n"
+            "PermitRootLogin prohibit-password\n"
+            "PubkeyAuthentication yes\n"
+            "PasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\n"
+            "UsePAM no\n"
+            "StrictModes no\n"
+            "LogLevel VERBOSE\n"
+        )
+        nodes[alias] = Sshd(
+            alias,
+            address,
+            port,
+            host_key,
+            config,
+            root / f"sshd.{alias}.log",
+            namespace_of=None,
+        )
+    known_hosts = root / "known_hosts"
+    ssh_config = root / "ssh_config"
+    closed_port = free_port(UNREACHABLE)
+    common = f"  User root\n  UserKnownHostsFile {known_hosts}\n"
+    ssh_config.write_text(
+        "".join(
+            f"Host {alias}\n  HostName {n.address}\n  Port {n.port}\n{common}  IdentityFile {user_key}\n"
+            for alias, n in nodes.items()
+        )
+        + f"Host node-b-via-a\n  HostName {nodes['node-b'].address}\n  Port {nodes['node-b'].port}\n"
+        f"{common}  IdentityFile {user_key}\n  ProxyJump node-a\n"
+        f"Host node-a-refused\n  HostName {nodes['node-a'].address}\n  Port {nodes['node-a'].port}\n"
+        f"{common}  IdentityFile {refused_key}\n"
+        f"Host down\n  HostName {UNREACHABLE}\n  Port {closed_port}\n{common}  IdentityFile {user_key}\n"
+    )
+    journal = Journal(
+        subprocess.Popen(
+            ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _JOURNAL_NAMESPACE],
+            stdout=subprocess.DEVNULL,
+            stderr=(root / "journald.log").open("wb"),
+        )
+    )
+    cluster = SshdCluster(root, nodes, journal, user_key, refused_key, known_hosts, ssh_config, closed_port)
+    known_hosts.write_text("".join(cluster.known_hosts_line(alias) for alias in nodes))
+    try:
+        journald = journal.process
+        wait_until(lambda: os.path.exists(journal.socket) or journald.poll() is not None, "journald")
+        if journald.poll() is not None:
+            raise AssertionError(f"journald exited: {(root / 'journald.log').read_text()}")
+        nodes["node-b"].namespace_of = journald.pid
+        for node in nodes.values():
+            node.start()
+    except BaseException:
+        stop_cluster(cluster)
+        raise
+    return cluster
+
+
+def stop_cluster(cluster: SshdCluster) -> None:
+    for node in cluster.nodes.values():
+        node.stop()
+    cluster.journal.stop()

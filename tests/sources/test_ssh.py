@@ -1,0 +1,499 @@
+"""SSH sources against real OpenSSH servers on loopback (started by ``sshd_cluster``): every line written
+arrives once, in order, across killed connections, a restarted sshd, a silent link, rotation and
+truncation; bad hosts, keys and addresses fail with one clear line."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from sparktui.core.analysis import Analyzer
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.sources.base import (
+    Backoff,
+    LiveSource,
+    Received,
+    SourceRefused,
+    SourceUnavailable,
+    State,
+    StateChange,
+    supervise,
+)
+from sparktui.core.sources.files import FileSource
+from sparktui.core.sources.ssh import (
+    SshFileSource,
+    SshJournalSource,
+    SshUri,
+    _TailReader,
+    forward_docker_socket,
+    parse_ssh_uri,
+    ray_session_sources,
+)
+from tests.sources.sshd import SshdCluster, children, command_line
+
+from ..conftest import FIXTURES
+
+NCCL = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+RAY = FIXTURES / "ray" / "head-start" / "head-session"
+
+
+@pytest.fixture
+async def cluster(sshd_cluster: SshdCluster) -> AsyncIterator[SshdCluster]:
+    """The shared servers, with every node a test made closed afterwards (and all sshd running)."""
+    yield sshd_cluster
+    for node in sshd_cluster.made:
+        await node.close()
+    sshd_cluster.made.clear()
+    for sshd in sshd_cluster.nodes.values():
+        if sshd.process is None or sshd.process.poll() is not None:
+            sshd.start()
+
+
+class Watch:
+    """Runs a source under :func:`supervise` and records what it delivers and reports."""
+
+    def __init__(self, source: LiveSource) -> None:
+        self.source = source
+        self.lines: list[str] = []
+        self.states: list[StateChange] = []
+        self.task = asyncio.create_task(supervise(source, self.deliver, self.states.append, Backoff(0.05, 0.3)))
+
+    async def deliver(self, name: str, received: Received) -> None:
+        assert name == self.source.name
+        self.lines.extend(received.lines)
+
+    def kinds(self) -> list[State]:
+        return [s.state for s in self.states]
+
+    async def until(self, condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not condition():
+            if self.task.done():
+                self.task.result()
+                raise AssertionError(f"{what}: the supervisor ended ({self.states})")
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; got {len(self.lines)} lines, {self.states}")
+            await asyncio.sleep(0.02)
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+async def until(condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def followers_of(path: Path) -> list[int]:
+    """Remote commands still running for ``path`` on any test node (there must be none left behind)."""
+    return [pid for pid in children(0) if str(path) in command_line(pid) and "tail" in command_line(pid)]
+
+
+async def write_lines(path: Path, lines: list[str], pause: float = 0.004) -> None:
+    """Append lines over time, each in two writes so the reader sees partial lines."""
+    with path.open("ab", buffering=0) as fh:
+        for line in lines:
+            data = line.encode() + b"\n"
+            fh.write(data[: len(data) // 2])
+            await asyncio.sleep(pause)
+            fh.write(data[len(data) // 2 :])
+
+
+# -- following a file ----------------------------------------------------------------------------------
+
+
+async def test_killed_connection_and_restarted_sshd_lose_and_double_nothing(
+    cluster: SshdCluster, tmp_path: Path
+) -> None:
+    path = tmp_path / "node.log"
+    path.write_bytes(b"already there 1\r\nalready there 2\n")
+    expected = ["already there 1", "already there 2"] + [f"line {i:04d} é" for i in range(300)] + ["END"]
+    watch = Watch(SshFileSource(cluster.node("node-a"), str(path)))
+    writer = asyncio.create_task(write_lines(path, expected[2:]))
+    await watch.until(lambda: len(watch.lines) > 80, "the first lines")
+    assert cluster["node-a"].kill_connections() >= 1
+    await watch.until(lambda: len(watch.lines) > 150 and watch.kinds().count(State.STREAMING) == 2, "a resumed stream")
+    await asyncio.to_thread(cluster["node-a"].restart)
+    await writer
+    await watch.until(lambda: watch.lines[-1:] == ["END"], "the last line")
+    await watch.until(lambda: watch.kinds().count(State.STREAMING) == 3, "streaming after the restart")
+    assert watch.lines == expected
+    kinds = watch.kinds()
+    assert kinds[:2] == [State.CONNECTING, State.STREAMING] and kinds[-1] == State.STREAMING
+    assert kinds.count(State.RETRYING) >= 2 and State.FAILED not in kinds
+    assert all("node-a" in s.detail for s in watch.states if s.state == State.RETRYING)
+    await watch.stop()
+    await until(lambda: not followers_of(path), "the remote tail to end")
+
+
+async def test_silent_connection_is_found_by_keepalives(cluster: SshdCluster, tmp_path: Path) -> None:
+    path = tmp_path / "quiet.log"
+    path.write_text("")
+    watch = Watch(SshFileSource(cluster.node("node-a", keepalive_interval=0.3), str(path)))
+    await watch.until(lambda: State.STREAMING in watch.kinds(), "streaming")
+    frozen = cluster["node-a"].freeze_connections()
+    try:
+        await write_lines(path, ["during the silence"])
+        await watch.until(lambda: watch.lines == ["during the silence"], "the line after the keepalive gave up")
+        assert "keepalive" in next(s.detail for s in watch.states if s.state == State.RETRYING)
+    finally:
+        for pid in frozen:
+            os.kill(pid, 9)
+    await watch.stop()
+
+
+async def test_rotation_and_truncation_move_the_cursor_to_the_new_file(cluster: SshdCluster, tmp_path: Path) -> None:
+    path = tmp_path / "rotated.log"
+    path.write_text("old 1\nold 2\n")
+    source = SshFileSource(cluster.node("node-a"), str(path))
+    got: list[str] = []
+    cursors: list[int | float | str] = []
+
+    async def read(cursor: int | None) -> None:
+        async for received in source.stream(cursor):
+            got.extend(received.lines)
+            cursors.append(received.cursor)
+
+    reading = asyncio.create_task(read(None))
+    await until(lambda: got == ["old 1", "old 2"], "the first lines")
+    assert cursors[-1] == len("old 1\nold 2\n")
+    path.rename(tmp_path / "rotated.log.1")  # logrotate's create mode
+    path.write_text("new 1\npartial")
+    await until(lambda: got[2:] == ["new 1"], "the replaced file")
+    assert cursors[-1] == len("new 1\n")
+    with path.open("a") as fh:
+        fh.write(" end\n")
+    await until(lambda: got[3:] == ["partial end"], "the rest of the partial line")
+    path.write_bytes(b"")  # copytruncate: the file is emptied in place
+    await until(lambda: cursors[-1] == 0, "the truncation")
+    path.write_text("after truncation\n")
+    await until(lambda: got[4:] == ["after truncation"], "the line after the truncation")
+    reading.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reading
+    resume = int(cursors[-1])
+    assert resume == len("after truncation\n")
+    path.write_text("after truncation\nwhile away\n")
+    reading = asyncio.create_task(read(resume))
+    await until(lambda: got[5:] == ["while away"], "the line written while away")
+    path.write_text("short\n")  # truncated while away and now shorter than the cursor: read from the start
+    reading.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reading
+    reading = asyncio.create_task(read(int(cursors[-1])))
+    await until(lambda: got[6:] == ["short"], "the file read again from its start")
+    reading.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reading
+    assert got == ["old 1", "old 2", "new 1", "partial end", "after truncation", "while away", "short"]
+
+
+@pytest.mark.parametrize("piece", [1, 7, 1000])
+def test_tail_notices_split_anywhere_end_the_partial_line_only_on_a_switch(piece: int) -> None:
+    data = (
+        b"a\r\nb\npart"
+        + b"M-1: '/f' has been replaced;  following new file\n"
+        + b"new\nx"
+        + b"M-1: '/f' has become inaccessible: No such file or directory\n"
+        + b"y\nlog line mentioning M-1 without the colon\n"
+    )
+    reader = _TailReader(b"M-1: ", 10)
+    lines = [line for at in range(0, len(data), piece) for line in reader.feed(data[at : at + piece])]
+    assert lines == ["a", "b", "part", "new", "xy", "log line mentioning M-1 without the colon"]
+    assert reader.offset == len(b"new\nxy\nlog line mentioning M-1 without the colon\n")
+    assert reader.notice == "'/f' has become inaccessible: No such file or directory"
+
+
+async def test_file_that_appears_later_and_odd_names(cluster: SshdCluster, tmp_path: Path) -> None:
+    path = tmp_path / "it's a $(name) with spaces; rm -rf ~.log"
+    watch = Watch(SshFileSource(cluster.node("node-a"), str(path)))
+    await watch.until(lambda: State.STREAMING in watch.kinds(), "streaming before the file exists")
+    path.write_bytes(b"\x1b[31mred\x1b[0m \xff bytes\r\nsecond\n")
+    await watch.until(lambda: len(watch.lines) == 2, "the file's lines")
+    assert watch.lines == ["red \ufffd bytes", "second"]
+    await watch.stop()
+
+
+# -- refusals and unreachable nodes --------------------------------------------------------------------
+
+
+async def test_unreachable_host_is_retried(cluster: SshdCluster) -> None:
+    watch = Watch(SshFileSource(cluster.node("down"), "/var/log/syslog"))
+    await watch.until(lambda: watch.kinds().count(State.RETRYING) >= 3, "three retries")
+    await watch.stop()
+    retry = next(s for s in watch.states if s.state == State.RETRYING)
+    assert retry.detail.startswith("down: cannot connect to down: Connection refused; retrying in ")
+    assert State.STREAMING not in watch.kinds()
+
+
+async def refused(source: LiveSource) -> list[StateChange]:
+    """Run ``source`` under the supervisor and return its states; it must fail without any retry."""
+    states: list[StateChange] = []
+
+    async def no_sleep(delay: float) -> None:
+        raise AssertionError("a refused source was retried")
+
+    async def deliver(name: str, received: Received) -> None:
+        raise AssertionError("a refused source delivered lines")
+
+    await asyncio.wait_for(supervise(source, deliver, states.append, sleep=no_sleep), 30)
+    assert [s.state for s in states] == [State.CONNECTING, State.FAILED]
+    assert "\n" not in states[-1].detail
+    return states
+
+
+async def test_refused_key_fails_without_retry(cluster: SshdCluster) -> None:
+    states = await refused(SshFileSource(cluster.node("node-a-refused"), "/etc/hostname"))
+    assert states[-1].detail.startswith("node-a-refused: authentication refused")
+
+
+async def test_changed_host_key_fails_even_when_trusting_new_keys(cluster: SshdCluster, tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text(cluster.known_hosts_line("node-a", key_of="node-b"))
+    for trust in (False, True):
+        node = cluster.node("node-a", known_hosts=known, trust_new_host_key=trust)
+        states = await refused(SshFileSource(node, "/etc/hostname"))
+        a = cluster["node-a"]
+        assert f"the host key of [{a.address}]:{a.port} has CHANGED" in states[-1].detail
+        assert "ssh-keygen -R" in states[-1].detail
+    assert known.read_text() == cluster.known_hosts_line("node-a", key_of="node-b")
+
+
+async def test_unknown_host_key_is_refused_until_trusted_explicitly(
+    cluster: SshdCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    known = tmp_path / "ssh" / "known_hosts"
+    states = await refused(SshFileSource(cluster.node("node-b", known_hosts=known), "/etc/hostname"))
+    b = cluster["node-b"]
+    assert f"the host key of [{b.address}]:{b.port} (SHA256:" in states[-1].detail
+    assert "ssh-keyscan" in states[-1].detail and not known.exists()
+    with caplog.at_level(logging.WARNING):
+        await cluster.node("node-b", known_hosts=known, trust_new_host_key=True).run("true", "trust")
+    assert known.read_text() == cluster.known_hosts_line("node-b")
+    assert oct(known.stat().st_mode & 0o777) == "0o600"
+    assert "trusted the new host key" in caplog.text
+    assert await cluster.node("node-b", known_hosts=known).run("echo ok", "again") == b"ok\n"
+
+
+async def test_missing_command_is_refused(cluster: SshdCluster) -> None:
+    node = cluster.node("node-a")
+    with pytest.raises(SourceRefused, match=r"^probe: cannot run the command on node-a: .*not-a-command.*not found"):
+        await node.run("not-a-command", "probe")
+    with pytest.raises(SourceUnavailable, match=r"^probe: the command on node-a ended \(exit 3\)$"):
+        await node.run("sh -c 'exit 3'", "probe")
+
+
+# -- ProxyJump and the agent ---------------------------------------------------------------------------
+
+
+async def test_proxy_jump_carries_the_stream(cluster: SshdCluster, tmp_path: Path) -> None:
+    path = tmp_path / "behind.log"
+    expected = [f"behind {i}" for i in range(60)]
+    watch = Watch(SshFileSource(cluster.node("node-b-via-a"), str(path)))
+    await watch.until(lambda: State.STREAMING in watch.kinds(), "streaming")
+    await write_lines(path, expected[:30])
+    await watch.until(lambda: len(watch.lines) == 30, "the first half")
+    assert cluster["node-a"].kill_connections() >= 1  # cutting the jump host cuts the stream behind it
+    writer = asyncio.create_task(write_lines(path, expected[30:]))
+    await watch.until(lambda: watch.kinds().count(State.STREAMING) == 2, "a stream through a new jump")
+    await writer
+    await watch.until(lambda: len(watch.lines) >= len(expected), "every line")
+    assert watch.lines == expected and State.RETRYING in watch.kinds()
+    await watch.stop()
+
+
+async def test_agent_supplies_the_key(cluster: SshdCluster, tmp_path: Path) -> None:
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    try:
+        await until(sock.exists, "the agent")
+        env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(cluster.user_key)], env=env, check=True)
+        node = cluster.node("node-a-refused", agent=str(sock))  # its IdentityFile is refused; the agent's key is not
+        assert await node.run("echo agent", "agent") == b"agent\n"
+    finally:
+        agent.terminate()
+        agent.wait()
+
+
+# -- journal, Ray, Docker ------------------------------------------------------------------------------
+
+
+async def test_journal_resumes_after_its_cursor(cluster: SshdCluster) -> None:
+    unit = f"sparktui-test-{os.getpid()}.service"
+    journal = cluster.journal
+    journal.write(unit, b"before start")
+    journal.write("other.service", b"not ours")
+    journal.write(unit, b"two\nlines")
+    journal.write(unit, b"bad \xff byte")
+    watch = Watch(SshJournalSource(cluster.node("node-b"), unit))
+    await watch.until(lambda: len(watch.lines) >= 4, "the entries written before")
+    for i in range(40):
+        journal.write(unit, f"entry {i}".encode())
+        if i == 15:
+            await watch.until(lambda: len(watch.lines) > 12, "some entries")
+            cluster["node-b"].kill_connections()
+        await asyncio.sleep(0.01)
+    await watch.until(lambda: watch.lines[-1:] == ["entry 39"], "the last entry")
+    assert watch.lines == ["before start", "two", "lines", "bad \ufffd byte"] + [f"entry {i}" for i in range(40)]
+    assert State.RETRYING in watch.kinds()
+    await watch.stop()
+
+
+async def test_ray_session_logs_are_followed_over_one_node(cluster: SshdCluster, tmp_path: Path) -> None:
+    logs = tmp_path / "session_latest" / "logs"
+    (logs / "events").mkdir(parents=True)
+    for real in RAY.iterdir():
+        (logs / real.name).write_bytes(real.read_bytes())
+    made = ["raylet.err", "gcs_server.err", "monitor.out", "monitor.err", "python-core-driver-01000000ffff_4242.log"]
+    made += [f"worker-{w:040x}-01000000-{3000 + w}.{s}" for w in range(2) for s in ("out", "err")]
+    made += [f"python-core-worker-{w:040x}_{3000 + w}.log" for w in range(2)]
+    for name in made:
+        (logs / name).write_text(f"{name} first\n")
+    for ignored in ("debug_state.txt", "raylet.out.1", "events/event_GCS.log"):
+        (logs / ignored).write_text("not followed\n")
+    node = cluster.node("node-a")
+    sources = await ray_session_sources(node, str(logs))
+    followed = sorted({"dashboard.log", "dashboard_agent.log", "gcs_server.out", "monitor.log", "raylet.out", *made})
+    assert [s.name for s in sources] == [f"node-a:ray/{name}" for name in followed]
+    assert all(s.node == "node-a" and s.path == f"{logs}/{s.name.removeprefix('node-a:ray/')}" for s in sources)
+    watches = [Watch(s) for s in sources]  # more streams than sshd's MaxSessions (10) on one node
+    for name in made:
+        with (logs / name).open("a") as fh:
+            fh.write(f"{name} second\n")
+    for watch, name in zip(watches, followed, strict=True):
+        expected = (logs / name).read_text().splitlines()
+        await watch.until(lambda w=watch, e=expected: w.lines == e, f"all of {name}")
+    for watch in watches:
+        await watch.stop()
+    with pytest.raises(SourceUnavailable, match=r"^node-a:ray: the command on node-a ended \(exit 1\): find: "):
+        await ray_session_sources(node, str(tmp_path / "no-session"))
+
+
+async def test_docker_socket_forward_survives_a_reconnect(cluster: SshdCluster, tmp_path: Path) -> None:
+    remote = tmp_path / "engine.sock"
+
+    async def engine(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await reader.readline()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK" if request.startswith(b"GET /_ping") else b"")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_unix_server(engine, str(remote))
+    node = cluster.node("node-a")
+
+    async def ping(path: str) -> bytes:
+        reader, writer = await asyncio.open_unix_connection(path)
+        writer.write(b"GET /_ping HTTP/1.1\r\nHost: docker\r\n\r\n")
+        reply = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        return reply
+
+    try:
+        local = await forward_docker_socket(node, str(remote))
+        assert oct(Path(local).parent.stat().st_mode & 0o777) == "0o700"
+        assert (await ping(local)).endswith(b"\r\n\r\nOK")
+        cluster["node-a"].kill_connections()
+        await until(lambda: not cluster["node-a"].sessions(), "the connection to drop")
+        assert await forward_docker_socket(node, str(remote)) == local
+        assert (await ping(local)).endswith(b"\r\n\r\nOK")
+        await node.close()
+        assert not Path(local).exists()
+    finally:
+        server.close()
+
+
+# -- the same diagnosis as reading the files -----------------------------------------------------------
+
+
+async def test_fixture_logs_over_ssh_give_the_same_diagnosis(
+    cluster: SshdCluster, catalogue: Catalogue, tmp_path: Path
+) -> None:
+    reference = Analyzer(catalogue)
+    live = Analyzer(catalogue)
+    watches: list[Watch] = []
+    for name, host in (("rank0.log", "node-a"), ("rank1.log", "node-b")):
+        file = FileSource(NCCL / name, name)
+        node = file.default_node()
+        reference.add_source(name, node)
+        for block in file.blocks():
+            reference.feed(name, block)
+        live.add_source(name, node)
+        watches.append(Watch(SshFileSource(cluster.node(host), str(tmp_path / name), name=name)))
+
+    async def copy_in_pieces(watch: Watch, host: str) -> None:
+        """Write the log in odd-sized pieces (never on line boundaries); cut the connection half-way."""
+        data = (NCCL / watch.source.name).read_bytes()
+        pieces = [data[at : at + 397] for at in range(0, len(data), 397)]
+        with (tmp_path / watch.source.name).open("ab", buffering=0) as fh:
+            for i, piece in enumerate(pieces):
+                if i == len(pieces) // 2:
+                    await watch.until(lambda: len(watch.lines) > 0, "the first lines")
+                    assert cluster[host].kill_connections() >= 1
+                fh.write(piece)
+                await asyncio.sleep(0.01)
+
+    await asyncio.gather(copy_in_pieces(watches[0], "node-a"), copy_in_pieces(watches[1], "node-b"))
+    expected = {s.name: s.lines for s in reference.finish().sources}
+    for watch in watches:
+        await watch.until(lambda w=watch: len(w.lines) >= expected[w.source.name], "every line")
+        assert State.RETRYING in watch.kinds()
+        live.feed(watch.source.name, "\n".join(watch.lines))
+        await watch.stop()
+    diagnosis = live.finish()
+    assert diagnosis.as_dict() == reference.finish().as_dict()
+    assert diagnosis.findings[0].signature == "nccl-second-communicator-not-joined"
+    assert sorted(diagnosis.findings[0].nodes) == ["spark-a", "spark-b"]
+
+
+# -- addresses -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("uri", "parsed"),
+    [
+        ("ssh://gpu-1/var/log/vllm.log", SshUri(None, "gpu-1", None, "file", "/var/log/vllm.log")),
+        ("ssh://me@gpu-1:2222/tmp/a%20b.log", SshUri("me", "gpu-1", 2222, "file", "/tmp/a b.log")),
+        ("ssh://gpu-1/docker/vllm-head", SshUri(None, "gpu-1", None, "docker", "vllm-head")),
+        ("ssh://gpu-1/journal/ray@head.service", SshUri(None, "gpu-1", None, "journal", "ray@head.service")),
+        ("ssh://root@[fd00::2]:22/ray", SshUri("root", "fd00::2", 22, "ray", "")),
+        ("ssh://gpu-1//docker/x.log", SshUri(None, "gpu-1", None, "file", "/docker/x.log")),
+    ],
+)
+def test_ssh_uris(uri: str, parsed: SshUri) -> None:
+    assert parse_ssh_uri(uri) == parsed
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("docker://vllm", "not an ssh:// address"),
+        ("ssh:///var/log/x.log", "no host"),
+        ("ssh://gpu-1:99999/x.log", "the port must be a number"),
+        ("ssh://gpu-1:0/x.log", "the port must be a number"),
+        ("ssh://me:secret@gpu-1/x.log", "passwords are not accepted"),
+        ("ssh://gpu-1", "name a file"),
+        ("ssh://gpu-1/var/log/", "name a file"),
+        ("ssh://gpu-1/docker/", "expected ssh://host/docker/<container"),
+        ("ssh://gpu-1/docker/a;b", "expected ssh://host/docker/<container"),
+        ("ssh://gpu-1/journal/a b", "expected ssh://host/journal/<systemd unit>"),
+        ("ssh://gpu-1/ray/extra", "takes nothing after it"),
+        ("ssh://gpu-1/x.log?y", "'?' and '#' are not allowed"),
+        ("ssh://gpu-1/x%0A.log", "control characters"),
+    ],
+)
+def test_bad_ssh_uris(uri: str, message: str) -> None:
+    with pytest.raises(ValueError, match=r"^[^\n]+$") as error:
+        parse_ssh_uri(uri)
+    assert message in str(error.value)
