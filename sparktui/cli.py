@@ -30,9 +30,9 @@ from sparktui.core.events import Severity
 from sparktui.core.examples import check
 from sparktui.core.live import LiveSession
 from sparktui.core.pipeline import diagnose_files
-from sparktui.core.sources.base import State, StateChange
+from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChange
 from sparktui.core.sources.discover import discover
-from sparktui.core.sources.uri import UriError, open_live
+from sparktui.core.sources.uri import Opener, UriError
 from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.render import SEVERITY_STYLE, markdown, print_text
 
@@ -70,13 +70,23 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--follow", action="store_true", help="keep reading as the sources grow (live sources)")
     d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
     d.add_argument(
+        "--trust-new-host-key",
+        action="store_true",
+        help="record SSH host keys seen for the first time (a changed key is still refused)",
+    )
+    d.add_argument(
         "--no-spool",
         action="store_true",
         help="with --follow: do not keep a copy of the received lines (kept by default, as a bundle)",
     )
 
-    o = sub.add_parser("open", help="open the cockpit on log files or directories (also: sparktui SOURCE...)")
+    o = sub.add_parser("open", help="open the cockpit on sources (also: sparktui SOURCE...)")
     o.add_argument("sources", nargs="*", metavar="SOURCE")
+    o.add_argument(
+        "--trust-new-host-key",
+        action="store_true",
+        help="record SSH host keys seen for the first time (a changed key is still refused)",
+    )
     o.add_argument("--signatures", action="append", default=[], metavar="DIR")
     m = sub.add_parser("demo", help="replay a built-in incident captured from real runs")
     m.add_argument("--speed", type=float, default=DEMO_SPEED, help=f"times real time (default {DEMO_SPEED:g})")
@@ -277,13 +287,14 @@ def _cockpit(args: argparse.Namespace) -> int:
             loaded = bundle.load(Path(args.sources[0]))
             incident = Incident(f"replay: {loaded.title}", loaded, speed=1.0)
         else:
-            try:
-                live = open_live(args.sources)
-            except UriError as exc:
-                raise UsageError(str(exc)) from None
-            incident = Incident(" ".join(args.sources), live=tuple(live))
+            incident = Incident(" ".join(args.sources), live=tuple(_open(args.sources, args)))
     else:
-        incident = None
+        found = config.find()
+        if found is not None:
+            cluster = config.load(found)
+            incident = Incident(f"cluster {found}", live=tuple(_open(cluster.source_uris(), args)))
+        else:
+            incident = None
     SparkApp(incident, catalogue, demo=demo).run()
     return 0
 
@@ -314,7 +325,7 @@ def parse_duration(text: str) -> float:
 def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) -> Diagnosis:
     seconds = parse_duration(args.duration) if args.duration else None
     try:
-        sources = open_live(args.sources)
+        sources = Opener(trust_new_host_key=args.trust_new_host_key).open(args.sources)
     except UriError as exc:
         raise UsageError(str(exc)) from None
     show = not args.quiet and err.is_terminal
@@ -342,6 +353,13 @@ def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) ->
     if spool is not None and not args.quiet:
         err.print(Text(f"sparktui: received lines kept in {spool.path} (sparktui replay / diagnose it)", style="dim"))
     return diagnosis
+
+
+def _open(arguments: list[str], args: argparse.Namespace) -> list[LiveSource | SourceGroup]:
+    try:
+        return Opener(trust_new_host_key=getattr(args, "trust_new_host_key", False)).open(arguments)
+    except UriError as exc:
+        raise UsageError(str(exc)) from None
 
 
 class _Nothing:

@@ -8,13 +8,23 @@ then mean "no progress for N seconds".
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from sparktui.core.analysis import Analyzer
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.diagnosis import Diagnosis
-from sparktui.core.sources.base import LiveSource, Received, State, StateChange, supervise
+from sparktui.core.sources.base import (
+    Backoff,
+    LiveSource,
+    Received,
+    SourceGroup,
+    SourceRefused,
+    SourceUnavailable,
+    State,
+    StateChange,
+    supervise,
+)
 from sparktui.core.spool import Spool
 
 QUEUE_BATCHES = 256
@@ -25,7 +35,7 @@ class LiveSession:
     """Runs ``sources`` into an :class:`Analyzer`; ``on_state`` and ``on_lines`` let a front end watch."""
 
     catalogue: Catalogue
-    sources: Sequence[LiveSource]
+    sources: Sequence[LiveSource | SourceGroup]
     on_state: Callable[[StateChange], None] = lambda change: None
     on_lines: Callable[[LiveSource, Received], None] = lambda source, received: None
     queue_batches: int = QUEUE_BATCHES
@@ -35,10 +45,15 @@ class LiveSession:
 
     def __post_init__(self) -> None:
         self.analyzer = Analyzer(self.catalogue)
-        self._by_name = {s.name: s for s in self.sources}
+        self._by_name: dict[str, LiveSource] = {}
         for source in self.sources:
-            self.analyzer.add_source(source.name, source.node)
+            if isinstance(source, LiveSource):
+                self._add(source)
         self._start = 0.0
+
+    def _add(self, source: LiveSource) -> None:
+        self._by_name[source.name] = source
+        self.analyzer.add_source(source.name, source.node)
 
     def elapsed(self) -> float:
         return asyncio.get_running_loop().time() - self._start
@@ -54,7 +69,8 @@ class LiveSession:
         async def deliver(name: str, received: Received) -> None:
             await queue.put((name, received))
 
-        producers = [asyncio.create_task(supervise(s, deliver, self._report)) for s in self.sources]
+        producers = [asyncio.create_task(supervise(s, deliver, self._report)) for s in self._by_name.values()]
+        producers += [asyncio.create_task(self._group(g, deliver)) for g in self.sources if isinstance(g, SourceGroup)]
         consumer = asyncio.create_task(self._consume(queue))
         try:
             await asyncio.wait(producers, timeout=seconds)
@@ -68,6 +84,26 @@ class LiveSession:
             if self.spool is not None:
                 self.spool.close()
         return self.diagnosis()
+
+    async def _group(self, group: SourceGroup, deliver: Callable[[str, Received], Awaitable[None]]) -> None:
+        """Expand a group (retrying like a source until it is refused), then supervise what it found."""
+        backoff = Backoff()
+        while True:
+            self._report(StateChange(group.name, State.CONNECTING))
+            try:
+                found = await group.expand()
+                break
+            except SourceRefused as exc:
+                self._report(StateChange(group.name, State.FAILED, str(exc)))
+                return
+            except SourceUnavailable as exc:
+                delay = backoff.next_delay()
+                self._report(StateChange(group.name, State.RETRYING, f"{exc}; retrying in {delay:.1f} s"))
+                await asyncio.sleep(delay)
+        self._report(StateChange(group.name, State.ENDED, f"{len(found)} sources"))
+        for source in found:
+            self._add(source)
+        await asyncio.gather(*(supervise(s, deliver, self._report) for s in found))
 
     async def _consume(self, queue: asyncio.Queue[tuple[str, Received]]) -> None:
         while True:
@@ -87,6 +123,6 @@ class LiveSession:
     def _report(self, change: StateChange) -> None:
         if change.state is not State.EVENT:
             self.states[change.source] = change
-        if change.state is State.FAILED:
+        if change.state is State.FAILED and change.source in self._by_name:
             self.analyzer.source_failed(change.source, change.detail)
         self.on_state(change)

@@ -22,7 +22,7 @@ from sparktui.core import catalogue as cat
 from sparktui.core import playbooks as pb
 from sparktui.core.bundle import Bundle
 from sparktui.core.diagnosis import Diagnosis
-from sparktui.core.sources.base import LiveSource
+from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.render import markdown
 from sparktui.tui.bindings import bindings
 from sparktui.tui.feed import Batch, Feeder, LiveFeeder, bundle_timeline
@@ -41,7 +41,7 @@ class Incident:
 
     title: str
     bundle: Bundle | None = None
-    live: tuple[LiveSource, ...] = ()
+    live: tuple[LiveSource | SourceGroup, ...] = ()
     speed: float = 0.0
 
 

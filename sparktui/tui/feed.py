@@ -16,7 +16,7 @@ from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.live import LiveSession
-from sparktui.core.sources.base import LiveSource, Received, State, StateChange
+from sparktui.core.sources.base import LiveSource, Received, SourceGroup, State, StateChange
 from sparktui.core.text import display
 
 BATCH_SECONDS = 0.1
@@ -145,7 +145,9 @@ class LiveFeeder:
     """Runs a :class:`LiveSession` and posts what arrived every :data:`BATCH_SECONDS`, with a fresh
     diagnosis every :data:`DIAGNOSE_SECONDS` (stalls then read "no progress for N seconds")."""
 
-    def __init__(self, catalogue: Catalogue, sources: Sequence[LiveSource], post: Callable[[Batch], None]) -> None:
+    def __init__(
+        self, catalogue: Catalogue, sources: Sequence[LiveSource | SourceGroup], post: Callable[[Batch], None]
+    ) -> None:
         self.session = LiveSession(catalogue, sources, on_state=self._state, on_lines=self._lines)
         self.post = post
         self.paused = threading.Event()  # the view stops following; the sources keep streaming

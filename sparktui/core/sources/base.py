@@ -73,6 +73,17 @@ class LiveSource(ABC):
     def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]: ...
 
 
+class SourceGroup(ABC):
+    """A name that stands for several sources found only once connected (every Ray log of a node, a
+    container reached through a forwarded socket). ``expand`` returns them, or raises
+    :class:`SourceUnavailable` / :class:`SourceRefused` like a source does."""
+
+    name: str
+
+    @abstractmethod
+    async def expand(self) -> list[LiveSource]: ...
+
+
 @dataclass(slots=True)
 class Backoff:
     """Exponential back-off with full jitter, reset after a stream has run for a while."""

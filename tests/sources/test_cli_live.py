@@ -1,0 +1,65 @@
+"""`sparktui diagnose --follow --for` over real SSH: the same root cause as reading the files. (A silent
+hang needs its stall time to pass before a live session names it: tests/test_stages.py covers that.)"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sparktui.cli import main
+from tests.sources.sshd import SshdCluster
+
+from ..conftest import FIXTURES
+
+HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname"
+
+
+def home_for(cluster: SshdCluster, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home whose ~/.ssh reaches the test nodes, as a user's would."""
+    (home / ".ssh").mkdir(parents=True, mode=0o700)
+    shutil.copy(cluster.ssh_config, home / ".ssh" / "config")
+    shutil.copy(cluster.known_hosts, home / ".ssh" / "known_hosts")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+
+
+def test_follow_over_ssh(
+    sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for rank in ("rank0.log", "rank1.log"):
+        shutil.copy(IFNAME / rank, logs / rank)
+    code = main(
+        [
+            "diagnose",
+            "--follow",
+            "--for",
+            "6s",
+            "--json",
+            "--no-spool",
+            f"ssh://node-a/{logs}/rank0.log",
+            f"ssh://node-b/{logs}/rank1.log",
+        ]
+    )
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert code == 1, (captured.err, doc["sources"], doc["findings"])
+    assert doc["findings"][0]["signature"] == "nccl-socket-ifname-no-interface"
+    expected = [len((IFNAME / r).read_text().splitlines()) for r in ("rank0.log", "rank1.log")]
+    assert [s["lines"] for s in doc["sources"]] == expected
+
+
+def test_an_unknown_host_key_is_refused_with_one_line(
+    sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    (tmp_path / "home" / ".ssh" / "known_hosts").write_text("")
+    main(["diagnose", "--follow", "--for", "3s", "--json", "--no-spool", f"ssh://node-a/{HANG}/rank0.log"])
+    err = capsys.readouterr().err
+    assert "failed" in err and "node-a" in err and "Traceback" not in err
