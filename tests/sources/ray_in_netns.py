@@ -1,0 +1,335 @@
+"""The Ray source against a real Ray head and a real worker node (CPU only), started by these tests.
+
+test_ray.py runs this module inside a network namespace that has only ``lo`` (``unshare --net``), the
+one place where Ray keeps 127.0.0.1: with any route outside, Ray replaces a loopback address by the
+machine's outside address. The head (127.0.0.1) and the worker (127.0.0.2) each run ``ray start --block``
+in a PID namespace of their own, so stopping a node kills exactly its processes, and a parent-death
+signal takes them down if this process dies. A driver (ray_driver.py) keeps one actor on each node and
+makes it print numbered lines into that node's worker log on command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, cast
+
+import pytest
+
+from sparktui.core.sources.base import Backoff, Cursor, Received, State, StateChange, supervise
+from sparktui.core.sources.ray import DEFAULT_GLOBS, RayLogs, RayLogSource, ray_log_sources
+from sparktui.core.text import decode
+
+ADDRESS = "ray://127.0.0.1:6379"
+GCS = ("127.0.0.1", 6379)
+HEAD_IP, WORKER_IP = "127.0.0.1", "127.0.0.2"
+DRIVER = Path(__file__).with_name("ray_driver.py")
+RAY = [sys.executable, "-m", "ray.scripts.scripts"]
+NODE_ARGS = ["--num-cpus", "1", "--num-gpus", "0", "--object-store-memory", "100000000", "--disable-usage-stats"]
+# The GCS declares a stopped node dead after about 5 s instead of about 15 s: long enough to see the head
+# still list it while its agent is gone.
+FAST_HEALTH_CHECKS = {
+    "RAY_health_check_initial_delay_ms": "0",
+    "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_timeout_ms": "1000",
+    "RAY_health_check_failure_threshold": "5",
+}
+
+
+def wait_until(condition: Callable[[], object], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        time.sleep(0.2)
+
+
+async def until(condition: Callable[[], object], what: str, seconds: float = 30) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"{what}: not within {seconds} s"
+        await asyncio.sleep(0.05)
+
+
+@dataclass
+class RayNode:
+    ip: str
+    temp: Path  # its --temp-dir
+    process: subprocess.Popen[bytes]  # unshare, whose child `ray start --block` is its PID namespace's init
+    node_id: str = ""
+
+    def log(self, filename: str) -> Path:
+        return self.temp / "session_latest" / "logs" / filename
+
+    def stop(self) -> None:
+        """Kill the node's PID namespace: unshare's death kills its init, and with it every process."""
+        self.process.kill()
+        self.process.wait()
+
+
+@dataclass
+class RayCluster:
+    head: RayNode
+    worker: RayNode
+
+
+def start_node(root: Path, name: str, ip: str, args: list[str], env: dict[str, str]) -> RayNode:
+    temp = root / name
+    command = ["setpriv", "--pdeathsig", "KILL", "unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
+    command += [*RAY, "start", "--block", "--node-ip-address", ip, "--temp-dir", str(temp), *NODE_ARGS, *args]
+    with (root / f"{name}.log").open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    return RayNode(ip, temp, process)
+
+
+def gcs_listening() -> bool:
+    try:
+        socket.create_connection(GCS, timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def alive_nodes() -> dict[str, str]:
+    """Node IP -> node id of the alive nodes, or nothing while the head's state API is not up."""
+    from ray.util.state import list_nodes
+
+    try:
+        return {n.node_ip: n.node_id for n in list_nodes(address="127.0.0.1:6379", timeout=5) if n.state == "ALIVE"}
+    except Exception:  # the dashboard is still starting
+        return {}
+
+
+def agent_answers(node_id: str) -> bool:
+    """Whether the head relays the node's log listing (its agent registers a while after the node)."""
+    from ray.util.state import list_logs
+
+    try:
+        list_logs(address="127.0.0.1:6379", node_id=node_id, glob_filter="raylet.out", timeout=5)
+    except Exception:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[RayCluster]:
+    interfaces = [name for _, name in socket.if_nameindex()]
+    assert interfaces == ["lo"], f"run this module through test_ray.py (inside `unshare --net`), not with {interfaces}"
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    root = Path(tempfile.mkdtemp(prefix="sparktui-ray-"))  # short: Ray's socket paths live below it
+    env = {**os.environ, "HOME": str(root / "home"), "RAY_USAGE_STATS_ENABLED": "0", **FAST_HEALTH_CHECKS}
+    env.pop("RAY_ADDRESS", None)
+    nodes: list[RayNode] = []
+    try:
+        nodes.append(
+            start_node(root, "head", HEAD_IP, ["--head", "--port", "6379", "--include-dashboard", "true"], env)
+        )
+        wait_until(gcs_listening, 60, "the head's GCS port")
+        # Both nodes share this machine: the worker's agent needs a port other than the head's (52365).
+        worker_args = ["--address", "127.0.0.1:6379", "--dashboard-agent-listen-port", "52366"]
+        nodes.append(start_node(root, "worker", WORKER_IP, worker_args, env))
+        wait_until(lambda: len(alive_nodes()) == 2, 90, "head and worker alive in the state API")
+        ids = alive_nodes()
+        for node in nodes:
+            node.node_id = ids[node.ip]
+            wait_until(lambda n=node: agent_answers(n.node_id), 60, f"the agent of {node.ip}")
+        yield RayCluster(*nodes)
+    finally:
+        for node in nodes:
+            node.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class RayDriver:
+    """Steers ray_driver.py; ``pids`` are its actors' process ids (head's, worker's)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self._process, self._stdin = process, process.stdin
+        self._answers: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, args=(process.stdout,), daemon=True).start()
+        self.pids = [int(p) for p in self._expect("READY", 120)]
+
+    def _read(self, stdout: IO[str]) -> None:
+        for line in stdout:
+            self._answers.put(line)
+
+    def _expect(self, word: str, seconds: float) -> list[str]:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                line = self._answers.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"the Ray driver did not say {word} within {seconds} s") from None
+            if line.startswith(word):
+                return line.split()[1:]
+
+    def _command(self, command: str) -> None:
+        self._stdin.write(command + "\n")
+        self._stdin.flush()
+        self._expect("DONE", 60)
+
+    def emit(self, node: int, tag: str, start: int, stop: int) -> list[str]:
+        """Make the actor on node ``node`` (0: head, 1: worker) print numbered lines; returns them."""
+        self._command(f"emit {node} {tag} {start} {stop}")
+        return [f"{tag} {i}" for i in range(start, stop)]
+
+    def raw(self, node: int, data: bytes) -> None:
+        self._command(f"raw {node} {data.hex()}")
+
+    def stop(self) -> None:
+        self._process.kill()
+        self._process.wait()
+
+
+@pytest.fixture(scope="module")
+def ray_driver(ray_cluster: RayCluster) -> Iterator[RayDriver]:
+    env = {**os.environ, "HOME": str(ray_cluster.head.temp.parent / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
+    command = [
+        sys.executable,
+        "-u",
+        str(DRIVER),
+        "127.0.0.1:6379",
+        ray_cluster.head.node_id,
+        ray_cluster.worker.node_id,
+    ]
+    with (ray_cluster.head.temp.parent / "driver.log").open("w") as errors:
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True, env=env
+        )
+    driver = RayDriver(process)
+    try:
+        yield driver
+    finally:
+        driver.stop()
+
+
+def actor_log(driver: RayDriver, node: int, ip: str) -> RayLogSource:
+    (source,) = ray_log_sources(ADDRESS, f"worker-*-{driver.pids[node]}.out", node_filter=ip)
+    return source
+
+
+def file_lines(path: Path) -> list[str]:
+    """The complete lines of a file, decoded as the source decodes them."""
+    data = path.read_bytes()
+    return [decode(raw.removesuffix(b"\r")) for raw in data[: data.rfind(b"\n")].split(b"\n")]
+
+
+def tagged(lines: list[str], tag: str) -> list[str]:
+    return [line for line in lines if line.startswith(f"{tag} ")]
+
+
+async def test_ray_lists_every_alive_nodes_files(ray_cluster: RayCluster) -> None:
+    sources = ray_log_sources(ADDRESS)
+    pairs = {(s.node, s.filename) for s in sources}
+    assert {(HEAD_IP, "raylet.out"), (HEAD_IP, "gcs_server.out"), (WORKER_IP, "raylet.out")} <= pairs
+    assert (WORKER_IP, "gcs_server.out") not in pairs  # only the head runs the GCS
+    assert all(any(fnmatch.fnmatchcase(f, g) for g in DEFAULT_GLOBS) for _, f in pairs)
+    assert len({s.name for s in sources}) == len(sources)
+    assert f"{ADDRESS}/{WORKER_IP}/raylet.out" in {s.name for s in sources}
+    assert {s.node_id for s in sources if s.node == WORKER_IP} == {ray_cluster.worker.node_id}
+
+    worker_raylet = ray_log_sources(ADDRESS, "raylet.*", node_filter=WORKER_IP)
+    assert [(s.node, s.filename) for s in worker_raylet] == [(WORKER_IP, "raylet.err"), (WORKER_IP, "raylet.out")]
+    assert ray_log_sources(ADDRESS, "raylet.out", node_filter="no-such-node") == []
+    assert {s.filename for s in ray_log_sources(ADDRESS, "*", node_filter=HEAD_IP)} >= {"dashboard.log", "raylet.out"}
+    assert [s.name for s in await RayLogs(ADDRESS, "raylet.*", node_filter=WORKER_IP).expand()] == [
+        s.name for s in worker_raylet
+    ]
+
+
+async def collect(stream: AsyncIterator[Received], got: list[str], done: Callable[[], bool]) -> Cursor:
+    """Read ``stream`` into ``got`` until ``done()``; returns the cursor after the last batch."""
+    async with asyncio.timeout(60):
+        async for received in stream:
+            got.extend(received.lines)
+            if done():
+                return received.cursor
+    raise AssertionError("the stream ended")
+
+
+def opened(source: RayLogSource, cursor: Cursor | None) -> AsyncGenerator[Received, None]:
+    return cast(AsyncGenerator[Received, None], source.stream(cursor))
+
+
+async def test_ray_task_lines_arrive_once_in_order_across_a_reconnect(
+    ray_cluster: RayCluster, ray_driver: RayDriver
+) -> None:
+    source = actor_log(ray_driver, 1, WORKER_IP)
+    assert source.node == WORKER_IP
+    got: list[str] = []
+    writing = asyncio.create_task(asyncio.to_thread(ray_driver.emit, 1, "first", 0, 3000))
+    first = opened(source, None)
+    cursor = await collect(first, got, lambda: len(tagged(got, "first")) >= 300)
+    await first.aclose()  # the connection closes mid-stream, while the actor still prints
+    written = await writing
+    # While nothing reads: more lines, half a line, bytes that are not UTF-8 and a colour code.
+    written += await asyncio.to_thread(ray_driver.emit, 1, "second", 0, 500)
+    await asyncio.to_thread(ray_driver.raw, 1, b"half a line")
+    resumed = opened(source, cursor)
+    await collect(resumed, got, lambda: len(tagged(got, "second")) == 500)
+    await asyncio.to_thread(ray_driver.raw, 1, b" completed \xff\xfe \x1b[31mred\x1b[0m\r\nlast\n")
+    await collect(resumed, got, lambda: got[-1] == "last")
+    await resumed.aclose()
+
+    assert tagged(got, "first") + tagged(got, "second") == written
+    assert got[-2:] == ["half a line completed \ufffd\ufffd red", "last"]  # one line, as written, made safe
+    assert got == file_lines(ray_cluster.worker.log(source.filename))
+
+
+async def test_ray_worker_node_stopped_mid_stream(ray_cluster: RayCluster, ray_driver: RayDriver) -> None:
+    head_actor, worker_actor = actor_log(ray_driver, 0, HEAD_IP), actor_log(ray_driver, 1, WORKER_IP)
+    (worker_raylet,) = ray_log_sources(ADDRESS, "raylet.out", node_filter=WORKER_IP)
+    sources = [head_actor, worker_actor, worker_raylet]
+    got: dict[str, list[str]] = {s.name: [] for s in sources}
+    states: list[StateChange] = []
+
+    async def deliver(name: str, received: Received) -> None:
+        got[name].extend(received.lines)
+
+    def seen(source: RayLogSource, state: State, text: str = "") -> list[StateChange]:
+        return [c for c in states if c.source == source.name and c.state is state and text in c.detail]
+
+    tasks = [asyncio.create_task(supervise(s, deliver, states.append, Backoff(first=0.2, limit=0.5))) for s in sources]
+    try:
+        on_head = await asyncio.to_thread(ray_driver.emit, 0, "head", 0, 300)
+        on_worker = await asyncio.to_thread(ray_driver.emit, 1, "worker", 0, 300)
+        await until(lambda: tagged(got[head_actor.name], "head") == on_head, "the head actor's lines")
+        await until(lambda: tagged(got[worker_actor.name], "worker") == on_worker, "the worker actor's lines")
+
+        ray_cluster.worker.stop()
+        # Listed before the head declares the node dead: its agent cannot list files, so its raylet.out
+        # stands for it, and will say what is wrong.
+        listed = ray_log_sources(ADDRESS, node_filter=WORKER_IP)
+        assert [(s.node, s.filename) for s in listed] == [(WORKER_IP, "raylet.out")]
+        for source in (worker_actor, worker_raylet):
+            await until(lambda s=source: seen(s, State.RETRYING, "is dead"), f"{source.name} retrying, node dead")
+        on_head += await asyncio.to_thread(ray_driver.emit, 0, "head", 300, 600)
+        await until(lambda: tagged(got[head_actor.name], "head") == on_head, "the head's lines after the stop")
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    assert not seen(head_actor, State.RETRYING) and not seen(head_actor, State.FAILED)
+    broken = seen(worker_actor, State.RETRYING)
+    assert all("\n" not in c.detail for c in broken)
+    assert any(c.detail.startswith(f"node {WORKER_IP} is dead") for c in broken), broken
+    assert not seen(worker_actor, State.FAILED)
+    # What each file holds arrived once, in order (the worker's files stay on this machine). The raylet
+    # may have written its last lines after its agent stopped relaying: those cannot arrive.
+    assert got[head_actor.name] == file_lines(ray_cluster.head.log(head_actor.filename))
+    assert got[worker_actor.name] == file_lines(ray_cluster.worker.log(worker_actor.filename))
+    raylet = file_lines(ray_cluster.worker.log("raylet.out"))
+    assert got[worker_raylet.name] == raylet[: len(got[worker_raylet.name])]
