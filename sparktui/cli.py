@@ -180,6 +180,8 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
     if args.follow:
         diagnosis = _follow(args, catalogue, err)
         _print_diagnosis(args, diagnosis)
+        if diagnosis.sources and all(s.error and not s.lines for s in diagnosis.sources):
+            return USAGE_ERROR  # nothing could be read at all
         worst = diagnosis.worst()
         return 1 if worst is not None and worst >= fail_on else 0
     sources, problems = discover(args.sources)

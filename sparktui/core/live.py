@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sparktui.core.analysis import Analyzer
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.events import SourceSummary
 from sparktui.core.sources.base import (
     Backoff,
     LiveSource,
@@ -59,7 +60,12 @@ class LiveSession:
         return asyncio.get_running_loop().time() - self._start
 
     def diagnosis(self) -> Diagnosis:
-        return self.analyzer.finish(now=self.elapsed())
+        diagnosis = self.analyzer.finish(now=self.elapsed())
+        for group in self.sources:  # a group that never found its sources still says why
+            change = self.states.get(group.name)
+            if isinstance(group, SourceGroup) and change is not None and change.state is not State.ENDED:
+                diagnosis.sources.append(SourceSummary(group.name, "", 0, f"{change.state.value}: {change.detail}"))
+        return diagnosis
 
     async def run(self, seconds: float | None = None) -> Diagnosis:
         """Stream until ``seconds`` have passed (or every source has ended), then return the diagnosis."""

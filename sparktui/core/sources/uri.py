@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparktui.core.sources.base import LiveSource, SourceGroup
+from sparktui.core.sources.base import LiveSource, SourceGroup, SourceRefused
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.follow import FollowedFile
 
@@ -98,7 +98,16 @@ def _docker(arg: str) -> LiveSource:
 
 
 def _ray(arg: str) -> SourceGroup:
-    raise UriError(f"{arg}: ray:// sources are not available in this version")
+    """``ray://head[:port]`` (every alive node's important logs) or ``ray://head[:port]/GLOB`` (the files
+    whose names match)."""
+    from sparktui.core.sources import ray
+
+    address, _, glob = arg.split("://", 1)[1].partition("/")
+    try:
+        ray.parse_address(address)
+    except SourceRefused as exc:
+        raise UriError(str(exc)) from None
+    return ray.RayLogs(address, glob or None)
 
 
 def _local(arg: str) -> list[LiveSource]:
