@@ -2,8 +2,9 @@
 
 :class:`DockerSource` follows one container by name, on the local engine or on any engine the SDK can
 reach (``unix://`` a socket forwarded from another node, ``tcp://``, ``ssh://``). The SDK blocks, so each
-log stream is read by its own thread that hands batches to the event loop through a bounded queue: a
-slow consumer stops the thread reading, and the engine waits.
+log stream is read by its own thread that hands batches to the event loop through a bounded buffer: a
+slow consumer stops the thread reading, and the engine waits. Short calls (inspect, events) run in the
+event loop's default executor.
 
 Resuming. Docker stamps every log message with the time its copier read it, but the stamps are not in
 file order: the parts of a line longer than 16 KiB all carry the stamp of the first part, even when the
@@ -25,6 +26,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import docker
@@ -42,10 +44,13 @@ MARGIN = 2 * 10**9
 PARTIAL_HOLD = 600 * 10**9
 #: Seconds between looks at a container that is not running, while waiting for it to run again.
 POLL = 0.5
-#: Batches in flight between a log thread and the event loop.
-QUEUE_SLOTS = 64
+#: The engine's log buffer: a longer line is logged in parts of this many bytes, all with the first stamp.
+PART = 16 * 1024
+#: Lines a log thread buffers before it waits for the event loop to take them.
+BUFFERED_LINES = 4096
 
 _STAMP = re.compile(rb"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z")
+_STAMP_AHEAD = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ")
 _SDK_ERRORS = (DockerException, RequestException, HTTPError, OSError)
 _RUNNING = frozenset({"running", "paused"})
 
@@ -55,8 +60,12 @@ def nanoseconds(stamp: bytes) -> int:
     m = _STAMP.fullmatch(stamp)
     if m is None:
         raise ValueError(f"not a Docker time stamp: {stamp[:40]!r}")
-    seconds = int(datetime.fromisoformat(m[1].decode()).replace(tzinfo=UTC).timestamp())
-    return seconds * 10**9 + int((m[2] or b"").ljust(9, b"0"))
+    return _seconds(m[1]) * 10**9 + int((m[2] or b"").ljust(9, b"0"))
+
+
+@lru_cache(maxsize=256)
+def _seconds(stamp: bytes) -> int:
+    return int(datetime.fromisoformat(stamp.decode()).replace(tzinfo=UTC).timestamp())
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,17 +158,30 @@ class LogReader:
 
 def tty_messages(chunks: Iterator[bytes]) -> Iterator[bytes]:
     """The messages of a container with a terminal, whose logs come as one byte stream: one per line
-    (each starts with its stamp), the last one possibly without its newline."""
+    (each starts with its stamp), the last one possibly without its newline. A line longer than the
+    engine's :data:`PART` bytes came as several messages; they are told apart by the stamp that follows
+    each full part."""
     pending = bytearray()
     for chunk in chunks:
         pending += chunk
         if b"\n" not in chunk:
             continue
         *complete, rest = bytes(pending).split(b"\n")
-        yield from (line + b"\n" for line in complete)
+        for line in complete:
+            yield from _parts(line + b"\n")
         pending = bytearray(rest)
     if pending:
-        yield bytes(pending)
+        yield from _parts(bytes(pending))
+
+
+def _parts(message: bytes) -> Iterator[bytes]:
+    while True:
+        cut = message.find(b" ") + 1 + PART
+        if len(message) <= cut or not _STAMP_AHEAD.match(message, cut):
+            yield message
+            return
+        yield message[:cut]
+        message = message[cut:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,10 +239,11 @@ _MISSING = ("missing",)
 
 
 class _Pump:
-    """Reads one log stream in its own thread and hands :class:`Received` batches to the event loop.
+    """Reads one log stream in its own thread and hands batches of lines to the event loop.
 
-    At most :data:`QUEUE_SLOTS` batches wait at a time; beyond that the thread stops reading (and the
-    engine stops sending) until the consumer catches up. Errors of the SDK arrive as exceptions.
+    The thread adds lines to a buffer of at most :data:`BUFFERED_LINES`; while it is full the thread
+    stops reading (and the engine stops sending). The consumer takes everything buffered at once, so a
+    busy stream costs one wake-up per batch, not one per line. Errors of the SDK arrive as exceptions.
     """
 
     def __init__(self, logs: CancellableStream[bytes], reader: LogReader, tty: bool, name: str) -> None:
@@ -228,9 +251,12 @@ class _Pump:
         self._reader = reader
         self._tty = tty
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[Received | BaseException | None] = asyncio.Queue()
-        self._slots = threading.Semaphore(QUEUE_SLOTS)
-        self._stop = threading.Event()
+        self._ready = asyncio.Event()  # set (on the loop) when lines or the end wait in the buffer
+        self._room = threading.Condition()  # guards the four fields below
+        self._lines: list[str] = []
+        self._cursor = ""
+        self._end: BaseException | bool = False  # True at the end of the stream, or what the SDK raised
+        self._stopped = False
         threading.Thread(target=self._run, name=f"docker logs {name}", daemon=True).start()
 
     def _run(self) -> None:
@@ -239,50 +265,58 @@ class _Pump:
             messages = tty_messages(self._logs) if self._tty else iter(self._logs)
             for message in messages:
                 lines = reader.feed(message)
-                if lines and not self._put(Received(tuple(lines), reader.cursor())):
+                if lines and not self._hand(lines):
                     return
             lines = reader.finish()
-            if lines and not self._put(Received(tuple(lines), reader.cursor())):
+            if lines and not self._hand(lines):
                 return
-            self._put(None)
+            self._finish(True)
         except Exception as exc:
-            self._put(exc)
+            self._finish(exc)
 
-    def _put(self, item: Received | BaseException | None) -> bool:
-        while not self._slots.acquire(timeout=POLL):
-            if self._stop.is_set():
+    def _hand(self, lines: list[str]) -> bool:
+        with self._room:
+            while len(self._lines) >= BUFFERED_LINES and not self._stopped:
+                self._room.wait()
+            if self._stopped:
                 return False
-        if self._stop.is_set():
-            return False
+            wake = not self._lines
+            self._lines += lines
+            self._cursor = self._reader.cursor()
+        return self._wake() if wake else True
+
+    def _finish(self, end: BaseException | bool) -> None:
+        with self._room:
+            self._end = end
+        self._wake()
+
+    def _wake(self) -> bool:
         try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+            self._loop.call_soon_threadsafe(self._ready.set)
         except RuntimeError:  # the event loop is closed
             return False
         return True
 
     async def batches(self) -> AsyncIterator[Received]:
-        """Everything waiting at once becomes one batch; returns at the end of the stream."""
+        """Everything buffered becomes one batch; returns at the end of the stream."""
         while True:
-            item = await self._queue.get()
-            self._slots.release()
-            lines: list[str] = []
-            cursor: Cursor | None = None
-            while isinstance(item, Received):
-                lines += item.lines
-                cursor = item.cursor
-                if self._queue.empty():
-                    break
-                item = self._queue.get_nowait()
-                self._slots.release()
-            if cursor is not None:
+            await self._ready.wait()
+            with self._room:
+                self._ready.clear()
+                lines, self._lines = self._lines, []
+                cursor, end = self._cursor, self._end
+                self._room.notify()
+            if lines:
                 yield Received(tuple(lines), cursor)
-            if isinstance(item, BaseException):
-                raise item
-            if item is None:
+            if isinstance(end, BaseException):
+                raise end
+            if end:
                 return
 
     def close(self) -> None:
-        self._stop.set()
+        with self._room:
+            self._stopped = True
+            self._room.notify()
         with suppress(*_SDK_ERRORS):  # already closed by the engine
             self._logs.close()
 
@@ -378,7 +412,7 @@ class DockerSource(LiveSource):
             async for received in pump.batches():
                 yield received
         except _SDK_ERRORS as exc:
-            raise problem(exc, self.engine, self.container) from None
+            raise problem(exc, self.engine, self.container, "lost the connection to") from None
         finally:
             pump.close()
 
@@ -391,7 +425,9 @@ class DockerSource(LiveSource):
         if not after.running:
             self._reported = after.key
             raise SourceUnavailable(after.describe(self.container))
-        if after.id == before.id and after.started_at == before.started_at:
+        if after.id != before.id:
+            raise SourceUnavailable(f"container {self.container} was replaced by a new container of that name")
+        if after.started_at == before.started_at:
             raise SourceUnavailable(f"{self.engine} closed the log stream of container {self.container}")
         died = await asyncio.to_thread(_exit_between, client, before, after)
         how = f" after exiting with {died}" if died else ""
@@ -415,7 +451,9 @@ def _exit_between(client: docker.DockerClient, before: _Look, after: _Look) -> s
                 code = str(event.get("Actor", {}).get("Attributes", {}).get("exitCode", ""))
     except _SDK_ERRORS:
         return ""
-    return f"code {code}" + (" (OOM killed)" if oom else "") if code else ""
+    if not code:
+        return ""
+    return f"code {code}" + (" (OOM killed)" if oom else "")
 
 
 def connect(base_url: str | None) -> docker.DockerClient:
@@ -430,8 +468,11 @@ def connect(base_url: str | None) -> docker.DockerClient:
         raise problem(exc, engine) from None
 
 
-def problem(exc: BaseException, engine: str, container: str | None = None) -> SourceUnavailable | SourceRefused:
-    """The one-line error for something the SDK raised."""
+def problem(
+    exc: BaseException, engine: str, container: str | None = None, doing: str = "cannot reach"
+) -> SourceUnavailable | SourceRefused:
+    """The one-line error for something the SDK raised (``doing`` what to the engine, when it is not an
+    answer of the engine's)."""
     if isinstance(exc, APIError):
         reason = _one_line(str(exc.explanation or exc))
         subject = f"container {container}" if container else engine
@@ -442,8 +483,8 @@ def problem(exc: BaseException, engine: str, container: str | None = None) -> So
     if isinstance(cause, PermissionError):
         return SourceRefused(f"permission denied on {engine} (is this user allowed to use Docker?)")
     if isinstance(cause, OSError) and cause.strerror:
-        return SourceUnavailable(f"cannot reach {engine}: {cause.strerror}")
-    return SourceUnavailable(f"cannot reach {engine}: {_one_line(str(cause) or type(cause).__name__)}")
+        return SourceUnavailable(f"{doing} {engine}: {cause.strerror}")
+    return SourceUnavailable(f"{doing} {engine}: {_one_line(str(cause) or type(cause).__name__)}")
 
 
 def _root_cause(exc: BaseException) -> BaseException:
