@@ -110,6 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the exact commands per node and run nothing")
     p.add_argument("--yes", action="store_true", help="do not ask before running")
 
+    v = sub.add_parser("discover", help="look at the nodes over SSH and write the cluster file")
+    v.add_argument("targets", nargs="+", metavar="[USER@]HOST[:PORT]")
+    v.add_argument("--output", default="sparktui.toml", metavar="FILE", help="where to write (default sparktui.toml)")
+    v.add_argument("--force", action="store_true", help="replace an existing file")
+    v.add_argument(
+        "--trust-new-host-key",
+        action="store_true",
+        help="record SSH host keys seen for the first time (a changed key is still refused)",
+    )
+
     c = sub.add_parser("catalogue", help="list, show and test signature files")
     csub = c.add_subparsers(dest="action", required=True)
     for name, text in (
@@ -132,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = ("diagnose", "open", "demo", "replay", "play", "catalogue")
+COMMANDS = ("diagnose", "open", "demo", "replay", "play", "discover", "catalogue")
 DEMO = "second-communicator"
 DEMO_SPEED = 20.0
 
@@ -150,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cockpit(args)
         if args.command == "play":
             return _play(args)
+        if args.command == "discover":
+            return _discover(args, err)
         return _catalogue(args)
     except (
         UsageError,
@@ -263,6 +275,25 @@ def _play(args: argparse.Namespace) -> int:
         raise UsageError(
             "running playbooks needs the action runner, which this version does not have yet; use --dry-run"
         )
+    return 0
+
+
+def _discover(args: argparse.Namespace, err: Console) -> int:
+    from sparktui import discovery
+
+    looks = asyncio.run(discovery.discover(args.targets, trust_new_host_key=args.trust_new_host_key))
+    for seen in looks:
+        if seen.problem:
+            err.print(Text(f"sparktui: {seen.target}: {seen.problem}", style="yellow"))
+    if all(seen.problem and not seen.hostname for seen in looks):
+        raise UsageError("no node could be reached; nothing written")
+    text = discovery.cluster_file(looks)
+    try:
+        discovery.write(Path(args.output), text, force=args.force)
+    except (FileExistsError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    sys.stdout.write(text)
+    err.print(Text(f"sparktui: wrote {args.output}", style="green"))
     return 0
 
 

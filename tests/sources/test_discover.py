@@ -1,0 +1,29 @@
+"""`sparktui discover` looks at real SSH test nodes and writes a cluster file that loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparktui import config
+from sparktui.cli import main
+from tests.sources.sshd import SshdCluster
+
+from .test_cli_live import home_for
+
+
+def test_discover_writes_a_usable_cluster_file(
+    sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    out = tmp_path / "sparktui.toml"
+    assert main(["discover", "node-a", "node-b", "--output", str(out)]) == 0
+    cluster = config.load(out)
+    assert [n.ssh for n in cluster.nodes] == ["node-a", "node-b"]
+    assert cluster.head.ssh == "node-a"
+    assert len({n.name for n in cluster.nodes}) == 2
+    assert main(["discover", "node-a", "--output", str(out)]) == 2  # never replaced without --force
+    assert "--force" in capsys.readouterr().err
+    assert main(["discover", "down", "--output", str(tmp_path / "other.toml")]) == 2
+    assert not (tmp_path / "other.toml").exists()
