@@ -44,9 +44,10 @@ async def look(target: str, *, trust_new_host_key: bool = False) -> NodeLook:
     seen = NodeLook(target)
     try:
         seen.hostname = (await node.run("hostname", f"{target}: hostname")).decode(errors="replace").strip()
-        ray_dir = await node.run("test -d /tmp/ray/session_latest && echo yes || true", f"{target}: ray")
+        # each remote command is exec'ed on its own: compound ones go through sh -c
+        ray_dir = await node.run(_sh("test -d /tmp/ray/session_latest && echo yes || true"), f"{target}: ray")
         seen.ray_session = ray_dir.strip() == b"yes"
-        found = await node.run(f"pgrep -af {shlex.quote(ENGINE_PROCESSES)} || true", f"{target}: processes")
+        found = await node.run(_sh(f"pgrep -af {shlex.quote(ENGINE_PROCESSES)} || true"), f"{target}: processes")
         seen.processes = [line for line in found.decode(errors="replace").splitlines() if "pgrep" not in line]
         try:
             socket = await ssh.forward_docker_socket(node)
@@ -58,6 +59,10 @@ async def look(target: str, *, trust_new_host_key: bool = False) -> NodeLook:
     finally:
         await node.close()
     return seen
+
+
+def _sh(command: str) -> str:
+    return f"sh -c {shlex.quote(command)}"
 
 
 def cluster_file(looks: list[NodeLook]) -> str:

@@ -19,6 +19,7 @@ def test_discover_writes_a_usable_cluster_file(
     home_for(sshd_cluster, tmp_path / "home", monkeypatch)
     out = tmp_path / "sparktui.toml"
     assert main(["discover", "node-a", "node-b", "--output", str(out)]) == 0
+    assert "could not look at this node: node-a:" not in out.read_text().replace("docker:", "")
     cluster = config.load(out)
     assert [n.ssh for n in cluster.nodes] == ["node-a", "node-b"]
     assert cluster.head.ssh == "node-a"

@@ -395,13 +395,20 @@ class _Writer(Protocol):
 
     def write_eof(self) -> None: ...
 
+    def close(self) -> None: ...
+
 
 async def _copy(reader: _Reader, writer: _Writer) -> None:
-    with contextlib.suppress(OSError, asyncssh.Error):
+    """Copy until end of input; when either end fails (the SSH connection dropped), close the writer so
+    the other side sees it too, instead of waiting forever on a half that will never speak again."""
+    try:
         while data := await reader.read(CHUNK):
             writer.write(data)
             await writer.drain()
         writer.write_eof()
+    except (OSError, asyncssh.Error):
+        with contextlib.suppress(OSError, asyncssh.Error):
+            writer.close()
 
 
 def _reason(exc: BaseException) -> str:
