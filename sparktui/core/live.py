@@ -47,6 +47,7 @@ class LiveSession:
     def __post_init__(self) -> None:
         self.analyzer = Analyzer(self.catalogue)
         self._by_name: dict[str, LiveSource] = {}
+        self._expanded: set[str] = set()
         for source in self.sources:
             if isinstance(source, LiveSource):
                 self._add(source)
@@ -63,7 +64,7 @@ class LiveSession:
         diagnosis = self.analyzer.finish(now=self.elapsed())
         for group in self.sources:  # a group that never found its sources still says why
             change = self.states.get(group.name)
-            if isinstance(group, SourceGroup) and change is not None and change.state is not State.ENDED:
+            if isinstance(group, SourceGroup) and group.name not in self._expanded and change is not None:
                 diagnosis.sources.append(SourceSummary(group.name, "", 0, f"{change.state.value}: {change.detail}"))
         return diagnosis
 
@@ -106,6 +107,7 @@ class LiveSession:
                 delay = backoff.next_delay()
                 self._report(StateChange(group.name, State.RETRYING, f"{exc}; retrying in {delay:.1f} s"))
                 await asyncio.sleep(delay)
+        self._expanded.add(group.name)
         self._report(StateChange(group.name, State.ENDED, f"{len(found)} sources"))
         for source in found:
             self._add(source)

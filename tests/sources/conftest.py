@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.sources.dockerd import Containers, DockerEngine, start_engine, stop_engine
 from tests.sources.sshd import SshdCluster, start_cluster, stop_cluster
 
 
@@ -17,3 +18,23 @@ def sshd_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdClust
         yield cluster
     finally:
         stop_cluster(cluster)
+
+
+@pytest.fixture(scope="session")
+def docker_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DockerEngine]:
+    engine = start_engine(tmp_path_factory.mktemp("dockerd"))
+    try:
+        yield engine
+    finally:
+        stop_engine(engine)
+
+
+@pytest.fixture
+def docker_containers(docker_engine: DockerEngine, tmp_path: Path) -> Iterator[Containers]:
+    control = tmp_path / "control"
+    control.mkdir()
+    containers = Containers(docker_engine, control)
+    try:
+        yield containers
+    finally:
+        containers.remove_all()

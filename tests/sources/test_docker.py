@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
@@ -38,31 +38,11 @@ from sparktui.core.sources.files import FileSource
 from sparktui.core.sources.ssh import forward_docker_socket
 from sparktui.core.text import decode
 from tests.conftest import FIXTURES
-from tests.sources.dockerd import Containers, DockerEngine, log_lines, start_engine, stop_engine
+from tests.sources.dockerd import Containers, DockerEngine, log_lines
 from tests.sources.sshd import SshdCluster
 
 RAY_BACKEND = "vllm/ray-backend-without-ray/server.log"
 PORT_IN_USE = "vllm/port-in-use/server.log"
-
-
-@pytest.fixture(scope="session")
-def docker_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DockerEngine]:
-    engine = start_engine(tmp_path_factory.mktemp("dockerd"))
-    try:
-        yield engine
-    finally:
-        stop_engine(engine)
-
-
-@pytest.fixture
-def docker_containers(docker_engine: DockerEngine, tmp_path: Path) -> Iterator[Containers]:
-    control = tmp_path / "control"
-    control.mkdir()
-    containers = Containers(docker_engine, control)
-    try:
-        yield containers
-    finally:
-        containers.remove_all()
 
 
 class Watch:

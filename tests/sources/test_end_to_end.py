@@ -1,0 +1,87 @@
+"""The live-sources issue's end-to-end check: one `sparktui diagnose --follow --for` over a file on an SSH
+node, a container on an SSH node (through its forwarded Docker socket) and a local container, while the
+SSH connections are cut and come back. Every line arrives once and every failure in the logs is named.
+(The Ray log API has its own end-to-end test in a loopback-only network namespace: test_ray.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sparktui.cli import main
+from tests.conftest import FIXTURES
+from tests.sources.dockerd import Containers, DockerEngine, log_lines
+from tests.sources.sshd import SshdCluster
+
+from .test_cli_live import home_for
+
+NODE_SOCKET = Path("/var/run/docker.sock")
+IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname" / "rank0.log"
+RAY_BACKEND = "vllm/ray-backend-without-ray/server.log"
+PORT_IN_USE = "vllm/port-in-use/server.log"
+
+
+@pytest.fixture
+def node_docker_socket(docker_engine: DockerEngine) -> Iterator[None]:
+    """The test nodes are this machine: their Docker socket, where a node's engine listens, is the test
+    engine's."""
+    engine = docker_engine.base_url.removeprefix("unix://")
+    if NODE_SOCKET.exists() or NODE_SOCKET.is_symlink():
+        if os.path.realpath(NODE_SOCKET) != os.path.realpath(engine):
+            pytest.fail(f"{NODE_SOCKET} belongs to another Docker engine; the test nodes need it for theirs")
+        yield
+        return
+    NODE_SOCKET.symlink_to(engine)
+    try:
+        yield
+    finally:
+        NODE_SOCKET.unlink()
+
+
+def test_follow_everything_while_connections_drop(
+    sshd_cluster: SshdCluster,
+    docker_containers: Containers,
+    node_docker_socket: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    monkeypatch.setenv("DOCKER_HOST", docker_containers.engine.base_url)
+    local = docker_containers.create(log=RAY_BACKEND, env={"PAUSE_AT": "15"})
+    remote = docker_containers.create(log=PORT_IN_USE, env={"PAUSE_AT": "5"})
+    rank0 = IFNAME.read_text().splitlines(True)
+    path = tmp_path / "rank0.log"
+    path.write_text("".join(rank0[:12]))
+    uris = [f"ssh://node-a/{path}", f"ssh://node-b/docker/{remote}", f"docker://{local}"]
+    result: dict[str, int] = {}
+    run = threading.Thread(
+        target=lambda: result.setdefault(
+            "code", main(["diagnose", "--follow", "--for", "20s", "--json", "--no-spool", *uris])
+        )
+    )
+    run.start()
+    time.sleep(5)  # the window is fixed by --for: let every source connect and deliver its first part
+    for alias in ("node-a", "node-b"):
+        sshd_cluster[alias].kill_connections()
+    with path.open("a") as fh:
+        fh.writelines(rank0[12:])
+    (docker_containers.control / "go").touch()
+    run.join(timeout=60)
+    assert not run.is_alive()
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    found = {f["signature"] for f in doc["findings"]}
+    assert {"nccl-socket-ifname-no-interface", "vllm-ray-not-installed", "server-port-in-use"} <= found
+    lines = {s["name"]: s["lines"] for s in doc["sources"]}
+    assert lines[f"node-a:{path}"] == len(rank0)
+    assert lines[f"docker://{local}"] == len(log_lines(FIXTURES / RAY_BACKEND))
+    assert lines[f"ssh://node-b/docker/{remote}"] == len(log_lines(FIXTURES / PORT_IN_USE)), captured.err
+    assert "retrying" in captured.err  # the cut connections were seen, and recovered from
+    assert result["code"] == 1
