@@ -1,4 +1,5 @@
-"""Human-readable forms of a diagnosis: coloured text on a terminal (plain when piped) and Markdown.
+"""Human-readable forms of a diagnosis: coloured text on a terminal (plain when piped) and Markdown (made by
+:mod:`sparktui.core.report`, with the incident reports).
 
 Everything taken from a log has already been made inert by :func:`sparktui.core.text.display`; here it
 is also kept out of Rich's markup parser by building :class:`rich.text.Text` objects, never markup
@@ -13,6 +14,7 @@ from rich.text import Text
 
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Severity
+from sparktui.core.report import counts, diagnosis_markdown, sources_line
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -23,9 +25,8 @@ SEVERITY_STYLE = {
 
 
 def print_text(diagnosis: Diagnosis, console: Console) -> None:
-    total = sum(s.lines for s in diagnosis.sources)
-    head = Text(f"{len(diagnosis.sources)} sources, {total:,} lines, ", style="dim")
-    head.append(_counts(diagnosis), style="bold" if diagnosis.findings else "green")
+    head = Text(f"{sources_line(diagnosis)}, ", style="dim")
+    head.append(counts(diagnosis), style="bold" if diagnosis.findings else "green")
     console.print(head)
     for s in diagnosis.sources:
         if s.error:
@@ -40,14 +41,6 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
             line = Text(f"  {node}: ", style="bold")
             line.append("; ".join(f"{track} {phrase}" for track, phrase in sorted(tracks.items())))
             console.print(line)
-
-
-def _counts(diagnosis: Diagnosis) -> str:
-    if not diagnosis.findings:
-        return "no findings"
-    by = [sum(f.severity == s for f in diagnosis.findings) for s in reversed(Severity)]
-    parts = [f"{n} {s.label}" for n, s in zip(by, reversed(Severity), strict=True) if n]
-    return f"{len(diagnosis.findings)} finding{'s' if len(diagnosis.findings) != 1 else ''} ({', '.join(parts)})"
 
 
 def _finding(rank: int, f: Finding) -> Group:
@@ -84,41 +77,5 @@ def _evidence(e: Evidence) -> Padding:
 
 
 def markdown(diagnosis: Diagnosis) -> str:
-    out = ["# sparktui diagnosis", ""]
-    total = sum(s.lines for s in diagnosis.sources)
-    out += [f"{len(diagnosis.sources)} sources, {total:,} lines: {_counts(diagnosis)}.", ""]
-    for rank, f in enumerate(diagnosis.findings, 1):
-        out += [f"## {rank}. {f.title}", ""]
-        out += [
-            f"- **severity**: {f.severity.label}",
-            f"- **signature**: `{f.signature}` ({f.category})",
-            f"- **nodes**: {', '.join(f.nodes)}; seen {f.count}x, first at `{f.first_seen.source}:{f.first_seen.line}`",
-        ]
-        if f.facts:
-            out.append("- **facts**: " + ", ".join(f"`{k}={v}`" for k, v in f.facts.items()))
-        if f.remediations:
-            out.append("- **remediation**: " + ", ".join(f"`{r}`" for r in f.remediations))
-        out.append("")
-        if f.detail:
-            out += [f.detail, ""]
-        out += [f.explanation, ""]
-        for e in f.evidence[:6]:
-            out.append(f"`{e.source}:{e.line}` on **{e.node}**:")
-            out.append("```")
-            out += [*e.before, e.text, *e.after]
-            out += ["```", ""]
-    if diagnosis.stages:
-        out += [
-            "## Start-up stages",
-            "",
-            "| node | " + " | ".join(_tracks(diagnosis)) + " |",
-            "|---|" + "---|" * len(_tracks(diagnosis)),
-        ]
-        for node, tracks in sorted(diagnosis.stages.items()):
-            out.append(f"| {node} | " + " | ".join(tracks.get(t, "") for t in _tracks(diagnosis)) + " |")
-        out.append("")
-    return "\n".join(out)
-
-
-def _tracks(diagnosis: Diagnosis) -> list[str]:
-    return sorted({t for tracks in diagnosis.stages.values() for t in tracks})
+    """The diagnosis as Markdown (``sparktui diagnose --format md``)."""
+    return diagnosis_markdown(diagnosis)

@@ -4,12 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Services the tests start themselves (each test module starts and stops its own): tmux for the terminal
-# test, OpenSSH's server for the SSH sources, the Docker engine for the Docker sources.
+# test, OpenSSH's server for the SSH sources, the Docker engine for the Docker sources; and headless
+# Chromium, which renders the HTML report offline.
 need=()
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v busybox >/dev/null 2>&1 || need+=(busybox-static)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from sparktui.core import tomlfile
+
 MAX_BYTES = 64 << 20
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -113,21 +115,19 @@ class Spool:
         entry.size = 0
 
     def _manifest(self) -> None:
-        lines = ["format = 1", f"title = {_toml(self.title)}", f"created = {_toml(time.strftime('%Y-%m-%dT%H:%M:%S'))}"]
+        lines = [
+            "format = 1",
+            f"title = {tomlfile.string(self.title)}",
+            f"created = {tomlfile.string(time.strftime('%Y-%m-%dT%H:%M:%S'))}",
+        ]
         for entry in self._files.values():
             lines += [
                 "",
                 "[[sources]]",
-                f"name = {_toml(entry.file)}",
-                f"node = {_toml(entry.node)}",
-                f"origin = {_toml(entry.name)}",
+                f"name = {tomlfile.string(entry.file)}",
+                f"node = {tomlfile.string(entry.node)}",
+                f"origin = {tomlfile.string(entry.name)}",
             ]
         tmp = self.path / "bundle.toml.tmp"
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
         tmp.replace(self.path / "bundle.toml")
-
-
-def _toml(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    escaped = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped)
-    return f'"{escaped}"'

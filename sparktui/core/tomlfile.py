@@ -1,4 +1,5 @@
-"""Reading a TOML file the way every sparktui file is read: errors become the caller's one-line error."""
+"""Reading a TOML file the way every sparktui file is read (errors become the caller's one-line error), and
+writing a string value into one."""
 
 from __future__ import annotations
 
@@ -16,3 +17,10 @@ def read(path: Path, error: Callable[[str], Exception]) -> dict[str, Any]:
         raise error(f"cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise error(f"not valid TOML: {exc}") from None
+
+
+def string(value: str) -> str:
+    """``value`` as a TOML basic string, quoted and escaped (control characters as ``\\uXXXX``)."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped)
+    return f'"{escaped}"'

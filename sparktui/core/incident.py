@@ -1,0 +1,130 @@
+"""An incident: what the reports are made of (the diagnosis, the logs it came from, the launch command, the
+actions taken and the environment), and its redacted copy."""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from sparktui import __version__
+from sparktui.core.audit import AuditEntry
+from sparktui.core.bundle import Bundle
+from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.events import Evidence, Finding, Position, SourceSummary
+from sparktui.core.redact import Redactor
+from sparktui.core.sources.files import FileSource
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """Where sparktui ran, and what the user adds (environment variables, versions, ``nvidia-smi``...)."""
+
+    sparktui: str
+    python: str
+    platform: str
+    notes: str = ""
+
+    @classmethod
+    def current(cls, notes: str = "") -> Environment:
+        python = f"{platform.python_implementation()} {platform.python_version()}"
+        return cls(__version__, python, platform.platform(), notes)
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """Everything a report shows. ``logs`` are the sources the diagnosis read (copied into the exported
+    bundle with their timing); ``command`` is the launch command, if known."""
+
+    diagnosis: Diagnosis
+    title: str = "sparktui incident"
+    description: str = ""
+    logs: tuple[FileSource, ...] = ()
+    command: str = ""
+    audit: tuple[AuditEntry, ...] = ()
+    environment: Environment = field(default_factory=Environment.current)
+    created: datetime = field(default_factory=lambda: datetime.now(UTC))
+    duration_ms: int = 0
+    secrets_redacted: bool = False
+    hosts_replaced: bool = False
+
+    @classmethod
+    def of_bundle(
+        cls,
+        bundle: Bundle,
+        diagnosis: Diagnosis,
+        *,
+        command: str = "",
+        audit: Sequence[AuditEntry] = (),
+        environment: Environment | None = None,
+    ) -> Incident:
+        """The incident of a replayed bundle or a live session's spool, with its title, description and logs."""
+        return cls(
+            diagnosis,
+            title=bundle.title,
+            description=bundle.description,
+            logs=tuple(FileSource(s.path, s.name, s.node) for s in bundle.sources),
+            command=command,
+            audit=tuple(audit),
+            environment=environment or Environment.current(),
+            duration_ms=bundle.duration_ms,
+        )
+
+    def learn_hosts(self, redactor: Redactor) -> None:
+        """Show ``redactor`` every text of the report (not the logs), so it knows every host name before it
+        replaces any."""
+
+        def learn(text: str) -> str:
+            redactor.learn(text)
+            return text
+
+        self._map(learn, str)
+
+    def redacted(self, redactor: Redactor) -> Incident:
+        """A copy with every text taken from logs, commands and the user through ``redactor``, and every node
+        name through its node mapping. The catalogue's own words (titles, explanations) are kept."""
+        copy = self._map(redactor.text, redactor.node)
+        return replace(copy, secrets_redacted=redactor.secrets, hosts_replaced=redactor.anonymise_hosts)
+
+    def _map(self, text: Callable[[str], str], node: Callable[[str], str]) -> Incident:
+        d = self.diagnosis
+        diagnosis = Diagnosis(
+            [SourceSummary(text(s.name), node(s.node), s.lines, s.error and text(s.error)) for s in d.sources],
+            [_finding(f, text, node) for f in d.findings],
+            {node(n): {track: text(phrase) for track, phrase in tracks.items()} for n, tracks in d.stages.items()},
+        )
+        audit = tuple(
+            replace(a, command=text(a.command), node=node(a.node), output=text(a.output), step=text(a.step))
+            for a in self.audit
+        )
+        return replace(
+            self,
+            diagnosis=diagnosis,
+            title=text(self.title),
+            description=text(self.description),
+            command=text(self.command),
+            audit=audit,
+            environment=replace(self.environment, notes=text(self.environment.notes)),
+        )
+
+
+def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str]) -> Finding:
+    return replace(
+        f,
+        first_seen=Position(text(f.first_seen.source), f.first_seen.line),
+        nodes=[node(n) for n in f.nodes],
+        evidence=[
+            Evidence(
+                text(e.source),
+                e.line,
+                node(e.node),
+                text(e.text),
+                tuple(text(b) for b in e.before),
+                tuple(text(a) for a in e.after),
+            )
+            for e in f.evidence
+        ],
+        facts={k: text(v) for k, v in f.facts.items()},
+        detail=text(f.detail),
+    )

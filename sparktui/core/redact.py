@@ -1,0 +1,273 @@
+"""Redaction: secrets taken out of everything sparktui exports, host names and addresses replaced on request.
+
+Secrets are recognised by where they stand (``HF_TOKEN=…``, ``--api-key …``, ``"api_key": "…"``,
+``Authorization: Bearer …``, ``https://user:…@host``) and by their shape wherever they stand (Hugging
+Face, OpenAI-style, AWS, GitHub tokens, JWTs, PEM private keys). The name, the option or the scheme stays,
+so a reader still sees *that* a token was given; only the value becomes :data:`REDACTED`.
+
+With ``anonymise_hosts`` a :class:`Redactor` also replaces host names and addresses, consistently: the same
+host gets the same placeholder in every text, file name and node field it handles (``node-1``,
+``node-2`` ...). Host names are the names the logs put in a host position (the NCCL ``host:pid:tid``
+prefix, ``NCCL_HOSTID=``, ``MASTER_ADDR=``, ``--host``, ``--dist-init-addr``, a URL with a port, an
+``ssh://`` source) plus the names the caller gives (the cluster file's nodes); a node name made up from a
+file name (``head``, ``worker``) is not a host name and stays. Addresses are every IPv4 and IPv6 address
+except loopback and unspecified ones; they become documentation addresses (``198.51.100.N``,
+``2001:db8::N``) so a signature that expects an address still matches when the logs are analysed again.
+Call :meth:`Redactor.learn` on every text first, so a host seen only in the last file is replaced in the
+first one too.
+
+Every rule keeps to one line: redacting a log never changes its number of lines, so line numbers and
+``.times`` files stay true.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterable
+
+REDACTED = "[REDACTED]"
+
+_WORDS = r"(?:token|key|secret|password|passwd|pass|passphrase|credentials?|apikey)"
+_NAME = rf"(?:[A-Za-z0-9]+[_.-])*{_WORDS}"
+_QUOTED = r"'[^'\n]*'|\"[^\"\n]*\""
+_VALUE = rf"{_QUOTED}|\[[^\]\n]*\]|[^\s'\",;)}}\]&]+"
+#: Values that say no secret was given; they stay so the reader knows.
+_EMPTY = frozenset({"", "none", "null", "nil", "true", "false", REDACTED.lower()})
+
+#: Lower-case words of which every secret rule below needs one on the line it matches.
+_TRIGGER = re.compile(
+    r"token|key|secret|pass|credential|authori|bearer|://|hf_|sk-|akia|asia|gh[pousr]_|github_pat_|eyj"
+)
+_PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:'\"]*):([^\s/@'\"]+)@")
+_AUTHORIZATION = re.compile(
+    r"(\bauthorization['\"]?[ \t]*[:=][ \t]*['\"]?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?)([^\s'\",]+)",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})")
+_ARGV = re.compile(rf"((['\"])--?{_NAME}\2,[ \t]*)({_QUOTED})", re.IGNORECASE)
+_OPTION = re.compile(rf"(?<![\w-])(--?{_NAME}(?:=|[ \t]+))(?!-)({_VALUE})", re.IGNORECASE)
+_KEYED = re.compile(rf"((['\"]){_NAME}\2[ \t]*:[ \t]*)({_QUOTED}|\[[^\]\n]*\])", re.IGNORECASE)
+_ASSIGNED = re.compile(rf"(?<![\w.-])({_NAME}[ \t]*=[ \t]*)({_VALUE})", re.IGNORECASE)
+_SHAPES = re.compile(
+    r"\b(?:(?P<hf>hf_)[A-Za-z0-9]{20,}"
+    r"|(?P<sk>sk-)(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{20,}"
+    r"|(?P<aws>AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"
+    r"|(?P<gh>gh[pousr]_|github_pat_)[A-Za-z0-9_]{30,}"
+    r"|(?P<jwt>eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+)
+
+_HOST = r"[a-z0-9](?:[\w.-]{0,251}[a-z0-9])?"
+_HOST_OPTIONS = r"host|hostname|master[-_]addr|node[-_]ip[-_]address|dist[-_]init[-_]addr|address"
+#: Where logs name a host, matched in the lower-cased text: (a word the text must contain, the pattern whose
+#: group 1 is the host).
+_LEARN = (
+    ("nccl", re.compile(rf"(?m)^(?:\[[^\]\n]*\] ?)?(?:\([^)\n]*\) ?)?({_HOST}):\d+:\d+ \[\d+\] (?:\S+ )*?nccl ")),
+    ("host", re.compile(rf"host(?:name|id)(?:[ \t]*[=:][ \t]*| set by environment to )['\"]?({_HOST})")),
+    ("master_addr", re.compile(rf"master_addr[ \t]*[=:][ \t]*['\"]?({_HOST})")),
+    ("--", re.compile(rf"--(?:{_HOST_OPTIONS})[= \t]+['\"]?({_HOST})")),
+    ("://", re.compile(rf"://(?:[^@/\s]*@)?({_HOST}):\d")),
+    ("ssh://", re.compile(rf"ssh://(?:[^@/\s]*@)?({_HOST})")),
+)
+_NOT_HOSTS = frozenset({"localhost", "ip6-localhost", "none", "null", "true", "false", "auto"})
+_IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
+_IPV4_HINT = re.compile(r"\.\d{1,3}\.\d{1,3}\.\d")  # starts with a literal: searched far faster than _IPV4
+_IPV4_BEFORE = re.compile(r"[\w.]")
+_IPV4_AFTER = re.compile(r"\w|\.\d")
+_IPV6 = re.compile(
+    r"(?<![\w:.])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}"
+    r"|(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4})*)?::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4})*)?)(?![\w:])"
+)
+
+
+def redact(text: str) -> str:
+    """``text`` with its secrets replaced by :data:`REDACTED` (host names and addresses kept)."""
+    low = _ascii_lower(text)
+    if "private key" in low:
+        text = _PEM.sub(_pem, text)
+        low = _ascii_lower(text)
+    # Every rule needs one of the trigger words on its line, so only those lines are looked at closely.
+    pieces: list[str] = []
+    done = 0
+    m = _TRIGGER.search(low)
+    while m is not None:
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        end = len(text) if end < 0 else end
+        pieces += [text[done:start], _line(text[start:end], low[start:end])]
+        done = end
+        m = _TRIGGER.search(low, end)
+    return "".join([*pieces, text[done:]]) if pieces else text
+
+
+def _line(line: str, low: str) -> str:
+    for word, pattern, replacement in _LINE_RULES:
+        if word in low:
+            line = pattern.sub(replacement, line)
+    return line
+
+
+def _ascii_lower(text: str) -> str:
+    """Lower-cased ASCII letters, every other character kept: the same length, so positions still match."""
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+
+
+def _pem(m: re.Match[str]) -> str:
+    return "\n".join([REDACTED] * (m.group().count("\n") + 1))
+
+
+def _value(m: re.Match[str]) -> str:
+    lead, value = m.group(1), m.group(m.re.groups)
+    inner = value[1:-1] if value[:1] in "'\"" else value
+    if inner.strip().lower() in _EMPTY or inner.startswith("$"):
+        return m.group()
+    if value[:1] in "'\"":
+        return f"{lead}{value[0]}{REDACTED}{value[0]}"
+    return f"{lead}{REDACTED}"
+
+
+def _shape(m: re.Match[str]) -> str:
+    return f"{m.group(m.lastgroup) if m.lastgroup else ''}{REDACTED}"
+
+
+#: Rules for one line: (a word the lower-cased line must contain for the rule to apply, pattern, replacement).
+_LINE_RULES: tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    ("://", _URL_PASSWORD, rf"\1:{REDACTED}@"),
+    ("authori", _AUTHORIZATION, rf"\1{REDACTED}"),
+    ("bearer", _BEARER, rf"\1{REDACTED}"),
+    ("-", _ARGV, _value),
+    ("-", _OPTION, _value),
+    (":", _KEYED, _value),
+    ("=", _ASSIGNED, _value),
+    ("", _SHAPES, _shape),
+)
+
+
+class Redactor:
+    """Redacts secrets (unless ``secrets`` is false) and, with ``anonymise_hosts``, replaces host names and
+    addresses; ``hosts`` are names or addresses known to be hosts, numbered first, in the order given."""
+
+    def __init__(self, *, secrets: bool = True, anonymise_hosts: bool = False, hosts: Iterable[str] = ()) -> None:
+        self.secrets = secrets
+        self.anonymise_hosts = anonymise_hosts
+        self._names: dict[str, str] = {}  # lower-cased host name -> node-N
+        self._addresses: dict[str, str] = {}  # canonical address -> documentation address
+        self._counts = {4: 0, 6: 0}
+        for host in hosts if anonymise_hosts else ():
+            if _address(host):
+                self._placeholder(host)
+            else:
+                self._add(host)
+
+    def learn(self, text: str) -> None:
+        """Note the host names ``text`` puts in a host position (only when anonymising hosts)."""
+        if not self.anonymise_hosts:
+            return
+        low = _ascii_lower(text)
+        for word, pattern in _LEARN:
+            if word in low:
+                for name in pattern.findall(low):
+                    if name not in self._names and name not in _NOT_HOSTS and not name.isdigit() and not _address(name):
+                        self._add(name)
+
+    def text(self, text: str) -> str:
+        """``text`` with its secrets redacted and, when anonymising, its hosts and addresses replaced."""
+        if self.secrets:
+            text = redact(text)
+        if not self.anonymise_hosts:
+            return text
+        if self._names:
+            text = self._hosts(text)
+        return self._ipv6(self._ipv4(text))
+
+    def node(self, name: str) -> str:
+        """A node name as shown in a node field: its placeholder when it is a host or an address."""
+        if not self.anonymise_hosts:
+            return name
+        if _address(name):
+            return self._placeholder(name) or name
+        return self._names.get(name.lower(), name)
+
+    def _add(self, name: str) -> None:
+        if name.lower() not in self._names:
+            self._names[name.lower()] = f"node-{len(self._names) + 1}"
+
+    def _hosts(self, text: str) -> str:
+        """Host names replaced where they stand as a whole name (not inside a longer one); each is looked
+        for with ``str.find``, far faster than a pattern of all of them."""
+        low = _ascii_lower(text)
+        found: list[tuple[int, int, str]] = []
+        for name, placeholder in self._names.items():
+            start = low.find(name)
+            while start >= 0:
+                end = start + len(name)
+                if not (_in_name(low, start - 1) or _in_name(low, end)):
+                    found.append((start, -end, placeholder))
+                start = low.find(name, start + 1)
+        pieces: list[str] = []
+        done = 0
+        for start, end, placeholder in sorted(found):  # at one place, the longest name first
+            if start >= done:
+                pieces += [text[done:start], placeholder]
+                done = -end
+        return "".join([*pieces, text[done:]]) if pieces else text
+
+    def _ipv4(self, text: str) -> str:
+        """Addresses replaced; each is found from the ``.N.N.N`` it must hold, which is quick to search for."""
+        pieces: list[str] = []
+        done = 0
+        hint = _IPV4_HINT.search(text)
+        while hint is not None:
+            start = hint.start()
+            while start > hint.start() - 3 and start > done and text[start - 1].isdigit():
+                start -= 1
+            m = _IPV4.match(text, start)
+            if m is None or (start and _IPV4_BEFORE.match(text, start - 1)) or _IPV4_AFTER.match(text, m.end()):
+                hint = _IPV4_HINT.search(text, hint.start() + 1)  # part of a longer number, version or name
+                continue
+            pieces += [text[done:start], self._placeholder(m.group()) or m.group()]
+            done = m.end()
+            hint = _IPV4_HINT.search(text, done)
+        return "".join([*pieces, text[done:]]) if pieces else text
+
+    def _ipv6(self, text: str) -> str:
+        """Addresses replaced, on the lines that can hold one (a ``::`` or seven colons)."""
+        if "::" not in text and text.count(":") < 7:
+            return text
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            if "::" in line or line.count(":") >= 7:
+                lines[i] = _IPV6.sub(lambda m: self._placeholder(m.group()) or m.group(), line)
+        return "\n".join(lines)
+
+    def _placeholder(self, text: str) -> str | None:
+        """The documentation address standing for ``text``; None for what is not an address worth hiding."""
+        address = _address(text)
+        if address is None or address.is_loopback or address.is_unspecified:
+            return None
+        if address.version == 4 and address.packed[0] in (0, 255):  # 0.x and netmasks
+            return None
+        key = address.compressed
+        if key not in self._addresses:
+            n = self._counts[address.version]
+            self._counts[address.version] += 1
+            self._addresses[key] = (
+                f"198.51.{100 + n // 254}.{n % 254 + 1}" if address.version == 4 else f"2001:db8::{n + 1:x}"
+            )
+        return self._addresses[key]
+
+
+def _in_name(text: str, index: int) -> bool:
+    """Whether the character at ``index`` would continue a host name (so a match there is part of another)."""
+    return 0 <= index < len(text) and (text[index].isalnum() or text[index] in "_-")
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if address.version == 6 and len([g for g in text.split(":") if g]) < 2 and not address.is_loopback:
+        return None  # "c10d::" and the like: a C++ scope, not an address
+    return address

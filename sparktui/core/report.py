@@ -1,0 +1,286 @@
+"""Reports: a diagnosis or a whole incident as Markdown (ready to paste into a GitHub issue) and as JSON, and
+the pieces every human-readable form shares (the counts line, evidence grouped per node and numbered).
+
+Everything taken from a log, a command or the user is kept out of Markdown's way: log lines and commands go
+in fenced blocks longer than any run of backticks inside them, names in code spans, free text is
+backslash-escaped, so nothing from a log becomes a link, an image, a heading or raw HTML on GitHub.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.events import Evidence, Finding, Severity
+from sparktui.core.incident import Incident
+from sparktui.core.text import display
+
+#: The version of the report's own JSON keys, beside the diagnosis' ``version``.
+REPORT_VERSION = 1
+#: The most lines of one command's output shown in a report; the bundle's audit.json keeps them all.
+OUTPUT_LINES = 200
+INVENTORY_NOTE = (
+    "Not collected yet: the inventory of each node (driver, CUDA, NCCL, engine and image versions, and what "
+    "differs between nodes) comes with the inventory probes."
+)
+#: Markdown's special characters, and underscores that could start or end emphasis (not those inside a word).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_BACKTICKS = re.compile(r"`+")
+
+
+# -- shared by every human-readable form ---------------------------------------------------------------
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 line"``, ``"2 lines"``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def counts(diagnosis: Diagnosis) -> str:
+    """``"3 findings (1 critical, 2 warning)"`` or ``"no findings"``."""
+    if not diagnosis.findings:
+        return "no findings"
+    by = [(s, sum(f.severity == s for f in diagnosis.findings)) for s in reversed(Severity)]
+    parts = ", ".join(f"{n} {s.label}" for s, n in by if n)
+    return f"{plural(len(diagnosis.findings), 'finding')} ({parts})"
+
+
+def sources_line(diagnosis: Diagnosis) -> str:
+    return f"{plural(len(diagnosis.sources), 'source')}, {plural(sum(s.lines for s in diagnosis.sources), 'line')}"
+
+
+def stage_tracks(diagnosis: Diagnosis) -> list[str]:
+    """The start-up tracks any node reached (nccl, ray, vllm...), the columns of a stages table."""
+    return sorted({t for tracks in diagnosis.stages.values() for t in tracks})
+
+
+def evidence_by_node(finding: Finding) -> list[tuple[str, list[Evidence]]]:
+    """The finding's evidence grouped per node: its nodes in order, then any other node evidence names."""
+    order = list(finding.nodes) + [e.node for e in finding.evidence if e.node not in finding.nodes]
+    groups = [(node, [e for e in finding.evidence if e.node == node]) for node in dict.fromkeys(order)]
+    return [(node, items) for node, items in groups if items]
+
+
+def numbered(e: Evidence) -> list[tuple[int, str, bool]]:
+    """(line number, text, is the evidence line itself) for the evidence line and its context."""
+    first = e.line - len(e.before)
+    rows = [(first + i, text, False) for i, text in enumerate(e.before)]
+    rows.append((e.line, e.text, True))
+    rows += [(e.line + 1 + i, text, False) for i, text in enumerate(e.after)]
+    return rows
+
+
+def inert(text: str) -> list[str]:
+    """Text from a command or the user as lines safe to show (escape sequences gone, controls visible)."""
+    return [display(line) for line in text.rstrip("\n").split("\n")] if text.strip() else []
+
+
+def tail(output: str, limit: int = OUTPUT_LINES) -> tuple[list[str], int]:
+    """The last ``limit`` lines of a command's output, made inert, and how many earlier lines were left out."""
+    lines = inert(output)
+    return lines[-limit:], max(0, len(lines) - limit)
+
+
+def when(moment: datetime) -> str:
+    """A time as a reader wants it: to the second, with its zone."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+
+
+def redaction_note(incident: Incident) -> str:
+    if incident.secrets_redacted and incident.hosts_replaced:
+        return "secrets redacted; hosts and addresses anonymised"
+    if incident.secrets_redacted:
+        return "secrets redacted"
+    if incident.hosts_replaced:
+        return "hosts and addresses anonymised; secrets NOT redacted"
+    return "not redacted"
+
+
+# -- Markdown -----------------------------------------------------------------------------------------
+
+
+def diagnosis_markdown(diagnosis: Diagnosis) -> str:
+    """A diagnosis alone (``sparktui diagnose --format md``)."""
+    out = ["# sparktui diagnosis", "", f"{sources_line(diagnosis)}: {counts(diagnosis)}.", ""]
+    for rank, f in enumerate(diagnosis.findings, 1):
+        out += [f"## {rank}. {f.title}", "", *_finding_md(f, open_evidence=True)]
+    if diagnosis.stages:
+        out += ["## Start-up stages", "", *_stages_md(diagnosis), ""]
+    return "\n".join(out)
+
+
+def markdown(incident: Incident) -> str:
+    """The whole incident, laid out for a GitHub issue: the root cause first, the root cause's evidence open
+    and the other findings' evidence folded."""
+    d = incident.diagnosis
+    out = [*_summary_md(incident), *_findings_md(d), "## Start-up stages", ""]
+    out += [*_stages_md(d), ""] if d.stages else ["No start-up stage was recognised in these logs.", ""]
+    out += ["## Inventory", "", f"_{INVENTORY_NOTE}_", "", "## Launch command", ""]
+    out += [*_fenced(inert(incident.command), "sh"), ""] if incident.command else ["Not given.", ""]
+    out += [*_audit_md(incident), *_sources_md(d), *_environment_md(incident)]
+    return "\n".join(out)
+
+
+def _summary_md(incident: Incident) -> list[str]:
+    d = incident.diagnosis
+    out = [f"# {_text(incident.title)}", ""]
+    if incident.description:
+        out += [_text(incident.description), ""]
+    if d.findings:
+        root = d.findings[0]
+        where = f", on {', '.join(_code(n) for n in root.nodes)}" if root.nodes else ""
+        out += [f"**Most likely root cause:** {root.title} ({root.severity.label}{where}).", ""]
+    else:
+        out += [f"**No findings** in {sources_line(d)}.", ""]
+    return [
+        *out,
+        "| | |",
+        "|---|---|",
+        f"| findings | {counts(d)} |",
+        f"| read | {sources_line(d)} |",
+        f"| created | {when(incident.created)} |",
+        f"| redaction | {redaction_note(incident)} |",
+        "",
+    ]
+
+
+def _findings_md(d: Diagnosis) -> list[str]:
+    if not d.findings:
+        return []
+    out = ["## Findings", "", "| # | severity | finding | nodes | first seen |", "|---|---|---|---|---|"]
+    for rank, f in enumerate(d.findings, 1):
+        nodes = ", ".join(_code(n, table=True) for n in f.nodes)
+        first = _code(f"{f.first_seen.source}:{f.first_seen.line}", table=True)
+        title = f.title.replace("|", "\\|")  # the catalogue's own words: only the cell separator escaped
+        out.append(f"| {rank} | {f.severity.label} | {title} | {nodes} | {first} |")
+    out.append("")
+    for rank, f in enumerate(d.findings, 1):
+        out += [f"### {rank}. {f.title}", "", *_finding_md(f, open_evidence=rank == 1)]
+    return out
+
+
+def _audit_md(incident: Incident) -> list[str]:
+    out = ["## Actions taken", ""]
+    if not incident.audit:
+        return [*out, "No command was run from sparktui.", ""]
+    for a in incident.audit:
+        what = f" ({_text(a.playbook)}: {_text(a.step)})" if a.playbook else ""
+        took = f", {a.duration_s:.1f} s" if a.duration_s is not None else ""
+        out += [f"**{a.outcome}** on {_code(a.node)} ({a.place}){what}, {when(a.started)}{took}", ""]
+        out += _fenced(inert(a.command), "sh")
+        lines, cut = tail(a.output)
+        if lines:
+            out += ["", f"<details><summary>output ({plural(len(lines) + cut, 'line')})</summary>", ""]
+            out += [f"_{cut} earlier lines are in the bundle's audit.json._", ""] if cut else []
+            out += [*_fenced(lines), "", "</details>"]
+        out.append("")
+    return out
+
+
+def _sources_md(d: Diagnosis) -> list[str]:
+    out = ["## Sources", "", "| source | node | lines | problem |", "|---|---|---|---|"]
+    for s in d.sources:
+        problem = _text(s.error) if s.error else ""
+        node = _code(s.node, table=True) if s.node else ""  # a source group that never found a node
+        out.append(f"| {_code(s.name, table=True)} | {node} | {s.lines:,} | {problem} |")
+    return [*out, ""]
+
+
+def _environment_md(incident: Incident) -> list[str]:
+    env = incident.environment
+    out = ["## Environment", "", "| | |", "|---|---|", f"| sparktui | {_text(env.sparktui)} |"]
+    out += [f"| Python | {_text(env.python)} |", f"| platform | {_text(env.platform)} |", ""]
+    if env.notes:
+        out += [*_fenced(inert(env.notes)), ""]
+    return [*out, "---", f"<sub>Written by sparktui {_text(env.sparktui)}; {redaction_note(incident)}.</sub>", ""]
+
+
+def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
+    nodes = ", ".join(_code(n) for n in f.nodes)
+    first = _code(f"{f.first_seen.source}:{f.first_seen.line}")
+    out = [
+        f"**{f.severity.label}** · {_code(f.signature)} ({f.category}) · {nodes} · seen {f.count}x · first at {first}",
+        "",
+    ]
+    if f.detail:
+        out += [_text(f.detail), ""]
+    out += [f.explanation, ""]
+    if f.facts:
+        out.append("- **facts**: " + ", ".join(_code(f"{k}={v}") for k, v in f.facts.items()))
+    if f.remediations:
+        out.append("- **remediation**: " + ", ".join(_code(r) for r in f.remediations))
+    if f.facts or f.remediations:
+        out.append("")
+    groups = evidence_by_node(f)
+    if not groups:
+        return out
+    body: list[str] = []
+    for node, items in groups:
+        body += [f"Evidence from {_code(node)}:", ""]
+        for e in items:
+            width = len(str(e.line + len(e.after)))
+            rows = [f"{'>' if hit else ' '} {n:>{width}}  {text}" for n, text, hit in numbered(e)]
+            body += [_code(f"{e.source}:{e.line}"), *_fenced(rows), ""]
+    if open_evidence:
+        return out + body
+    lines = sum(len(items) for _, items in groups)
+    summary = f"Evidence: {plural(lines, 'line')} from {plural(len(groups), 'node')}"
+    return [*out, f"<details><summary>{summary}</summary>", "", *body, "</details>", ""]
+
+
+def _stages_md(diagnosis: Diagnosis) -> list[str]:
+    tracks = stage_tracks(diagnosis)
+    out = ["| node | " + " | ".join(tracks) + " |", "|---|" + "---|" * len(tracks)]
+    for node, reached in sorted(diagnosis.stages.items()):
+        out.append(f"| {_code(node, table=True)} | " + " | ".join(_text(reached.get(t, "")) for t in tracks) + " |")
+    return out
+
+
+def _text(text: str) -> str:
+    """Free text made inert: Markdown's special characters escaped, one paragraph."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def _code(text: str, *, table: bool = False) -> str:
+    """An inline code span that holds ``text`` whatever backticks it contains."""
+    text = " ".join(text.split())
+    ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    span = f"{ticks}{pad}{text}{pad}{ticks}"
+    return span.replace("|", "\\|") if table else span
+
+
+def _fenced(lines: Iterable[str], language: str = "text") -> list[str]:
+    lines = list(lines)
+    longest = max((len(run) for line in lines for run in _BACKTICKS.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{language}", *lines, fence]
+
+
+# -- JSON ---------------------------------------------------------------------------------------------
+
+
+def as_dict(incident: Incident) -> dict[str, Any]:
+    """The ``sparktui diagnose --json`` contract plus the report's own sections."""
+    env = incident.environment
+    return {
+        **incident.diagnosis.as_dict(),
+        "report": REPORT_VERSION,
+        "title": incident.title,
+        "description": incident.description,
+        "created": incident.created.isoformat(),
+        "duration_ms": incident.duration_ms,
+        "redaction": {"secrets": incident.secrets_redacted, "hosts": incident.hosts_replaced},
+        "command": incident.command,
+        "audit": [a.as_dict() for a in incident.audit],
+        "inventory": None,
+        "environment": {
+            "sparktui": env.sparktui,
+            "python": env.python,
+            "platform": env.platform,
+            "notes": env.notes,
+        },
+    }

@@ -1,0 +1,385 @@
+"""The incident report as one self-contained HTML page: inline CSS, no script, nothing fetched (a Content
+Security Policy forbids it), readable offline and printable.
+
+The page is built from :class:`Markup` pieces made by :func:`_tag`; any other string put into the page is
+HTML-escaped where it is inserted, so nothing taken from a log, a command or the user reaches the page as
+markup.
+"""
+
+from __future__ import annotations
+
+import html
+
+from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.events import Finding
+from sparktui.core.incident import Incident
+from sparktui.core.report import (
+    INVENTORY_NOTE,
+    counts,
+    evidence_by_node,
+    inert,
+    numbered,
+    plural,
+    redaction_note,
+    sources_line,
+    stage_tracks,
+    tail,
+    when,
+)
+
+
+class Markup(str):
+    """HTML built by this module; every other ``str`` is escaped when it is inserted."""
+
+
+def _tag(tag: str, *children: str | None, **attrs: str) -> Markup:
+    """``<tag attrs>children</tag>``; ``class_`` gives ``class``; None children are left out."""
+    attributes = "".join(f' {k.rstrip("_")}="{html.escape(v)}"' for k, v in attrs.items())
+    return Markup(f"<{tag}{attributes}>{_join(*children)}</{tag}>")
+
+
+def _join(*children: str | None) -> Markup:
+    return Markup("".join(c if isinstance(c, Markup) else html.escape(c) for c in children if c is not None))
+
+
+def page(incident: Incident) -> str:
+    """The incident as one HTML document."""
+    d = incident.diagnosis
+    body = _join(
+        _header(incident),
+        _tag("nav", *(_tag("a", label, href=f"#{anchor}") for anchor, label in _SECTIONS)),
+        _hero(d),
+        _section("findings", "Findings", _findings(d)),
+        _section("stages", "Start-up stages", _stages(d)),
+        _section("inventory", "Inventory", _tag("p", INVENTORY_NOTE, class_="note")),
+        _section("command", "Launch command", _pre(inert(incident.command)) or _tag("p", "Not given.", class_="note")),
+        _section("actions", "Actions taken", _audit(incident)),
+        _section("sources", "Sources", _sources(d)),
+        _section("environment", "Environment", _environment(incident)),
+        _tag("footer", f"Written by sparktui {incident.environment.sparktui}; {redaction_note(incident)}."),
+    )
+    head = _join(
+        Markup('<meta charset="utf-8">'),
+        Markup(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        ),
+        Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
+        _tag("title", f"{incident.title} · sparktui"),
+        _tag("style", Markup(_CSS)),
+    )
+    return f'<!DOCTYPE html>\n<html lang="en">\n{_tag("head", head)}\n{_tag("body", _tag("main", body))}\n</html>\n'
+
+
+_SECTIONS = (
+    ("findings", "Findings"),
+    ("stages", "Stages"),
+    ("inventory", "Inventory"),
+    ("command", "Launch command"),
+    ("actions", "Actions"),
+    ("sources", "Sources"),
+    ("environment", "Environment"),
+)
+
+
+def _section(anchor: str, title: str, content: str) -> Markup:
+    return _tag("section", _tag("h2", title), content, id=anchor)
+
+
+def _header(incident: Incident) -> Markup:
+    d = incident.diagnosis
+    nodes = sorted({s.node for s in d.sources})
+    facts = _join(
+        _tag("span", counts(d)),
+        _tag("span", sources_line(d)),
+        _tag("span", plural(len(nodes), "node")),
+        _tag("span", when(incident.created)),
+        _tag("span", redaction_note(incident), class_="redaction" if incident.secrets_redacted else "redaction off"),
+    )
+    return _tag(
+        "header",
+        _tag("div", "sparktui incident report", class_="kicker"),
+        _tag("h1", incident.title),
+        _tag("p", incident.description, class_="description") if incident.description else None,
+        _tag("div", facts, class_="facts"),
+    )
+
+
+def _hero(d: Diagnosis) -> Markup:
+    if not d.findings:
+        return _tag("div", _tag("strong", "No findings"), f" in {sources_line(d)}.", class_="hero quiet")
+    root = d.findings[0]
+    level = root.severity.label
+    return _tag(
+        "div",
+        _tag("div", "Most likely root cause", class_="label"),
+        _tag("div", _pill(level), " ", _tag("a", root.title, href="#finding-1"), class_="title"),
+        _tag(
+            "div",
+            *(("on ", _nodes(root.nodes), " · ") if root.nodes else ()),
+            "first at ",
+            _tag("code", _first(root)),
+            class_="where",
+        ),
+        _tag("p", root.detail) if root.detail else None,
+        class_=f"hero {level}",
+    )
+
+
+def _findings(d: Diagnosis) -> Markup:
+    if not d.findings:
+        return _tag("p", "Nothing in the catalogue matched these logs.", class_="note")
+    rows = [
+        _tag(
+            "tr",
+            _tag("td", str(rank), class_="num"),
+            _tag("td", _pill(f.severity.label)),
+            _tag("td", _tag("a", f.title, href=f"#finding-{rank}")),
+            _tag("td", _nodes(f.nodes)),
+            _tag("td", _tag("code", _first(f))),
+        )
+        for rank, f in enumerate(d.findings, 1)
+    ]
+    head = _tag("tr", *(_tag("th", h) for h in ("#", "severity", "finding", "nodes", "first seen")))
+    overview = _tag("table", _tag("thead", head), _tag("tbody", *rows), class_="overview")
+    return _join(overview, *(_finding(rank, f) for rank, f in enumerate(d.findings, 1)))
+
+
+def _finding(rank: int, f: Finding) -> Markup:
+    level = f.severity.label
+    meta = _join(_tag("code", f.signature), f" · {f.category} · seen {f.count}x · first at ", _tag("code", _first(f)))
+    facts = _tag("dl", *(_join(_tag("dt", k), _tag("dd", v)) for k, v in f.facts.items()), class_="facts")
+    remedies = _join(*(_tag("code", r, class_="chip") for r in f.remediations))
+    evidence = [
+        _tag(
+            "div",
+            _tag(
+                "div",
+                _tag("span", node, class_="node"),
+                _tag("span", plural(len(items), "line"), class_="count"),
+            ),
+            *(_evidence(e.source, e.line, numbered(e)) for e in items),
+            class_="evidence",
+        )
+        for node, items in evidence_by_node(f)
+    ]
+    return _tag(
+        "article",
+        _tag("div", _tag("span", str(rank), class_="rank"), _pill(level), _tag("h3", f.title), class_="head"),
+        _tag("div", meta, class_="meta"),
+        _tag("div", "nodes ", _nodes(f.nodes), class_="meta") if f.nodes else None,
+        _tag("p", f.detail, class_="detail") if f.detail else None,
+        _tag("p", _explained(f.explanation), class_="explain"),
+        facts if f.facts else None,
+        _tag("p", "Remediation ", remedies, class_="remedies") if f.remediations else None,
+        _tag("h4", "Evidence") if evidence else None,
+        *evidence,
+        class_=f"card {level}",
+        id=f"finding-{rank}",
+    )
+
+
+def _evidence(source: str, line: int, rows: list[tuple[int, str, bool]]) -> Markup:
+    lines = _join(
+        *(
+            _tag(
+                "span",
+                _tag("span", str(n), class_="n"),
+                _tag("span", text, class_="t"),
+                class_="row hit" if hit else "row",
+            )
+            for n, text, hit in rows
+        )
+    )
+    return _join(_tag("div", _tag("code", f"{source}:{line}"), class_="where"), _tag("pre", lines, class_="code"))
+
+
+def _stages(d: Diagnosis) -> Markup:
+    if not d.stages:
+        return _tag("p", "No start-up stage was recognised in these logs.", class_="note")
+    tracks = stage_tracks(d)
+    head = _tag("tr", _tag("th", "node"), *(_tag("th", t) for t in tracks))
+    rows = [
+        _tag("tr", _tag("td", _tag("span", node, class_="node")), *(_tag("td", reached.get(t, "")) for t in tracks))
+        for node, reached in sorted(d.stages.items())
+    ]
+    return _tag("table", _tag("thead", head), _tag("tbody", *rows))
+
+
+def _audit(incident: Incident) -> Markup:
+    if not incident.audit:
+        return _tag("p", "No command was run from sparktui.", class_="note")
+    entries = []
+    for a in incident.audit:
+        outcome = "ok" if a.exit_code == 0 else "failed" if a.exit_code is not None else "unfinished"
+        took = f" · {a.duration_s:.1f} s" if a.duration_s is not None else ""
+        what = f" · {a.playbook}: {a.step}" if a.playbook else ""
+        lines, cut = tail(a.output)
+        output = None
+        if lines:
+            note = _tag("p", f"{cut} earlier lines are in the bundle's audit.json.", class_="note") if cut else None
+            summary = _tag("summary", f"output ({plural(len(lines) + cut, 'line')})")
+            unfolded = {"open": "open"} if outcome != "ok" else {}  # a failure's output is what one reads first
+            output = _tag("details", summary, note, _pre(lines), **unfolded)
+        entries.append(
+            _tag(
+                "div",
+                _tag(
+                    "div",
+                    _tag("span", a.outcome, class_=f"outcome {outcome}"),
+                    " on ",
+                    _tag("span", a.node, class_="node"),
+                    f" ({a.place}){what} · {when(a.started)}{took}",
+                    class_="meta",
+                ),
+                _pre(inert(a.command)),
+                output,
+                class_="action",
+            )
+        )
+    return _join(*entries)
+
+
+def _sources(d: Diagnosis) -> Markup:
+    head = _tag("tr", *(_tag("th", h) for h in ("source", "node", "lines", "problem")))
+    rows = [
+        _tag(
+            "tr",
+            _tag("td", _tag("code", s.name)),
+            _tag("td", _tag("span", s.node, class_="node") if s.node else None),
+            _tag("td", f"{s.lines:,}", class_="num"),
+            _tag("td", s.error or ""),
+        )
+        for s in d.sources
+    ]
+    return _tag("table", _tag("thead", head), _tag("tbody", *rows))
+
+
+def _environment(incident: Incident) -> Markup:
+    env = incident.environment
+    rows = [
+        _tag("tr", _tag("th", k), _tag("td", v))
+        for k, v in (("sparktui", env.sparktui), ("Python", env.python), ("platform", env.platform))
+    ]
+    return _join(_tag("table", _tag("tbody", *rows), class_="keys"), _pre(inert(env.notes)) if env.notes else None)
+
+
+def _pill(level: str) -> Markup:
+    return _tag("span", level, class_=f"pill {level}")
+
+
+def _nodes(nodes: list[str]) -> Markup:
+    return _join(*(_tag("span", n, class_="node") for n in nodes))
+
+
+def _first(f: Finding) -> str:
+    return f"{f.first_seen.source}:{f.first_seen.line}"
+
+
+def _explained(text: str) -> Markup:
+    """The catalogue's explanation with its `code spans` shown as code."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unmatched backtick: keep the text as written
+        return _join(text)
+    return _join(*(_tag("code", p) if i % 2 else p for i, p in enumerate(parts)))
+
+
+def _pre(lines: list[str]) -> Markup | None:
+    return _tag("pre", "\n".join(lines), class_="block") if lines else None
+
+
+_CSS = """
+:root {
+  --bg: #f5f6f8; --card: #fff; --text: #1f2328; --muted: #5b6470; --line: #d8dee4; --code: #f6f8fa;
+  --hit: #fff5c2; --hit-edge: #d4a72c; --link: #0b5cad;
+  --critical: #a4161a; --critical-bg: #fde4e4; --error: #d1242f; --error-bg: #ffebe9;
+  --warning: #9a6700; --warning-bg: #fff3c4; --info: #0969da; --info-bg: #ddf4ff; --ok: #1a7f37; --ok-bg: #dafbe1;
+  --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", "DejaVu Sans Mono", monospace;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #0d1117; --card: #161b22; --text: #e6edf3; --muted: #9198a1; --line: #30363d; --code: #0d1117;
+    --hit: #3b2e00; --hit-edge: #bb8009; --link: #4493f8;
+    --critical-bg: #4a1215; --error-bg: #3d1214; --warning-bg: #3b2e00; --info-bg: #0c2d4a; --ok-bg: #0f2e1a;
+    --critical: #ff7b72; --error: #ff7b72; --warning: #e3b341; --info: #58a6ff; --ok: #3fb950;
+  }
+}
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--text);
+  font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Liberation Sans", "DejaVu Sans", sans-serif; }
+main { max-width: 1120px; margin: 0 auto; padding: 28px 28px 56px; }
+a { color: var(--link); text-decoration: none; } a:hover { text-decoration: underline; }
+code, pre, .node, dl.facts { font-family: var(--mono); font-size: 12.5px; }
+code { background: var(--code); border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; }
+header .kicker { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .08em; }
+header h1 { font-size: 26px; line-height: 1.25; margin: 4px 0 8px; }
+header .description { color: var(--muted); max-width: 900px; margin: 0 0 12px; }
+header .facts { display: flex; flex-wrap: wrap; gap: 6px 18px; color: var(--muted); font-size: 13px; }
+header .facts .redaction { color: var(--ok); font-weight: 600; }
+header .facts .redaction.off { color: var(--error); }
+nav { display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 18px 0 20px; padding: 8px 0;
+  border-top: 1px solid var(--line); border-bottom: 1px solid var(--line); font-size: 13px; }
+.hero { background: var(--card); border: 1px solid var(--line); border-left: 6px solid var(--sev, var(--ok));
+  border-radius: 10px; padding: 16px 22px; margin-bottom: 8px; box-shadow: 0 1px 3px rgba(0,0,0,.06); }
+.hero .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .08em; }
+.hero .title { font-size: 20px; font-weight: 650; margin: 6px 0; }
+.hero .title a { color: inherit; }
+.hero .where { color: var(--muted); font-size: 13px; }
+.hero p { margin: 10px 0 0; max-width: 960px; }
+.critical { --sev: var(--critical); } .error { --sev: var(--error); }
+.warning { --sev: var(--warning); } .info { --sev: var(--info); }
+h2 { font-size: 19px; margin: 34px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 17px; margin: 0; line-height: 1.35; }
+h4 { font-size: 13px; margin: 16px 0 6px; color: var(--muted); text-transform: uppercase; letter-spacing: .06em; }
+.pill { display: inline-block; padding: 1px 9px; border-radius: 999px; font-size: 11.5px; font-weight: 700;
+  text-transform: uppercase; letter-spacing: .04em; vertical-align: 2px; white-space: nowrap; }
+.pill.critical { background: var(--critical); color: #fff; }
+.pill.error { background: var(--error-bg); color: var(--error); border: 1px solid var(--error); }
+.pill.warning { background: var(--warning-bg); color: var(--warning); border: 1px solid var(--warning); }
+.pill.info { background: var(--info-bg); color: var(--info); border: 1px solid var(--info); }
+.node { display: inline-block; background: var(--info-bg); color: var(--text); border-radius: 4px; padding: 0 7px;
+  margin-right: 4px; }
+table { border-collapse: collapse; width: 100%; background: var(--card); border: 1px solid var(--line);
+  border-radius: 8px; font-size: 14px; }
+th, td { text-align: left; padding: 7px 12px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .05em; font-weight: 600; }
+tr:last-child td { border-bottom: 0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; width: 1%; white-space: nowrap; }
+table.overview { margin-bottom: 8px; }
+table.overview td:nth-child(4) { white-space: nowrap; }
+table.keys th { width: 160px; text-transform: none; font-size: 14px; letter-spacing: 0; }
+.card { background: var(--card); border: 1px solid var(--line); border-left: 6px solid var(--sev);
+  border-radius: 10px; padding: 16px 22px; margin: 18px 0; box-shadow: 0 1px 3px rgba(0,0,0,.05); }
+.card .head { display: flex; align-items: center; gap: 10px; }
+.card .rank { color: var(--muted); font-weight: 700; font-size: 17px; }
+.meta { color: var(--muted); font-size: 13px; margin-top: 6px; }
+.detail { margin: 12px 0 0; font-weight: 500; }
+.explain { margin: 10px 0 0; color: var(--text); opacity: .9; max-width: 980px; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 12px 0 0; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+.remedies { margin: 12px 0 0; font-size: 13px; color: var(--muted); }
+.chip { margin-right: 4px; color: var(--ok); background: var(--ok-bg); border-color: transparent; }
+.evidence { margin-top: 10px; }
+.evidence .count { color: var(--muted); font-size: 12px; }
+.evidence .where { margin: 6px 0 0; font-size: 12px; }
+.evidence .where code { border: 0; background: none; padding: 0; color: var(--muted); }
+pre.code { background: var(--code); border: 1px solid var(--line); border-radius: 6px; margin: 4px 0 10px;
+  padding: 6px 0; overflow-x: auto; }
+pre.code .row { display: grid; grid-template-columns: 6ch 1fr; }
+pre.code .n { color: var(--muted); text-align: right; padding-right: 1.6ch; user-select: none; opacity: .8; }
+pre.code .t { white-space: pre-wrap; overflow-wrap: anywhere; padding-right: 12px; }
+pre.code .hit { background: var(--hit); box-shadow: inset 3px 0 0 var(--hit-edge); font-weight: 600; }
+pre.block { background: var(--code); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px;
+  margin: 6px 0 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
+.note { color: var(--muted); font-style: italic; }
+.action { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px 16px;
+  margin: 10px 0; }
+.outcome { font-weight: 700; }
+.outcome.ok { color: var(--ok); } .outcome.failed { color: var(--error); }
+.outcome.unfinished { color: var(--warning); }
+details summary { cursor: pointer; color: var(--link); font-size: 13px; }
+footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+@media print {
+  body { background: #fff; } nav { display: none; }
+  .card, .hero, .action { box-shadow: none; break-inside: avoid; }
+}
+"""
