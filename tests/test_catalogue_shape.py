@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+import subprocess
+
+import pytest
+
 from sparktui.core import catalogue as cat
+from sparktui.core import playbooks as pb
 from sparktui.core.events import Severity
 from sparktui.core.literals import required_literals
 from sparktui.core.taxonomy import CATEGORIES
@@ -68,3 +75,31 @@ def test_stall_signatures_reference_known_stages(catalogue: cat.Catalogue) -> No
 
 def test_severities_are_known(catalogue: cat.Catalogue) -> None:
     assert all(isinstance(s.severity, Severity) for s in catalogue.signatures)
+
+
+def test_every_playbook_a_signature_offers_exists(catalogue: cat.Catalogue) -> None:
+    books = pb.load_all()
+    missing = sorted(f"{s.id} -> {ref}" for s in catalogue.signatures for ref in s.playbooks if ref not in books)
+    assert not missing, missing
+
+
+PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+
+
+@pytest.mark.parametrize("book", sorted(pb.load_all().values(), key=lambda b: b.id), ids=lambda b: b.id)
+def test_every_playbook_renders_from_its_example(book: pb.Playbook) -> None:
+    assert book.example_nodes, f"{book.id}: [example] needs nodes (head first)"
+    nodes = pb.Nodes(book.example_nodes[0], book.example_nodes[1:])
+    rendered = pb.render(book, pb.resolve(book, {}, None, book.example), nodes)
+    assert {c.step for c in rendered.commands} >= {s.title for s in book.steps if s.on != "workers" or nodes.workers}
+    # every command, and the step inside a container's `sh -c`, is valid shell
+    for command in (*rendered.commands, *rendered.rollback):
+        scripts = [command.command]
+        if command.place == "container":
+            scripts.append(shlex.split(command.command)[-1])
+        for script in scripts:
+            check = subprocess.run(["sh", "-n", "-c", script], capture_output=True, text=True)
+            assert check.returncode == 0, f"{book.id}: {command.step}: {check.stderr}"
+    declared = {p.name for p in book.params} | {"node", "head"}
+    for text in (book.verify.url, book.verify.pattern, book.verify.nodes, book.verify.gpus):
+        assert set(PLACEHOLDER.findall(text)) <= declared, f"{book.id}: verify: {text}"

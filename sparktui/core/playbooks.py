@@ -16,7 +16,7 @@ from __future__ import annotations
 import shlex
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,8 @@ class Playbook:
     steps: tuple[Step, ...]
     verify: Verify
     rollback: tuple[Step, ...]
+    example: Mapping[str, str] = field(default_factory=dict)  # realistic values it renders from (tests, docs)
+    example_nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +174,22 @@ def load(path: Path) -> Playbook:
     steps = _steps(path, doc.get("steps"), "steps", required=True)
     rollback = _steps(path, doc.get("rollback", []), "rollback", required=False)
     verify = _verify(path, _table(path, doc, "verify") or {"kind": "none"})
-    playbook = Playbook(pid, path, text("title"), key, risk, text("description"), sudo, params, steps, verify, rollback)
+    example, example_nodes = _example(path, _table(path, doc, "example"), {p.name for p in params})
+    playbook = Playbook(
+        pid,
+        path,
+        text("title"),
+        key,
+        risk,
+        text("description"),
+        sudo,
+        params,
+        steps,
+        verify,
+        rollback,
+        example,
+        example_nodes,
+    )
     _check_templates(playbook)
     return playbook
 
@@ -182,6 +199,20 @@ def _table(path: Path, doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     if not isinstance(value, dict):
         raise PlaybookError(f"{path}: {key}: needs a table")
     return value
+
+
+def _example(path: Path, raw: Mapping[str, Any], declared: set[str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The optional ``[example]`` table: ``values`` (parameter -> value) and ``nodes`` (head first)."""
+    values = raw.get("values", {})
+    if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+        raise PlaybookError(f"{path}: example.values: needs a table of strings")
+    for name in values:
+        if name not in declared:
+            raise PlaybookError(f"{path}: example.values.{name}: not a declared parameter")
+    nodes = raw.get("nodes", [])
+    if not isinstance(nodes, list) or not all(isinstance(n, str) and n for n in nodes):
+        raise PlaybookError(f"{path}: example.nodes: needs an array of node names")
+    return dict(values), tuple(nodes)
 
 
 def _param(path: Path, name: str, spec: Any) -> Param:
