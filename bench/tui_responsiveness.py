@@ -25,7 +25,7 @@ from textual import events
 
 from sparktui.core import catalogue as cat
 from sparktui.core.sources.base import Cursor, LiveSource, Received
-from sparktui.tui.app import BatchArrived, Incident, SparkApp
+from sparktui.tui.app import BatchArrived, Session, SparkApp
 from sparktui.tui.screens.help import HelpScreen
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ class Measured(SparkApp):
 async def run(rate: float, seconds: float, nodes: int) -> dict[str, float]:
     lines = corpus()
     sources = [Flood(f"node-{i}", lines[i * 997 :] + lines[: i * 997], rate / nodes, seconds) for i in range(nodes)]
-    app = Measured(Incident("bench", live=tuple(sources)), cat.load())
+    app = Measured(Session("bench", live=tuple(sources)), cat.load())
     keys: list[float] = []
     async with app.run_test(size=(200, 60)) as pilot:
         deadline = time.perf_counter() + seconds

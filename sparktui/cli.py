@@ -28,10 +28,13 @@ from sparktui.core.bundle import BundleError
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Severity
 from sparktui.core.examples import check
+from sparktui.core.export import export
+from sparktui.core.incident import Incident
 from sparktui.core.live import LiveSession
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChange
 from sparktui.core.sources.discover import discover
+from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.uri import Opener, UriError
 from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.render import SEVERITY_STYLE, markdown, print_text
@@ -69,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--quiet", action="store_true", help="no progress on stderr")
     d.add_argument("--follow", action="store_true", help="keep reading as the sources grow (live sources)")
     d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
+    d.add_argument("--report", metavar="DIR", help="also export the incident: Markdown, HTML, JSON and a bundle")
+    d.add_argument("--no-redact", action="store_true", help="with --report: keep secrets (redacted by default)")
+    d.add_argument(
+        "--anonymise-hosts",
+        action="store_true",
+        help="with --report: also replace host names and addresses, consistently",
+    )
+    d.add_argument("--launch", metavar="COMMAND", default="", help="with --report: the launch command to include")
     d.add_argument(
         "--trust-new-host-key",
         action="store_true",
@@ -190,8 +201,16 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
     if args.duration and not args.follow:
         raise UsageError("--for needs --follow")
     if args.follow:
-        diagnosis = _follow(args, catalogue, err)
+        diagnosis, spooled = _follow(args, catalogue, err)
         _print_diagnosis(args, diagnosis)
+        if args.report:
+            loaded = bundle.load(spooled) if spooled is not None and bundle.is_bundle(spooled) else None
+            incident = (
+                Incident.of_bundle(loaded, diagnosis, command=args.launch)
+                if loaded is not None
+                else Incident(diagnosis, command=args.launch)
+            )
+            _report(args, incident, err)
         if diagnosis.sources and all(s.error and not s.lines for s in diagnosis.sources):
             return USAGE_ERROR  # nothing could be read at all
         worst = diagnosis.worst()
@@ -214,6 +233,15 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
         if s.error:
             err.print(Text(f"sparktui: {s.error}", style="yellow"))
     _print_diagnosis(args, diagnosis)
+    if args.report:
+        single = Path(args.sources[0]) if len(args.sources) == 1 else None
+        if single is not None and bundle.is_bundle(single):
+            incident = Incident.of_bundle(bundle.load(single), diagnosis, command=args.launch)
+        else:
+            incident = Incident(
+                diagnosis, title="sparktui diagnose " + " ".join(args.sources), logs=tuple(sources), command=args.launch
+            )
+        _report(args, incident, err)
     if unreadable and len(unreadable) == len(diagnosis.sources):
         return USAGE_ERROR
     worst = diagnosis.worst()
@@ -302,30 +330,30 @@ def demo_bundle() -> Path:
 
 
 def _cockpit(args: argparse.Namespace) -> int:
-    from sparktui.tui.app import Incident, SparkApp  # Textual loads only for the interface
+    from sparktui.tui.app import Session, SparkApp  # Textual loads only for the interface
 
     catalogue = _load(getattr(args, "signatures", []))
-    demo = Incident("demo: " + DEMO, bundle.load(demo_bundle()), speed=DEMO_SPEED)
-    incident: Incident | None
+    demo = Session("demo: " + DEMO, bundle.load(demo_bundle()), speed=DEMO_SPEED)
+    incident: Session | None
     if args.command == "demo":
-        incident = Incident("demo: " + DEMO, demo.bundle, speed=args.speed)
+        incident = Session("demo: " + DEMO, demo.bundle, speed=args.speed)
     elif args.command == "replay":
         path = Path(args.bundle)
         if not bundle.is_bundle(path):
             raise UsageError(f"{path}: not a bundle (no bundle.toml)")
         loaded = bundle.load(path)
-        incident = Incident(f"replay: {loaded.title}", loaded, speed=args.speed)
+        incident = Session(f"replay: {loaded.title}", loaded, speed=args.speed)
     elif args.sources:
         if len(args.sources) == 1 and bundle.is_bundle(Path(args.sources[0])):
             loaded = bundle.load(Path(args.sources[0]))
-            incident = Incident(f"replay: {loaded.title}", loaded, speed=1.0)
+            incident = Session(f"replay: {loaded.title}", loaded, speed=1.0)
         else:
-            incident = Incident(" ".join(args.sources), live=tuple(_open(args.sources, args)))
+            incident = Session(" ".join(args.sources), live=tuple(_open(args.sources, args)))
     else:
         found = config.find()
         if found is not None:
             cluster = config.load(found)
-            incident = Incident(f"cluster {found}", live=tuple(_open(cluster.source_uris(), args)))
+            incident = Session(f"cluster {found}", live=tuple(_open(cluster.source_uris(), args)))
         else:
             incident = None
     SparkApp(incident, catalogue, demo=demo).run()
@@ -342,6 +370,23 @@ def _print_diagnosis(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
         print_text(diagnosis, Console(highlight=False))
 
 
+def _report(args: argparse.Namespace, incident: Incident, err: Console) -> None:
+    """Export the incident where --report says, redacted unless --no-redact."""
+    hosts: list[str] = []
+    found = config.find()
+    if found is not None and args.anonymise_hosts:
+        cluster = config.load(found)
+        hosts = [n.name for n in cluster.nodes] + [n.ssh.rpartition("@")[2].partition(":")[0] for n in cluster.nodes]
+    try:
+        written = export(
+            incident, Path(args.report), redact=not args.no_redact, anonymise_hosts=args.anonymise_hosts, hosts=hosts
+        )
+    except (OSError, SourceError) as exc:
+        raise UsageError(f"--report {args.report}: {getattr(exc, 'strerror', None) or exc}") from None
+    shown = ", ".join(p.name for p in written if p.parent == Path(args.report))
+    err.print(Text(f"sparktui: report written to {args.report} ({shown}, bundle/)", style="green"))
+
+
 def parse_duration(text: str) -> float:
     """``20s``, ``5m``, ``1h`` or plain seconds."""
     units = {"s": 1, "m": 60, "h": 3600}
@@ -355,7 +400,7 @@ def parse_duration(text: str) -> float:
     return value
 
 
-def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) -> Diagnosis:
+def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) -> tuple[Diagnosis, Path | None]:
     seconds = parse_duration(args.duration) if args.duration else None
     try:
         sources = Opener(trust_new_host_key=args.trust_new_host_key).open(args.sources)
@@ -385,7 +430,7 @@ def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) ->
         diagnosis = session.analyzer.finish()
     if spool is not None and not args.quiet:
         err.print(Text(f"sparktui: received lines kept in {spool.path} (sparktui replay / diagnose it)", style="dim"))
-    return diagnosis
+    return diagnosis, spool.path if spool is not None else None
 
 
 def _open(arguments: list[str], args: argparse.Namespace) -> list[LiveSource | SourceGroup]:

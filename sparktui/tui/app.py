@@ -18,12 +18,16 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
+from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core import playbooks as pb
 from sparktui.core.bundle import Bundle
 from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.export import export
+from sparktui.core.incident import Incident
 from sparktui.core.sources.base import LiveSource, SourceGroup
-from sparktui.render import markdown
+from sparktui.core.sources.files import SourceError
+from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.tui.bindings import bindings
 from sparktui.tui.feed import Batch, Feeder, LiveFeeder, bundle_timeline
 from sparktui.tui.screens.detail import FindingScreen
@@ -35,7 +39,7 @@ from sparktui.tui.widgets.node import NodeColumn, layer_of
 
 
 @dataclass(frozen=True, slots=True)
-class Incident:
+class Session:
     """What the app shows: a bundle replayed at its own pace, or live sources (followed files, later SSH,
     Docker and Ray streams)."""
 
@@ -63,15 +67,17 @@ class SparkApp(App[None]):
 
     def __init__(
         self,
-        source: Incident | None,
+        source: Session | None,
         catalogue: cat.Catalogue,
         *,
         export_dir: Path | None = None,
-        demo: Incident | None = None,
+        demo: Session | None = None,
+        spool_live: bool = True,
     ) -> None:
         super().__init__()
-        self.source = source or Incident("welcome")
+        self.source = source or Session("welcome")
         self.welcome = source is None
+        self.spool_live = spool_live
         self.demo = demo
         self.catalogue = catalogue
         self.export_dir = export_dir or Path.cwd()
@@ -129,9 +135,10 @@ class SparkApp(App[None]):
         self.feeder = self._feeder(self.demo)
         self._start()
 
-    def _feeder(self, incident: Incident) -> Feeder | LiveFeeder:
+    def _feeder(self, incident: Session) -> Feeder | LiveFeeder:
         if incident.live:
-            return LiveFeeder(self.catalogue, incident.live, self._from_loop)
+            spool = Spool(new_incident_dir(), title=incident.title) if self.spool_live else None
+            return LiveFeeder(self.catalogue, incident.live, self._from_loop, spool)
         return Feeder(self.catalogue, incident.speed, self._from_worker)
 
     def _start(self) -> None:
@@ -375,10 +382,22 @@ class SparkApp(App[None]):
         if self.diagnosis is None:
             self.notify("nothing to export yet", severity="warning")
             return
-        path = self.export_dir / time.strftime("sparktui-report-%Y%m%d-%H%M%S.md")
+        target = self.export_dir / time.strftime("sparktui-report-%Y%m%d-%H%M%S")
+        self.notify(f"exporting to {target}…", timeout=2)
+        self._export(self.diagnosis, target)
+
+    @work(thread=True, group="export")
+    def _export(self, diagnosis: Diagnosis, target: Path) -> None:
+        """Markdown, HTML, JSON and a redacted bundle of the logs seen (the replayed bundle, or the spool)."""
+        logs: Bundle | None = self.source.bundle
+        if isinstance(self.feeder, LiveFeeder) and self.feeder.session.spool is not None:
+            self.feeder.session.spool.flush()
+            path = self.feeder.session.spool.path
+            logs = bundle.load(path) if bundle.is_bundle(path) else None
+        incident = Incident.of_bundle(logs, diagnosis) if logs is not None else Incident(diagnosis)
         try:
-            path.write_text(markdown(self.diagnosis) + "\n", encoding="utf-8")
-        except OSError as exc:
-            self.notify(f"cannot write {path}: {exc.strerror or exc}", severity="error")
+            export(incident, target)
+        except (OSError, SourceError) as exc:
+            self.call_from_thread(self.notify, f"export failed: {exc}", severity="error")
             return
-        self.notify(f"report written to {path}")
+        self.call_from_thread(self.notify, f"report written to {target} (report.md, report.html, bundle/)")

@@ -17,6 +17,7 @@ from sparktui.core.classify import Classification, classify
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.live import LiveSession
 from sparktui.core.sources.base import LiveSource, Received, SourceGroup, State, StateChange
+from sparktui.core.spool import Spool
 from sparktui.core.text import display
 
 BATCH_SECONDS = 0.1
@@ -146,9 +147,13 @@ class LiveFeeder:
     diagnosis every :data:`DIAGNOSE_SECONDS` (stalls then read "no progress for N seconds")."""
 
     def __init__(
-        self, catalogue: Catalogue, sources: Sequence[LiveSource | SourceGroup], post: Callable[[Batch], None]
+        self,
+        catalogue: Catalogue,
+        sources: Sequence[LiveSource | SourceGroup],
+        post: Callable[[Batch], None],
+        spool: Spool | None = None,
     ) -> None:
-        self.session = LiveSession(catalogue, sources, on_state=self._state, on_lines=self._lines)
+        self.session = LiveSession(catalogue, sources, on_state=self._state, on_lines=self._lines, spool=spool)
         self.post = post
         self.paused = threading.Event()  # the view stops following; the sources keep streaming
         self.stopped = threading.Event()

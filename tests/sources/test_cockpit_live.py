@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sparktui.core import catalogue as cat
 from sparktui.core.sources.ssh import SshFileSource
-from sparktui.tui.app import Incident, SparkApp
+from sparktui.tui.app import Session, SparkApp
 from tests.sources.sshd import SshdCluster
 
 from ..conftest import FIXTURES
@@ -25,7 +25,7 @@ async def test_cockpit_over_ssh(sshd_cluster: SshdCluster, tmp_path: Path) -> No
         written[path] = lines
         nodes.append(sshd_cluster.node(alias))
         sources.append(SshFileSource(nodes[-1], str(path), name=f"{alias}:{rank}"))
-    app = SparkApp(Incident("ssh", live=tuple(sources)), cat.load())
+    app = SparkApp(Session("ssh", live=tuple(sources)), cat.load())
     async with app.run_test(size=(160, 48)) as pilot:
         for _ in range(200):
             if len(app.columns) == 2:

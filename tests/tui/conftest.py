@@ -7,7 +7,7 @@ import pytest
 
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
-from sparktui.tui.app import Incident, SparkApp
+from sparktui.tui.app import Session, SparkApp
 
 from ..conftest import FIXTURES
 
@@ -34,7 +34,7 @@ def make_bundle(root: Path, extra: dict[str, str] | None = None) -> Path:
 @pytest.fixture
 def hang_app(tmp_path: Path) -> SparkApp:
     loaded = bundle.load(make_bundle(tmp_path / "bundle"))
-    return SparkApp(Incident("test", loaded, speed=0), cat.load(), export_dir=tmp_path)
+    return SparkApp(Session("test", loaded, speed=0), cat.load(), export_dir=tmp_path)
 
 
 async def wait_done(pilot: object, app: SparkApp) -> None:

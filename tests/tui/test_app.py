@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
-from sparktui.tui.app import Incident, SparkApp
+from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.bindings import KEYS
 from sparktui.tui.screens.detail import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
@@ -89,15 +89,20 @@ async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
         await pilot.press("space")
         assert not hang_app.feeder.paused.is_set()
         await pilot.press("x")
-        await pilot.pause()
-        (report,) = tmp_path.glob("sparktui-report-*.md")
+        for _ in range(100):
+            reports = list(tmp_path.glob("sparktui-report-*/report.md"))
+            if reports:
+                break
+            await pilot.pause(0.05)
+        (report,) = reports
         assert "A second NCCL communicator started and never completed" in report.read_text()
+        assert (report.parent / "report.html").exists() and (report.parent / "bundle" / "bundle.toml").exists()
 
 
 async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None:
     nasty = "\x1b]0;pwned\x07\x1b[2Jclear screen\x00 and bell\x07 " + "z" * 50_000 + "\n"
     loaded = bundle.load(make_bundle(tmp_path / "b", {"nasty.log": nasty}))
-    app = SparkApp(Incident("t", loaded, speed=0), cat.load())
+    app = SparkApp(Session("t", loaded, speed=0), cat.load())
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_done(pilot, app)
         lines = [line.text for line in app.columns["spark-a"].pane("other").lines_kept]
@@ -107,7 +112,7 @@ async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None
 
 
 async def test_welcome_offers_the_demo(tmp_path: Path) -> None:
-    demo = Incident("demo", bundle.load(make_bundle(tmp_path / "d")), speed=0)
+    demo = Session("demo", bundle.load(make_bundle(tmp_path / "d")), speed=0)
     app = SparkApp(None, cat.load(), demo=demo)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
@@ -123,7 +128,7 @@ async def test_live_files_are_followed(tmp_path: Path) -> None:
     path = tmp_path / "rank0.log"
     real = (HANG / "rank0.log").read_text().splitlines(True)
     path.write_text("".join(real[:20]))
-    app = SparkApp(Incident("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)), cat.load())
+    app = SparkApp(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)), cat.load())
     async with app.run_test(size=(160, 48)) as pilot:
         for _ in range(100):
             if "spark-a" in app.columns and len(app.columns["spark-a"].pane("nccl").lines_kept) >= 10:
@@ -146,7 +151,7 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
 
     line = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
     loaded = bundle.load(make_bundle(tmp_path / "b", {"server.log": line}))
-    app = SparkApp(Incident("t", loaded, speed=0), cat.load())
+    app = SparkApp(Session("t", loaded, speed=0), cat.load())
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         assert app.diagnosis is not None

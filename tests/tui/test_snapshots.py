@@ -8,7 +8,7 @@ from typing import Any
 
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
-from sparktui.tui.app import Incident, SparkApp
+from sparktui.tui.app import Session, SparkApp
 
 from .conftest import make_bundle, wait_done
 
@@ -16,7 +16,7 @@ SIZE = (160, 48)
 
 
 def app(tmp_path: Path) -> SparkApp:
-    return SparkApp(Incident("second communicator", bundle.load(make_bundle(tmp_path / "b")), speed=0), cat.load())
+    return SparkApp(Session("second communicator", bundle.load(make_bundle(tmp_path / "b")), speed=0), cat.load())
 
 
 def test_main_screen(snap_compare: Any, tmp_path: Path) -> None:
