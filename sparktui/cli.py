@@ -281,15 +281,16 @@ def _play(args: argparse.Namespace) -> int:
             if book.id in finding.remediations:
                 facts, finding_nodes = finding.facts, finding.nodes
                 break
+    found = config.find()
+    cluster = config.load(found) if found is not None else None
     if args.node:
         nodes = pb.Nodes(args.node[0], tuple(args.node[1:]))
-    else:
-        found = config.find()
-        if found is None:
-            raise UsageError("no cluster file (sparktui.toml) names the nodes: give them with --node, head first")
-        cluster = config.load(found)
+    elif cluster is not None:
         nodes = pb.Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
-    rendered = pb.render(book, pb.resolve(book, facts, None, given), nodes, finding_nodes)
+    else:
+        raise UsageError("no cluster file (sparktui.toml) names the nodes: give them with --node, head first")
+    values = pb.resolve(book, facts, cluster.values() if cluster is not None else None, given)
+    rendered = pb.render(book, values, nodes, finding_nodes)
     out.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
     for name, value in rendered.values.items():
         out.print(Text(f"  {name} = {value}", style="dim"))
@@ -334,29 +335,28 @@ def _cockpit(args: argparse.Namespace) -> int:
 
     catalogue = _load(getattr(args, "signatures", []))
     demo = Session("demo: " + DEMO, bundle.load(demo_bundle()), speed=DEMO_SPEED)
-    incident: Session | None
+    session: Session | None
     if args.command == "demo":
-        incident = Session("demo: " + DEMO, demo.bundle, speed=args.speed)
+        session = Session("demo: " + DEMO, demo.bundle, speed=args.speed)
     elif args.command == "replay":
         path = Path(args.bundle)
         if not bundle.is_bundle(path):
             raise UsageError(f"{path}: not a bundle (no bundle.toml)")
         loaded = bundle.load(path)
-        incident = Session(f"replay: {loaded.title}", loaded, speed=args.speed)
+        session = Session(f"replay: {loaded.title}", loaded, speed=args.speed)
     elif args.sources:
         if len(args.sources) == 1 and bundle.is_bundle(Path(args.sources[0])):
             loaded = bundle.load(Path(args.sources[0]))
-            incident = Session(f"replay: {loaded.title}", loaded, speed=1.0)
+            session = Session(f"replay: {loaded.title}", loaded, speed=1.0)
         else:
-            incident = Session(" ".join(args.sources), live=tuple(_open(args.sources, args)))
+            session = Session(" ".join(args.sources), live=tuple(_open(args.sources, args)))
     else:
-        found = config.find()
-        if found is not None:
-            cluster = config.load(found)
-            incident = Session(f"cluster {found}", live=tuple(_open(cluster.source_uris(), args)))
-        else:
-            incident = None
-    SparkApp(incident, catalogue, demo=demo).run()
+        session = None
+    found = config.find()
+    cluster = config.load(found) if found is not None else None
+    if session is None and cluster is not None:
+        session = Session(f"cluster {found}", live=tuple(_open(cluster.source_uris(), args)))
+    SparkApp(session, catalogue, demo=demo, cluster=cluster).run()
     return 0
 
 

@@ -71,6 +71,19 @@ class Cluster:
     def workers(self) -> tuple[Node, ...]:
         return tuple(n for n in self.nodes if n.role == "worker")
 
+    def values(self) -> dict[str, str]:
+        """What playbooks take from the cluster file (``cluster:KEY`` in their parameters)."""
+        d = self.deployment
+        found = {
+            "container": d.containers[0] if d.containers else "",
+            "image": d.image,
+            "launch": d.launch,
+            "launch_script": d.launch_script,
+            "engine": d.engine,
+            "head": self.head.name,
+        }
+        return {k: v for k, v in found.items() if v}
+
     def source_uris(self) -> list[str]:
         """Every node's containers (over its SSH connection) and its extra sources."""
         uris: list[str] = []

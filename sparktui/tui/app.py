@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
+from sparktui.config import Cluster
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core import playbooks as pb
@@ -73,8 +74,10 @@ class SparkApp(App[None]):
         export_dir: Path | None = None,
         demo: Session | None = None,
         spool_live: bool = True,
+        cluster: Cluster | None = None,
     ) -> None:
         super().__init__()
+        self.cluster = cluster
         self.source = source or Session("welcome")
         self.welcome = source is None
         self.spool_live = spool_live
@@ -369,7 +372,9 @@ class SparkApp(App[None]):
             return
         finding = self.diagnosis.findings[row]
         self.push_screen(
-            FindingScreen(finding, self._signature(finding.signature), self.diagnosis.stages, self.playbooks)
+            FindingScreen(
+                finding, self._signature(finding.signature), self.diagnosis.stages, self.playbooks, self.cluster
+            )
         )
 
     def _focus_node(self, node: str) -> None:

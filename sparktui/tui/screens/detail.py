@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from sparktui.config import Cluster
 from sparktui.core import playbooks as pb
 from sparktui.core.catalogue import Signature
 from sparktui.core.events import Finding
@@ -30,9 +31,10 @@ class FindingScreen(ModalScreen[None]):
         signature: Signature | None,
         stages: dict[str, dict[str, str]],
         playbooks: Mapping[str, pb.Playbook] | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         super().__init__()
-        self.finding, self.signature, self.stages = finding, signature, stages
+        self.finding, self.signature, self.stages, self.cluster = finding, signature, stages, cluster
         self.playbooks = {i: playbooks[i] for i in finding.remediations if playbooks and i in playbooks}
 
     def on_key(self, event: events.Key) -> None:
@@ -40,12 +42,14 @@ class FindingScreen(ModalScreen[None]):
         for book in self.playbooks.values():
             if event.character == book.key:
                 event.stop()
-                nodes = (
-                    pb.Nodes(self.finding.nodes[0], tuple(self.finding.nodes[1:]))
-                    if self.finding.nodes
-                    else pb.Nodes("local")
-                )
-                self.app.push_screen(PlaybookScreen(book, self.finding, nodes))
+                if self.cluster is not None:  # the cluster file knows the head and the workers
+                    nodes = pb.Nodes(self.cluster.head.name, tuple(w.name for w in self.cluster.workers))
+                elif self.finding.nodes:
+                    nodes = pb.Nodes(self.finding.nodes[0], tuple(self.finding.nodes[1:]))
+                else:
+                    nodes = pb.Nodes("local")
+                values = self.cluster.values() if self.cluster is not None else None
+                self.app.push_screen(PlaybookScreen(book, self.finding, nodes, values))
                 return
 
     def compose(self) -> ComposeResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from rich.text import Text
@@ -20,13 +21,15 @@ RISK_STYLE = {"read-only": "green", "restarts": "yellow", "changes-node": "bold 
 class PlaybookScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [("escape", "dismiss", "Close"), ("q", "dismiss", "Close")]
 
-    def __init__(self, playbook: pb.Playbook, finding: Finding, nodes: pb.Nodes) -> None:
+    def __init__(
+        self, playbook: pb.Playbook, finding: Finding, nodes: pb.Nodes, cluster: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__()
-        self.playbook, self.finding, self.nodes = playbook, finding, nodes
+        self.playbook, self.finding, self.nodes, self.cluster = playbook, finding, nodes, cluster
 
     def rendered(self) -> pb.Rendered | str:
         """The commands, or why they cannot be rendered yet (a value missing or refused)."""
-        values = pb.resolve(self.playbook, self.finding.facts)
+        values = pb.resolve(self.playbook, self.finding.facts, self.cluster)
         try:
             return pb.render(self.playbook, values, self.nodes, self.finding.nodes)
         except pb.PlaybookError as exc:
@@ -48,6 +51,14 @@ class PlaybookScreen(ModalScreen[None]):
             result = self.rendered()
             if isinstance(result, str):
                 yield Static(Text.assemble(("Cannot render yet: ", "bold yellow"), result), classes="section")
+                steps = Text()
+                for step in book.steps:
+                    steps.append(f"{step.on:>8} {step.place:<9} ", style="cyan")
+                    steps.append(step.run.strip() + "\n")
+                yield Static(
+                    Text.assemble(("The steps, with their {parameters} still to fill\n", "bold underline"), steps),
+                    classes="section",
+                )
             else:
                 lines = Text()
                 for command in result.commands:
