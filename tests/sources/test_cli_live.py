@@ -35,6 +35,7 @@ def test_follow_over_ssh(
     logs.mkdir()
     for rank in ("rank0.log", "rank1.log"):
         shutil.copy(IFNAME / rank, logs / rank)
+    report = tmp_path / "report"
     code = main(
         [
             "diagnose",
@@ -42,7 +43,8 @@ def test_follow_over_ssh(
             "--for",
             "6s",
             "--json",
-            "--no-spool",
+            "--report",
+            str(report),
             f"ssh://node-a/{logs}/rank0.log",
             f"ssh://node-b/{logs}/rank1.log",
         ]
@@ -53,6 +55,11 @@ def test_follow_over_ssh(
     assert doc["findings"][0]["signature"] == "nccl-socket-ifname-no-interface"
     expected = [len((IFNAME / r).read_text().splitlines()) for r in ("rank0.log", "rank1.log")]
     assert [s["lines"] for s in doc["sources"]] == expected
+    # the incident on the test nodes, exported: four forms, and the bundle re-analyses to the same findings
+    assert {p.name for p in report.iterdir()} == {"report.md", "report.html", "report.json", "bundle"}
+    assert main(["diagnose", "--json", str(report / "bundle")]) == 1
+    again = json.loads(capsys.readouterr().out)
+    assert [f["signature"] for f in again["findings"]] == [f["signature"] for f in doc["findings"]]
 
 
 def test_an_unknown_host_key_is_refused_with_one_line(
