@@ -38,9 +38,11 @@ def hang_app(tmp_path: Path) -> SparkApp:
 
 
 async def wait_done(pilot: object, app: SparkApp) -> None:
-    for _ in range(200):
+    """Until the replay has ended and its last batch is on screen (a loaded machine needs a while)."""
+    for _ in range(400):
         if app.done:
             break
         await pilot.pause(0.05)  # type: ignore[attr-defined]
-    await pilot.pause(0.3)  # type: ignore[attr-defined]
     assert app.done
+    for _ in range(5):  # let the final diagnosis, the evidence marks and the layout settle
+        await pilot.pause(0.2)  # type: ignore[attr-defined]
