@@ -133,8 +133,13 @@ class LogPane(ScrollView, can_focus=True):
     def _resized(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.shown))
         if self.following:
-            self.scroll_to(y=max(len(self.shown) - self.size.height, 0), animate=False, immediate=True)
+            # after the next refresh, when the new virtual size is in force and the bottom is known
+            self.call_after_refresh(self._to_end)
         self.refresh()
+
+    def _to_end(self) -> None:
+        if self.following:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
 
     def on_resize(self) -> None:
         self._strips.clear()
