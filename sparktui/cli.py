@@ -36,7 +36,8 @@ from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChan
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.uri import Opener, UriError
-from sparktui.core.spool import Spool, new_incident_dir
+from sparktui.core.spool import Spool, new_incident_dir, state_dir
+from sparktui.core.text import display
 from sparktui.render import SEVERITY_STYLE, markdown, print_text
 
 USAGE_ERROR = 2
@@ -106,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--speed", type=float, default=1.0, help="times real time; 0 for all at once (default 1)")
     r.add_argument("--signatures", action="append", default=[], metavar="DIR")
 
-    p = sub.add_parser("play", help="show (and, with the action runner, run) a remediation playbook")
+    p = sub.add_parser("play", help="show a remediation playbook's exact commands, then run them")
     p.add_argument("playbook", metavar="ID", nargs="?", help="playbook id (leave out to list them)")
     p.add_argument("--node", action="append", default=[], metavar="NAME", help="nodes, head first (repeatable)")
     p.add_argument("--set", action="append", default=[], metavar="PARAM=VALUE", help="a parameter value")
@@ -120,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--dry-run", action="store_true", help="print the exact commands per node and run nothing")
     p.add_argument("--yes", action="store_true", help="do not ask before running")
+    p.add_argument("--readonly", action="store_true", help="refuse anything but read-only playbooks")
+    p.add_argument("--playbooks", action="append", default=[], metavar="DIR", help="also load playbooks from DIR")
 
     v = sub.add_parser("discover", help="look at the nodes over SSH and write the cluster file")
     v.add_argument("targets", nargs="+", metavar="[USER@]HOST[:PORT]")
@@ -250,7 +253,7 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
 
 def _play(args: argparse.Namespace) -> int:
     out = Console(highlight=False, soft_wrap=True)
-    playbooks = pb.load_all()
+    playbooks = pb.load_all([Path(d) for d in args.playbooks])
     if args.playbook is None:
         for listed in sorted(playbooks.values(), key=lambda b: b.id):
             out.print(
@@ -300,10 +303,59 @@ def _play(args: argparse.Namespace) -> int:
         out.print(Text("rollback:", style="bold"))
         for command in rendered.rollback:
             out.print(Text.assemble((f"{command.node:>12} ", "cyan"), ("$ ", "dim"), command.command))
-    if not args.dry_run:
-        raise UsageError(
-            "running playbooks needs the action runner, which this version does not have yet; use --dry-run"
-        )
+    if args.dry_run:
+        return 0
+    if args.readonly and book.risk != "read-only":
+        raise UsageError(f"{book.id} is {book.risk}: refused in read-only mode")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError("not asking without a terminal: add --yes to run, or --dry-run to only show")
+        answer = input(f"Run these {len(rendered.commands)} commands ({book.risk})? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            out.print(Text("nothing ran", style="yellow"))
+            return 1
+    return _run_playbook(rendered, nodes, cluster, args, out)
+
+
+def _run_playbook(
+    rendered: pb.Rendered, nodes: pb.Nodes, cluster: config.Cluster | None, args: argparse.Namespace, out: Console
+) -> int:
+    from sparktui.core import actions  # the one module that changes nodes
+    from sparktui.core.sources.ssh import SshNode
+
+    targets = {n.name: n.ssh for n in cluster.nodes} if cluster is not None else {n: n for n in nodes.all}
+
+    def output(node: str, text: str) -> None:
+        for line in text.splitlines():
+            out.print(Text.assemble((f"{node:>12} ", "cyan"), display(line)))
+
+    async def run() -> actions.Outcome:
+        ssh_nodes = {}
+        for name in nodes.all:
+            user, _, hostport = targets.get(name, name).rpartition("@")
+            host, _, port = hostport.partition(":")
+            ssh_nodes[name] = SshNode(host, user=user or None, port=int(port) if port.isdigit() else None, name=name)
+        try:
+            audit = actions.AuditLog(state_dir() / "audit.jsonl")
+            return await actions.execute(
+                rendered, actions.SshRunner(ssh_nodes), readonly=args.readonly, audit=audit, output=output
+            )
+        finally:
+            for node in ssh_nodes.values():
+                await node.close()
+
+    try:
+        outcome = asyncio.run(run())
+    except actions.ActionError as exc:
+        raise UsageError(str(exc)) from None
+    for entry in outcome.entries + outcome.rolled_back:
+        style = "green" if entry.exit_code == 0 else "red"
+        out.print(Text.assemble((f"{entry.node:>12} ", "cyan"), (f"{entry.outcome:<14}", style), entry.step))
+    if not outcome.ok:
+        ran = f"; rollback ran {len(outcome.rolled_back)} commands" if outcome.rolled_back else ""
+        out.print(Text(f"failed{ran}", style="bold red"))
+        return 1
+    out.print(Text(f"done; audit log: {state_dir() / 'audit.jsonl'}", style="green"))
     return 0
 
 

@@ -76,8 +76,9 @@ class PlaybookScreen(ModalScreen[None]):
                     yield Static(Text.assemble(("Rollback\n", "bold underline"), back), classes="section")
             yield Static(
                 Text(
-                    "Running playbooks from here arrives with the action runner; today this shows what "
-                    f"would run. Headless: sparktui play {book.id} --dry-run. esc closes.",
+                    f"Run it with `sparktui play {book.id}` (it shows these commands and asks first; "
+                    "--readonly refuses anything that changes a node). Running from the cockpit comes next. "
+                    "esc closes.",
                     style="dim",
                 ),
                 classes="section",
