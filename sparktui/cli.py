@@ -15,6 +15,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 from rich.console import Console
@@ -32,13 +33,14 @@ from sparktui.core.export import export
 from sparktui.core.incident import Incident
 from sparktui.core.live import LiveSession
 from sparktui.core.pipeline import diagnose_files
+from sparktui.core.report import diagnosis_markdown
 from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChange
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.uri import Opener, UriError
 from sparktui.core.spool import Spool, new_incident_dir, state_dir
 from sparktui.core.text import display
-from sparktui.render import SEVERITY_STYLE, markdown, print_text
+from sparktui.render import SEVERITY_STYLE, print_text
 
 USAGE_ERROR = 2
 
@@ -224,7 +226,7 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
     for problem in problems:
         err.print(Text(f"sparktui: {problem}", style="yellow"))
     show_progress = not args.quiet and err.is_terminal
-    with err.status("reading…", spinner="dots") if show_progress else _Nothing() as status:
+    with err.status("reading…", spinner="dots") if show_progress else nullcontext() as status:
 
         def progress(name: str, lines: int) -> None:
             if status is not None:
@@ -417,7 +419,7 @@ def _print_diagnosis(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
     if fmt == "json":
         sys.stdout.write(json.dumps(diagnosis.as_dict(), indent=2, ensure_ascii=False) + "\n")
     elif fmt == "md":
-        sys.stdout.write(markdown(diagnosis) + "\n")
+        sys.stdout.write(diagnosis_markdown(diagnosis) + "\n")
     else:
         print_text(diagnosis, Console(highlight=False))
 
@@ -469,7 +471,7 @@ def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) ->
 
     async def run() -> Diagnosis:
         task = asyncio.create_task(session.run(seconds))
-        with err.status("following…", spinner="dots") if show else _Nothing() as status:
+        with err.status("following…", spinner="dots") if show else nullcontext() as status:
             while not task.done():
                 await asyncio.wait({task}, timeout=0.5)
                 if status is not None:
@@ -490,14 +492,6 @@ def _open(arguments: list[str], args: argparse.Namespace) -> list[LiveSource | S
         return Opener(trust_new_host_key=getattr(args, "trust_new_host_key", False)).open(arguments)
     except UriError as exc:
         raise UsageError(str(exc)) from None
-
-
-class _Nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _catalogue(args: argparse.Namespace) -> int:

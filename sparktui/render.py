@@ -14,7 +14,7 @@ from rich.text import Text
 
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Severity
-from sparktui.core.report import counts, diagnosis_markdown, sources_line
+from sparktui.core.report import counts, sources_line
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -74,8 +74,3 @@ def _evidence(e: Evidence) -> Padding:
     lines.append(Text(f"  > {e.text}", style="bold", no_wrap=True, overflow="ellipsis"))
     lines += [Text(f"    {line}", style="dim", no_wrap=True, overflow="ellipsis") for line in e.after]
     return Padding(Group(*lines), (0, 0, 0, 3))
-
-
-def markdown(diagnosis: Diagnosis) -> str:
-    """The diagnosis as Markdown (``sparktui diagnose --format md``)."""
-    return diagnosis_markdown(diagnosis)

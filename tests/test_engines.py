@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.matcher import HyperscanEngine, LiteralEngine, Matcher
 
 from .conftest import FIXTURES
-
-hyperscan = pytest.importorskip("hyperscan")
 
 
 def patterns(catalogue: Catalogue) -> list[str]:

@@ -63,7 +63,6 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     facts: dict[str, str] = field(default_factory=dict)
     detail: str = ""
-    timestamp: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

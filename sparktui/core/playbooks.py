@@ -14,13 +14,14 @@ real run does. Safety lives here, once:
 from __future__ import annotations
 
 import shlex
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import regex
+
+from sparktui.core import tomlfile
 
 RISKS = ("read-only", "restarts", "changes-node")
 TARGETS = ("head", "workers", "all", "finding", "local")
@@ -145,12 +146,7 @@ def load_all(extra_dirs: Iterable[Path] = ()) -> dict[str, Playbook]:
 
 
 def load(path: Path) -> Playbook:
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PlaybookError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PlaybookError(f"{path}: not valid TOML: {exc}") from None
+    doc = tomlfile.read(path, lambda reason: PlaybookError(f"{path}: {reason}"))
 
     def text(key: str, table: Mapping[str, Any] = doc, prefix: str = "", default: str | None = None) -> str:
         value = table.get(key, default)

@@ -6,10 +6,14 @@ One :class:`Opener` per session, so every source on one SSH node shares that nod
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sparktui.core.sources.base import LiveSource, SourceGroup, SourceRefused
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.follow import FollowedFile
+
+if TYPE_CHECKING:  # imported when an ssh:// source is opened, not at start-up
+    from sparktui.core.sources.ssh import SshNode
 
 
 class UriError(ValueError):
@@ -22,7 +26,7 @@ class Opener:
 
     def __init__(self, *, trust_new_host_key: bool = False) -> None:
         self.trust_new_host_key = trust_new_host_key
-        self._nodes: dict[tuple[str | None, str, int | None], object] = {}
+        self._nodes: dict[tuple[str | None, str, int | None], SshNode] = {}
 
     def open(self, arguments: list[str]) -> list[LiveSource | SourceGroup]:
         sources: list[LiveSource | SourceGroup] = []
@@ -53,7 +57,6 @@ class Opener:
             node = self._nodes[key] = ssh.SshNode(
                 uri.host, user=uri.user, port=uri.port, trust_new_host_key=self.trust_new_host_key
             )
-        assert isinstance(node, ssh.SshNode)
         if uri.kind == "file":
             return ssh.SshFileSource(node, uri.target)
         if uri.kind == "journal":
@@ -64,26 +67,24 @@ class Opener:
 
 
 class _SshRay(SourceGroup):
-    def __init__(self, name: str, node: object) -> None:
+    def __init__(self, name: str, node: SshNode) -> None:
         self.name, self.node = name, node
 
     async def expand(self) -> list[LiveSource]:
         from sparktui.core.sources import ssh
 
-        assert isinstance(self.node, ssh.SshNode)
         return list(await ssh.ray_session_sources(self.node))
 
 
 class _SshDocker(SourceGroup):
     """A container on a node, read with the Docker SDK through the node's forwarded Docker socket."""
 
-    def __init__(self, name: str, node: object, container: str) -> None:
+    def __init__(self, name: str, node: SshNode, container: str) -> None:
         self.name, self.node, self.container = name, node, container
 
     async def expand(self) -> list[LiveSource]:
         from sparktui.core.sources import docker, ssh
 
-        assert isinstance(self.node, ssh.SshNode)
         socket = await ssh.forward_docker_socket(self.node)
         return [docker.DockerSource(self.container, base_url=f"unix://{socket}", name=self.name, node=self.node.name)]
 
