@@ -219,7 +219,7 @@ class Analyzer:
             process=process,
             rank=cls.rank,
             position=position,
-            text=display(m.string),
+            text=m.string,
             now=now,
         )
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Finding, Position, Severity
 from sparktui.core.stages import StallHit, Unit
+from sparktui.core.text import display
 
 
 def finding_from_stall(hit: StallHit, existing: Finding | None = None) -> Finding:
@@ -23,18 +24,22 @@ def finding_from_stall(hit: StallHit, existing: Finding | None = None) -> Findin
     for peer in hit.peers_ahead:
         if peer.node not in finding.nodes:
             finding.nodes.append(peer.node)
-    finding.evidence.append(Evidence(reached_at.source, reached_at.line, unit.node, unit.texts.get(rule.reached, "")))
+    finding.evidence.append(
+        Evidence(reached_at.source, reached_at.line, unit.node, display(unit.texts.get(rule.reached, "")))
+    )
     if unit.last != reached_at:
-        finding.evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, unit.last_text))
+        finding.evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, display(unit.last_text)))
     for other in hit.last_seen:
         if other.node not in finding.nodes:
             finding.nodes.append(other.node)
         if other.last is not None:
-            finding.evidence.append(Evidence(other.last.source, other.last.line, other.node, other.last_text))
+            finding.evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
     for peer in hit.peers_ahead[:2]:
         done = peer.positions.get(rule.not_reached)
         if done is not None:
-            finding.evidence.append(Evidence(done.source, done.line, peer.node, peer.texts.get(rule.not_reached, "")))
+            finding.evidence.append(
+                Evidence(done.source, done.line, peer.node, display(peer.texts.get(rule.not_reached, "")))
+            )
     for k, v in unit.facts.items():
         finding.facts.setdefault(k, v)
     finding.facts.setdefault("stopped_at", unit.stage_label)

@@ -27,7 +27,7 @@ class Unit:
     rank: int | None = None
     reached: int = -1
     positions: dict[str, Position] = field(default_factory=dict)
-    texts: dict[str, str] = field(default_factory=dict)  # the line that first reached each stage
+    texts: dict[str, str] = field(default_factory=dict)  # the line (raw) that first reached each stage
     last: Position | None = None
     last_text: str = ""
     last_progress_at: float = 0.0
