@@ -101,5 +101,5 @@ def test_every_playbook_renders_from_its_example(book: pb.Playbook) -> None:
             check = subprocess.run(["sh", "-n", "-c", script], capture_output=True, text=True)
             assert check.returncode == 0, f"{book.id}: {command.step}: {check.stderr}"
     declared = {p.name for p in book.params} | {"node", "head"}
-    for text in (book.verify.url, book.verify.pattern, book.verify.nodes, book.verify.gpus):
+    for text in book.verify.templates:
         assert set(PLACEHOLDER.findall(text)) <= declared, f"{book.id}: verify: {text}"

@@ -14,16 +14,21 @@ import json
 import shlex
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+import asyncssh
 
 from sparktui.core.audit import AuditEntry
 from sparktui.core.playbooks import Command, Rendered
 from sparktui.core.sources.base import SourceRefused, SourceUnavailable
 from sparktui.core.sources.ssh import SshNode
-from sparktui.core.text import decode
+from sparktui.core.text import decode, display
+from sparktui.core.verify import Verdict, run_check
 
 #: Called with (node, a piece of output) as it arrives.
 Output = Callable[[str, str], None]
@@ -35,11 +40,17 @@ class ActionError(Exception):
 
 
 class Runner(ABC):
-    """Runs one command on one node and returns its exit code (None when it could not finish), calling
-    ``output`` with what it prints (standard output and error together) as it comes."""
+    """Reaches the nodes: runs one command on one node, and fetches a URL from a node."""
 
     @abstractmethod
-    async def run(self, command: Command, output: Output) -> int | None: ...
+    async def run(self, command: Command, output: Output) -> int | None:
+        """Run ``command`` and return its exit code (None when it could not finish), calling ``output`` with
+        what it prints (standard output and error together) as it comes."""
+
+    @abstractmethod
+    async def fetch(self, node: str, url: str) -> str:
+        """GET ``url`` from ``node`` (``localhost`` there is the node) and return the HTTP status code, or
+        why there is none (``connection refused``...)."""
 
 
 class LocalRunner(Runner):
@@ -48,9 +59,22 @@ class LocalRunner(Runner):
             "sh", "-c", command.command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
         )
         assert process.stdout is not None
-        while chunk := await process.stdout.read(65536):
-            output(command.node, decode(chunk))
-        return await process.wait()
+        try:
+            while chunk := await process.stdout.read(65536):
+                output(command.node, decode(chunk))
+            return await process.wait()
+        finally:
+            if process.returncode is None:  # cancelled (a check that has seen enough): stop it
+                process.kill()
+                await process.wait()
+
+    async def fetch(self, node: str, url: str) -> str:
+        host, port, path = split_url(url)
+        try:
+            reader, writer = await asyncio.open_connection(host, port)
+        except OSError as exc:
+            return _why(exc)
+        return await http_status(reader, writer, host, port, path)
 
 
 class SshRunner(Runner):
@@ -77,6 +101,61 @@ class SshRunner(Runner):
             output(command.node, f"\n[sparktui: {exc}]\n")
             return None
 
+    async def fetch(self, node: str, url: str) -> str:
+        if node == "local":
+            return await self.local.fetch(node, url)
+        host, port, path = split_url(url)
+        ssh = self.nodes.get(node)
+        if ssh is None:
+            raise ActionError(f"no way to reach node {node!r}: it is not in the cluster file")
+        try:
+            reader, writer = await ssh.open_tcp(host, port)
+        except (SourceUnavailable, SourceRefused) as exc:
+            return str(exc)
+        return await http_status(reader, writer, host, port, path)
+
+
+def split_url(url: str) -> tuple[str, int, str]:
+    """Host, port and path of an ``http://`` URL."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ActionError(f"{url}: only http:// URLs can be checked")
+    return parts.hostname, parts.port or 80, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+class _Reader(Protocol):
+    async def readline(self) -> bytes: ...
+
+
+class _Writer(Protocol):
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def close(self) -> None: ...
+
+
+async def http_status(reader: _Reader, writer: _Writer, host: str, port: int, path: str) -> str:
+    """Send one GET and return the status code of the answer (or why there is none); closes the stream."""
+    try:
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), timeout=30)
+    except (OSError, asyncssh.Error, TimeoutError) as exc:
+        return _why(exc)
+    finally:
+        writer.close()
+    parts = line.split()
+    if len(parts) >= 2 and parts[0].startswith(b"HTTP/") and parts[1].isdigit():
+        return parts[1].decode()
+    return "no HTTP answer" if not line else f"not HTTP: {display(decode(line[:80]))}"
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, TimeoutError):
+        return "no answer within 30 s"
+    return str(exc) or type(exc).__name__
+
 
 @dataclass
 class AuditLog:
@@ -92,12 +171,27 @@ class AuditLog:
 
 @dataclass
 class Outcome:
-    entries: list[AuditEntry] = field(default_factory=list)
+    entries: list[AuditEntry] = field(default_factory=list)  # the steps, then the verification
+    verdict: Verdict | None = None  # None when a step failed before the check
     rolled_back: list[AuditEntry] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return all(e.exit_code == 0 for e in self.entries)
+
+    @property
+    def failure(self) -> str:
+        """One line: what went wrong, or "" when nothing did."""
+        if self.verdict is not None and not self.verdict.passed:
+            return f"verification failed: {self.verdict.note}"
+        for entry in self.entries:
+            if entry.exit_code != 0:
+                return f"{entry.node}: {entry.step}: {entry.outcome}"
+        return ""
+
+
+#: Asked, with what went wrong, whether to run the rollback now; None runs it without asking.
+OfferRollback = Callable[[Outcome], Awaitable[bool]]
 
 
 async def execute(
@@ -107,8 +201,10 @@ async def execute(
     readonly: bool = False,
     audit: AuditLog | None = None,
     output: Output = lambda node, text: None,
+    offer_rollback: OfferRollback | None = None,
 ) -> Outcome:
-    """Run the commands in order; on the first failure stop and run the rollback commands."""
+    """Run the commands in order, then the verification; on the first failure (or a failed verification)
+    stop, and run the rollback commands (after asking ``offer_rollback``, when given)."""
     if readonly and rendered.playbook.risk != "read-only":
         raise ActionError(f"{rendered.playbook.id} is {rendered.playbook.risk}: refused in read-only mode")
     outcome = Outcome()
@@ -116,10 +212,48 @@ async def execute(
         entry = await _one(command, rendered, runner, output, audit)
         outcome.entries.append(entry)
         if entry.exit_code != 0:
-            for step in rendered.rollback:
-                outcome.rolled_back.append(await _one(step, rendered, runner, output, audit))
             break
+    else:
+        outcome.verdict = await _verify(rendered, runner, output, audit, outcome)
+    if outcome.ok or not rendered.rollback:
+        return outcome
+    if offer_rollback is None or await offer_rollback(outcome):
+        for step in rendered.rollback:
+            outcome.rolled_back.append(await _one(step, rendered, runner, output, audit))
     return outcome
+
+
+async def _verify(
+    rendered: Rendered, runner: Runner, output: Output, audit: AuditLog | None, outcome: Outcome
+) -> Verdict:
+    check = rendered.check
+    started, clock = datetime.now(UTC), time.monotonic()
+    printed: list[str] = []
+
+    def keep(node: str, text: str) -> None:
+        if sum(map(len, printed)) < OUTPUT_LIMIT:
+            printed.append(text)
+        output(node, text)
+
+    output(check.node, f"[verify] {check.describe()}\n")
+    verdict = await run_check(check, runner, keep)
+    output(check.node, f"[verify] {'passed' if verdict.passed else 'FAILED'}: {verdict.note}\n")
+    if check.kind != "none":
+        entry = AuditEntry(
+            check.describe(),
+            check.node,
+            started,
+            0 if verdict.passed else 1,
+            "".join(printed) + verdict.note + "\n",
+            time.monotonic() - clock,
+            "host",
+            rendered.playbook.id,
+            "verify",
+        )
+        outcome.entries.append(entry)
+        if audit is not None:
+            audit.add(entry)
+    return verdict
 
 
 async def _one(

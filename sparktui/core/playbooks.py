@@ -14,6 +14,7 @@ real run does. Safety lives here, once:
 from __future__ import annotations
 
 import shlex
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,13 @@ KINDS: dict[str, str] = {
     "number": r"\d{1,9}(?:\.\d{1,9})?",
     "env": r"[A-Za-z_][A-Za-z0-9_]{0,127}=[^\x00-\x1f\x7f]{0,4096}",
     "text": r"[^\x00-\x1f\x7f]{0,4096}",
+    # Shell words already quoted (the canonical shlex.join form, checked): substituted as they are, so
+    # ``{recreate} --flag`` appends words to a command. Only sparktui's own probes produce these.
+    "argv": r"[^\x00-\x1f\x7f]{1,65536}",
 }
+#: Placeholders every playbook may use: the node a command runs on, the head, and when the run was rendered
+#: (Unix seconds, for ``docker logs --since {since}``).
+BUILTINS = ("node", "head", "since")
 _PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _SUDO = regex.compile(r"(?:^|[\s;&|()`$])sudo(?:\s|$)")
 _ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -69,12 +76,48 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Verify:
+    """How a run proves it worked, checked from ``on`` (the head, or this machine) until ``within`` seconds
+    pass: ``http`` fetches ``url`` through that node's SSH connection (so ``localhost`` is the node) until it
+    answers 2xx; ``log`` runs ``run`` and waits for ``pattern`` in its output; ``ray-status`` runs ``run``
+    (``ray status``) until it shows at least ``nodes`` nodes and ``gpus`` GPUs."""
+
     kind: str
     pattern: str = ""
     within: int = 300
     url: str = ""
     nodes: str = ""
     gpus: str = ""
+    on: str = "head"
+    place: str = "host"
+    run: str = ""
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        return (self.url, self.run, self.nodes, self.gpus)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A verification with its values filled in, as it will run."""
+
+    kind: str
+    node: str = ""
+    url: str = ""
+    command: str = ""
+    pattern: str = ""
+    nodes: int = 0
+    gpus: int = 0
+    within: int = 300
+
+    def describe(self) -> str:
+        where = f"from {self.node}" if self.node != "local" else "from this machine"
+        return {
+            "none": "none: the steps' exit codes decide",
+            "http": f"GET {self.url} {where} until it answers 2xx, up to {self.within} s",
+            "log": f"{self.pattern!r} in the output of `{self.command}` on {self.node}, up to {self.within} s",
+            "ray-status": f"`{self.command}` on {self.node} shows >= {self.nodes} nodes and >= {self.gpus} GPUs, "
+            f"up to {self.within} s",
+        }[self.kind]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +153,7 @@ class Rendered:
     values: Mapping[str, str]
     commands: tuple[Command, ...]
     rollback: tuple[Command, ...]
-    verify: Verify
+    check: Check
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,38 +297,64 @@ def _verify(path: Path, raw: Mapping[str, Any]) -> Verify:
     within = raw.get("within", 300)
     if not isinstance(within, int) or within <= 0:
         raise PlaybookError(f"{path}: verify.within: a positive number of seconds")
+    on, place = raw.get("on", "head"), raw.get("in", "host")
+    if on not in ("head", "local"):
+        raise PlaybookError(f"{path}: verify.on: {on!r} is not head or local")
+    if place not in PLACES:
+        raise PlaybookError(f"{path}: verify.in: {place!r} is not one of {', '.join(PLACES)}")
+    fields = {key: str(raw.get(key, "")) for key in ("pattern", "url", "nodes", "gpus", "run")}
     verify = Verify(
-        kind,
-        str(raw.get("pattern", "")),
-        within,
-        str(raw.get("url", "")),
-        str(raw.get("nodes", "")),
-        str(raw.get("gpus", "")),
+        kind, fields["pattern"], within, fields["url"], fields["nodes"], fields["gpus"], on, place, fields["run"]
     )
+    needs = {"http": ("url",), "log": ("run", "pattern"), "ray-status": ("run", "nodes", "gpus")}.get(kind, ())
+    for key in needs:
+        if not fields[key].strip():
+            raise PlaybookError(f"{path}: verify.{key}: a {kind} check needs it")
     if kind == "log":
         try:
             regex.compile(verify.pattern)
         except regex.error as exc:
             raise PlaybookError(f"{path}: verify.pattern: does not compile: {exc}") from None
-    if kind == "http" and not verify.url:
-        raise PlaybookError(f"{path}: verify.url: an http check needs a url")
+    if kind == "http" and not verify.url.startswith("http://"):
+        raise PlaybookError(f"{path}: verify.url: an http:// URL (fetched through the node's SSH connection)")
     return verify
 
 
 def _check_templates(playbook: Playbook) -> None:
-    declared = {p.name for p in playbook.params} | {"node", "head"}
-    for where, step in [("steps", s) for s in playbook.steps] + [("rollback", s) for s in playbook.rollback]:
-        for name in _PLACEHOLDER.findall(step.run):
+    declared = {p.name for p in playbook.params} | set(BUILTINS)
+    verify = playbook.verify
+    checked = [("steps", s.run, s.place) for s in playbook.steps]
+    checked += [("rollback", s.run, s.place) for s in playbook.rollback]
+    checked += [("verify", text, verify.place) for text in verify.templates]
+    for where, text, place in checked:
+        for name in _PLACEHOLDER.findall(text):
             if name not in declared:
                 raise PlaybookError(f"{playbook.path}: {where}: {{{name}}} is not a declared parameter")
-        if _SUDO.search(step.run) and not playbook.sudo:
+        if _SUDO.search(text) and not playbook.sudo:
             raise PlaybookError(f"{playbook.path}: {where}: uses sudo but the playbook does not declare sudo = true")
-        if step.place == "container" and "container" not in declared:
+        if place == "container" and "container" not in declared:
             raise PlaybookError(f"{playbook.path}: {where}: runs in a container but declares no `container` parameter")
 
 
 def _fits(kind: str, value: str) -> bool:
-    return regex.fullmatch(KINDS[kind], value) is not None
+    if regex.fullmatch(KINDS[kind], value) is None:
+        return False
+    if kind == "argv":
+        try:
+            return shlex.join(shlex.split(value)) == value
+        except ValueError:
+            return False
+    return True
+
+
+def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str]) -> str:
+    """Each placeholder becomes its value, quoted for the shell (``argv`` values are quoted words already)."""
+
+    def one(match: regex.Match[str]) -> str:
+        name = match.group(1)
+        return values[name] if kinds.get(name) == "argv" else shlex.quote(values[name])
+
+    return str(_PLACEHOLDER.sub(one, template))
 
 
 def resolve(
@@ -313,26 +382,60 @@ def resolve(
     return values
 
 
-def render(playbook: Playbook, values: Mapping[str, str], nodes: Nodes, finding_nodes: Sequence[str] = ()) -> Rendered:
-    """The exact commands per node. Raises :class:`PlaybookError` for a missing value or one that does not
-    fit its parameter's kind."""
-    checked: dict[str, str] = {}
-    for param in playbook.params:
-        value = values.get(param.name)
-        if value is None:
-            raise PlaybookError(
-                f"{playbook.id}: no value for {param.name} ({param.description or param.kind}); "
-                f"give one with --set {param.name}=VALUE"
-            )
-        if not _fits(param.kind, value):
-            raise PlaybookError(f"{playbook.id}: refused {param.name}={value!r}: not a valid {param.kind}")
-        checked[param.name] = value
-    commands = tuple(c for step in playbook.steps for c in _commands(step, checked, nodes, finding_nodes))
-    rollback = tuple(c for step in playbook.rollback for c in _commands(step, checked, nodes, finding_nodes))
-    return Rendered(playbook, checked, commands, rollback, playbook.verify)
+def render(
+    playbook: Playbook,
+    values: Mapping[str, str],
+    nodes: Nodes,
+    finding_nodes: Sequence[str] = (),
+    *,
+    per_node: Mapping[str, Mapping[str, str]] | None = None,
+    since: int | None = None,
+) -> Rendered:
+    """The exact commands per node. ``per_node`` overrides values on one node (what a probe found there);
+    ``since`` is the ``{since}`` placeholder (default: now). Raises :class:`PlaybookError` for a missing
+    value or one that does not fit its parameter's kind."""
+    builtins = {"head": nodes.head, "since": str(int(time.time()) if since is None else since)}
+    checked = _checked(playbook, values, per_node or {}, nodes)
+    base = {**next(iter(checked.values())), **builtins} if checked else builtins
+
+    def expand(steps: Sequence[Step]) -> tuple[Command, ...]:
+        return tuple(c for step in steps for c in _commands(playbook, step, checked, builtins, nodes, finding_nodes))
+
+    return Rendered(
+        playbook, base, expand(playbook.steps), expand(playbook.rollback), _check(playbook, checked, builtins, nodes)
+    )
 
 
-def _commands(step: Step, values: Mapping[str, str], nodes: Nodes, finding_nodes: Sequence[str]) -> list[Command]:
+def _checked(
+    playbook: Playbook, values: Mapping[str, str], per_node: Mapping[str, Mapping[str, str]], nodes: Nodes
+) -> dict[str, dict[str, str]]:
+    """Every node's values (``local`` included), each checked against its parameter's kind."""
+    out: dict[str, dict[str, str]] = {}
+    for node in (*nodes.all, "local"):
+        mine = {**values, **per_node.get(node, {})}
+        out[node] = {}
+        for param in playbook.params:
+            value = mine.get(param.name)
+            if value is None:
+                raise PlaybookError(
+                    f"{playbook.id}: no value for {param.name} ({param.description or param.kind}); "
+                    f"give one with --set {param.name}=VALUE"
+                )
+            if not _fits(param.kind, value):
+                shown = value if len(value) < 200 else value[:200] + "..."
+                raise PlaybookError(f"{playbook.id}: refused {param.name}={shown!r}: not a valid {param.kind}")
+            out[node][param.name] = value
+    return out
+
+
+def _commands(
+    playbook: Playbook,
+    step: Step,
+    checked: Mapping[str, Mapping[str, str]],
+    builtins: Mapping[str, str],
+    nodes: Nodes,
+    finding_nodes: Sequence[str],
+) -> list[Command]:
     targets = {
         "head": (nodes.head,),
         "workers": nodes.workers,
@@ -340,11 +443,55 @@ def _commands(step: Step, values: Mapping[str, str], nodes: Nodes, finding_nodes
         "finding": tuple(finding_nodes) or nodes.all,
         "local": ("local",),
     }[step.on]
+    kinds = {p.name: p.kind for p in playbook.params}
     out = []
     for node in targets:
-        local = {**values, "node": node, "head": nodes.head}
-        command = _PLACEHOLDER.sub(lambda m, v=local: shlex.quote(v[m.group(1)]), step.run)
-        if step.place == "container":
-            command = f"docker exec {shlex.quote(values['container'])} sh -c {shlex.quote(command)}"
-        out.append(Command(step.title, node, step.place, command))
+        local = {**checked[node], **builtins, "node": node}
+        out.append(
+            Command(step.title, node, step.place, _in_place(_substitute(step.run, local, kinds), step.place, local))
+        )
     return out
+
+
+def _in_place(command: str, place: str, values: Mapping[str, str]) -> str:
+    if place == "container":
+        return f"docker exec {shlex.quote(values['container'])} sh -c {shlex.quote(command)}"
+    return command
+
+
+_URL_SAFE = regex.compile(r"[A-Za-z0-9._~:\[\]-]*")
+
+
+def _check(
+    playbook: Playbook, checked: Mapping[str, Mapping[str, str]], builtins: Mapping[str, str], nodes: Nodes
+) -> Check:
+    verify = playbook.verify
+    if verify.kind == "none":
+        return Check("none")
+    node = nodes.head if verify.on == "head" else "local"
+    local = {**checked[node], **builtins, "node": node}
+    kinds = {p.name: p.kind for p in playbook.params}
+
+    def plain(template: str, what: str) -> str:
+        for name in _PLACEHOLDER.findall(template):
+            if not _URL_SAFE.fullmatch(local[name]):
+                raise PlaybookError(f"{playbook.id}: refused {name}={local[name]!r} in verify.{what}")
+        return str(_PLACEHOLDER.sub(lambda m: local[m.group(1)], template))
+
+    def count(template: str, what: str) -> int:
+        text = plain(template, what)
+        if not text.isdigit():
+            raise PlaybookError(f"{playbook.id}: verify.{what}: {text!r} is not a whole number")
+        return int(text)
+
+    command = _in_place(_substitute(verify.run, local, kinds), verify.place, local) if verify.run else ""
+    return Check(
+        verify.kind,
+        node,
+        plain(verify.url, "url"),
+        command,
+        verify.pattern,
+        count(verify.nodes, "nodes") if verify.kind == "ray-status" else 0,
+        count(verify.gpus, "gpus") if verify.kind == "ray-status" else 0,
+        verify.within,
+    )

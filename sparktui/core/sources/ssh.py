@@ -287,6 +287,14 @@ class SshNode:
                 raise SourceUnavailable(f"{self.name}: cannot reach {remote}: {_reason(exc)}") from None
         return await (await self.connection()).open_unix_connection(remote)  # it had just dropped: once more
 
+    async def open_tcp(self, host: str, port: int) -> tuple[asyncssh.SSHReader[bytes], asyncssh.SSHWriter[bytes]]:
+        """A TCP connection the node itself makes to ``host:port`` (so ``localhost`` is the node)."""
+        conn = await self.connection()
+        try:
+            return await conn.open_connection(host, port, encoding=None)
+        except (OSError, asyncssh.Error) as exc:
+            raise SourceUnavailable(f"{self.name}: cannot reach {host}:{port}: {_reason(exc)}") from None
+
     async def close(self) -> None:
         """Close the connections and the forwarded sockets."""
         for server, _ in self._forwards.values():

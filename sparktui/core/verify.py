@@ -1,0 +1,117 @@
+"""Deciding whether a run worked: the playbook's ``[verify]`` check, polled until it passes or time runs out.
+
+The check runs where the playbook says (the head, through its SSH connection, or this machine) with the
+same :class:`~sparktui.core.actions.Runner` the steps used: an HTTP check opens a TCP connection from the
+node itself, so ``http://localhost:8000/health`` is the head's own port; a log check runs a command (say
+``docker logs --since {since} -f C``) and waits for a pattern in what it prints; a Ray check runs
+``ray status`` until the cluster holds enough nodes and GPUs. Reading ``ray status`` is pure and separate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import regex
+
+from sparktui.core.playbooks import Check, Command
+
+if TYPE_CHECKING:
+    from sparktui.core.actions import Runner
+
+#: Seconds between two tries of a check that did not pass yet.
+INTERVAL = 2.0
+
+_ACTIVE_NODE = regex.compile(r"^\s*(\d+)\s+\S")
+_GPUS = regex.compile(r"^\s*[\d.]+/([\d.]+)\s+GPU\b", regex.M)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    passed: bool
+    note: str  # one line: what was seen last
+
+
+def ray_cluster_size(status: str) -> tuple[int, float] | None:
+    """Active nodes and total GPUs in ``ray status`` output, or None when it is not that output."""
+    if "Active:" not in status:
+        return None
+    nodes = 0
+    section = ""
+    for line in status.splitlines():
+        stripped = line.strip()
+        if stripped.endswith(":") and not stripped.startswith("("):
+            section = stripped
+            continue
+        if section == "Active:" and (m := _ACTIVE_NODE.match(line)):
+            nodes += int(m.group(1))
+    gpus = sum(float(m) for m in _GPUS.findall(status))
+    return nodes, gpus
+
+
+async def run_check(
+    check: Check,
+    runner: Runner,
+    output: Callable[[str, str], None],
+    *,
+    interval: float = INTERVAL,
+    clock: Callable[[], float] = time.monotonic,
+) -> Verdict:
+    """Poll ``check`` until it passes or ``check.within`` seconds have gone."""
+    if check.kind == "none":
+        return Verdict(True, "no verification: the steps' exit codes decide")
+    deadline = clock() + check.within
+    last = "not tried"
+    while True:
+        remaining = deadline - clock()
+        try:
+            verdict = await asyncio.wait_for(_once(check, runner, output), timeout=max(remaining, 0.1))
+        except TimeoutError:
+            verdict = Verdict(False, last)
+        if verdict.passed:
+            return verdict
+        last = verdict.note
+        if clock() + interval > deadline:
+            return Verdict(False, f"not within {check.within} s: {last}")
+        output(check.node, f"[verify] {last}; again in {interval:g} s\n")
+        await asyncio.sleep(interval)
+
+
+async def _once(check: Check, runner: Runner, output: Callable[[str, str], None]) -> Verdict:
+    if check.kind == "http":
+        status = await runner.fetch(check.node, check.url)
+        passed = status[:1] == "2"
+        return Verdict(passed, f"GET {check.url}: {status}")
+    printed: list[str] = []
+    found = asyncio.Event()
+    pattern = regex.compile(check.pattern, regex.M) if check.kind == "log" else None
+
+    def seen(node: str, text: str) -> None:
+        printed.append(text)
+        output(node, text)
+        if pattern is not None and pattern.search("".join(printed[-64:])):
+            found.set()
+
+    command = Command("verify", check.node, "host", check.command)
+    run = asyncio.ensure_future(runner.run(command, seen))
+    waiter = asyncio.ensure_future(found.wait())
+    try:
+        await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (run, waiter):
+            task.cancel()
+        await asyncio.gather(run, waiter, return_exceptions=True)
+    text = "".join(printed)
+    if check.kind == "log":
+        if found.is_set() or (pattern is not None and pattern.search(text)):
+            return Verdict(True, f"{check.pattern!r} seen in `{check.command}`")
+        return Verdict(False, f"{check.pattern!r} not yet in `{check.command}`")
+    size = ray_cluster_size(text)
+    if size is None:
+        return Verdict(False, f"`{check.command}` printed no cluster status")
+    nodes, gpus = size
+    passed = nodes >= check.nodes and gpus >= check.gpus
+    return Verdict(passed, f"Ray: {nodes} nodes, {gpus:g} GPUs (needs {check.nodes} and {check.gpus})")
