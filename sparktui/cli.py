@@ -21,7 +21,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from sparktui import __version__, config
+from sparktui import __version__, config, remedy
+from sparktui.approvals import Approvals, cluster_id
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core import playbooks as pb
@@ -38,7 +39,7 @@ from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChan
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.uri import Opener, UriError
-from sparktui.core.spool import Spool, new_incident_dir, state_dir
+from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.core.text import display
 from sparktui.render import SEVERITY_STYLE, print_text
 
@@ -122,8 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="take parameter values from the facts of the finding this playbook fixes in these logs",
     )
     p.add_argument("--dry-run", action="store_true", help="print the exact commands per node and run nothing")
-    p.add_argument("--yes", action="store_true", help="do not ask before running")
+    p.add_argument("--yes", action="store_true", help="do not ask before running (nor before a rollback)")
     p.add_argument("--readonly", action="store_true", help="refuse anything but read-only playbooks")
+    p.add_argument(
+        "--incident",
+        metavar="DIR",
+        help="also record what ran in this incident folder (a bundle or a live session's spool), for its report",
+    )
     p.add_argument("--playbooks", action="append", default=[], metavar="DIR", help="also load playbooks from DIR")
 
     v = sub.add_parser("discover", help="look at the nodes over SSH and write the cluster file")
@@ -291,9 +297,11 @@ def _play(args: argparse.Namespace) -> int:
     if args.node:
         nodes = pb.Nodes(args.node[0], tuple(args.node[1:]))
     elif cluster is not None:
-        nodes = pb.Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
+        nodes = remedy.nodes_of(cluster)
     else:
         raise UsageError("no cluster file (sparktui.toml) names the nodes: give them with --node, head first")
+    if args.incident and not bundle.is_bundle(Path(args.incident)):
+        raise UsageError(f"--incident {args.incident}: not an incident folder (no bundle.toml)")
     values = pb.resolve(book, facts, cluster.values() if cluster is not None else None, given)
     rendered = pb.render(book, values, nodes, finding_nodes)
     out.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
@@ -301,50 +309,57 @@ def _play(args: argparse.Namespace) -> int:
         out.print(Text(f"  {name} = {value}", style="dim"))
     for command in rendered.commands:
         out.print(Text.assemble((f"{command.node:>12} ", "cyan"), ("$ ", "dim"), command.command))
+    out.print(Text.assemble(("verify: ", "bold"), rendered.check.describe()))
     if rendered.rollback:
-        out.print(Text("rollback:", style="bold"))
+        out.print(Text("rollback (when a step or the verification fails):", style="bold"))
         for command in rendered.rollback:
             out.print(Text.assemble((f"{command.node:>12} ", "cyan"), ("$ ", "dim"), command.command))
     if args.dry_run:
         return 0
     if args.readonly and book.risk != "read-only":
         raise UsageError(f"{book.id} is {book.risk}: refused in read-only mode")
-    if not args.yes:
+    approvals, cluster_key = Approvals.default(), cluster_id(cluster, nodes.all)
+    if args.yes:
+        pass
+    elif approvals.granted(cluster_key, book):
+        out.print(Text(f"approved before for this cluster ({approvals.path}): running", style="yellow"))
+    else:
         if not sys.stdin.isatty():
             raise UsageError("not asking without a terminal: add --yes to run, or --dry-run to only show")
-        answer = input(f"Run these {len(rendered.commands)} commands ({book.risk})? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
+        answer = input(f"Run these {len(rendered.commands)} commands ({book.risk})? [y/N/a=always on this cluster] ")
+        if answer.strip().lower() in ("a", "always"):
+            approvals.grant(cluster_key, book)
+        elif answer.strip().lower() not in ("y", "yes"):
             out.print(Text("nothing ran", style="yellow"))
             return 1
-    return _run_playbook(rendered, nodes, cluster, args, out)
+    return _run_playbook(rendered, remedy.targets(cluster, nodes), args, out)
 
 
-def _run_playbook(
-    rendered: pb.Rendered, nodes: pb.Nodes, cluster: config.Cluster | None, args: argparse.Namespace, out: Console
-) -> int:
+def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse.Namespace, out: Console) -> int:
     from sparktui.core import actions  # the one module that changes nodes
-    from sparktui.core.sources.ssh import SshNode
 
-    targets = {n.name: n.ssh for n in cluster.nodes} if cluster is not None else {n: n for n in nodes.all}
+    audit = remedy.audit_log([Path(args.incident)] if args.incident else [])
 
     def output(node: str, text: str) -> None:
         for line in text.splitlines():
             out.print(Text.assemble((f"{node:>12} ", "cyan"), display(line)))
 
+    async def ask(outcome: actions.Outcome) -> bool:
+        out.print(Text(outcome.failure, style="bold red"))
+        if args.yes:
+            return True
+        question = f"Run the rollback ({len(rendered.rollback)} commands)? [Y/n] "
+        answer = await asyncio.to_thread(input, question) if sys.stdin.isatty() else "y"
+        return answer.strip().lower() in ("", "y", "yes")
+
     async def run() -> actions.Outcome:
-        ssh_nodes = {}
-        for name in nodes.all:
-            user, _, hostport = targets.get(name, name).rpartition("@")
-            host, _, port = hostport.partition(":")
-            ssh_nodes[name] = SshNode(host, user=user or None, port=int(port) if port.isdigit() else None, name=name)
+        runner = actions.SshRunner.to(targets)
         try:
-            audit = actions.AuditLog(state_dir() / "audit.jsonl")
             return await actions.execute(
-                rendered, actions.SshRunner(ssh_nodes), readonly=args.readonly, audit=audit, output=output
+                rendered, runner, readonly=args.readonly, audit=audit, output=output, offer_rollback=ask
             )
         finally:
-            for node in ssh_nodes.values():
-                await node.close()
+            await runner.close()
 
     try:
         outcome = asyncio.run(run())
@@ -353,11 +368,12 @@ def _run_playbook(
     for entry in outcome.entries + outcome.rolled_back:
         style = "green" if entry.exit_code == 0 else "red"
         out.print(Text.assemble((f"{entry.node:>12} ", "cyan"), (f"{entry.outcome:<14}", style), entry.step))
+    where = ", ".join(str(p) for p in audit.paths)
     if not outcome.ok:
-        ran = f"; rollback ran {len(outcome.rolled_back)} commands" if outcome.rolled_back else ""
-        out.print(Text(f"failed{ran}", style="bold red"))
+        ran = f"; the rollback ran {len(outcome.rolled_back)} commands" if outcome.rolled_back else ""
+        out.print(Text(f"failed: {outcome.failure}{ran}; audit log: {where}", style="bold red"))
         return 1
-    out.print(Text(f"done; audit log: {state_dir() / 'audit.jsonl'}", style="green"))
+    out.print(Text(f"done; audit log: {where}", style="green"))
     return 0
 
 

@@ -93,12 +93,19 @@ class Cluster:
         return uris
 
 
-def find(cwd: Path | None = None) -> Path | None:
-    candidates = [(cwd or Path.cwd()) / "sparktui.toml"]
+def config_dir() -> Path:
+    """Where sparktui keeps what the user configures: ``$SPARKTUI_CONFIG_DIR``, else
+    ``$XDG_CONFIG_HOME/sparktui`` (``~/.config/sparktui``)."""
     if os.environ.get("SPARKTUI_CONFIG_DIR"):
-        candidates.append(Path(os.environ["SPARKTUI_CONFIG_DIR"]) / "cluster.toml")
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    candidates.append(Path(base) / "sparktui" / "cluster.toml")
+        return Path(os.environ["SPARKTUI_CONFIG_DIR"])
+    return Path(os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")) / "sparktui"
+
+
+def find(cwd: Path | None = None) -> Path | None:
+    candidates = [(cwd or Path.cwd()) / "sparktui.toml", config_dir() / "cluster.toml"]
+    if os.environ.get("SPARKTUI_CONFIG_DIR"):
+        base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        candidates.append(Path(base) / "sparktui" / "cluster.toml")
     return next((p for p in candidates if p.is_file()), None)
 
 

@@ -17,5 +17,7 @@ def catalogue() -> cat.Catalogue:
 
 @pytest.fixture(autouse=True)
 def private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spools and other state of the tests go to a temporary folder, never the user's."""
+    """Spools, approvals and other state of the tests go to temporary folders, never the user's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.delenv("SPARKTUI_CONFIG_DIR", raising=False)

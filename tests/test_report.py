@@ -155,7 +155,7 @@ def test_export_writes_four_forms(incident: Incident, tmp_path: Path) -> None:
     written = export(incident, tmp_path)
     names = {str(p.relative_to(tmp_path)) for p in written}
     assert {"report.md", "report.html", "report.json", "bundle/bundle.toml"} <= names
-    assert {"bundle/findings.json", "bundle/audit.json"} <= names
+    assert {"bundle/findings.json", "bundle/audit.jsonl"} <= names
     assert {"bundle/spark-a/nccl.log", "bundle/spark-a/nccl.log.times", "bundle/ifname/rank0.log"} <= names
     assert sorted(names) == sorted(files(tmp_path))
 
@@ -324,7 +324,7 @@ def test_a_quiet_incident_without_logs(tmp_path: Path, catalogue: Catalogue) -> 
     assert not diagnosis.findings
     written = export(Incident(diagnosis, title="Healthy <run>"), tmp_path)
     assert sorted(str(p.relative_to(tmp_path)) for p in written) == [
-        "bundle/audit.json",
+        "bundle/audit.jsonl",
         "bundle/findings.json",
         "report.html",
         "report.json",

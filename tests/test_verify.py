@@ -14,6 +14,7 @@ import pytest
 
 from sparktui.core import actions
 from sparktui.core import playbooks as pb
+from sparktui.core.audit import AuditLog, read_log
 from sparktui.core.verify import Verdict, ray_cluster_size, run_check
 
 from .conftest import FIXTURES
@@ -153,13 +154,13 @@ def book(tmp_path: Path) -> pb.Playbook:
 
 async def test_failed_verification_runs_the_rollback(book: pb.Playbook, tmp_path: Path) -> None:
     rendered = pb.render(book, {"dir": str(tmp_path), "port": "9"}, pb.Nodes("spark-a"))
-    audit = actions.AuditLog(tmp_path / "audit.jsonl")
+    audit = AuditLog((tmp_path / "audit.jsonl",))
     outcome = await actions.execute(rendered, actions.LocalRunner(), audit=audit)
     assert not outcome.ok and outcome.failure.startswith("verification failed: ")
     assert [e.step for e in outcome.entries] == ["touch {dir}/made", "verify"]
     assert [e.exit_code for e in outcome.rolled_back] == [0]
     assert not (tmp_path / "made").exists()
-    assert len(audit.path.read_text().splitlines()) == 3
+    assert len(read_log(audit.paths[0])) == 3
 
 
 async def test_rollback_declined_leaves_things_as_they_are(book: pb.Playbook, tmp_path: Path) -> None:

@@ -10,20 +10,18 @@ refuses any playbook whose risk is not ``read-only`` before a single command run
 from __future__ import annotations
 
 import asyncio
-import json
 import shlex
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
 import asyncssh
 
-from sparktui.core.audit import AuditEntry
+from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.playbooks import Command, Rendered
 from sparktui.core.sources.base import SourceRefused, SourceUnavailable
 from sparktui.core.sources.ssh import SshNode
@@ -83,6 +81,21 @@ class SshRunner(Runner):
     def __init__(self, nodes: Mapping[str, SshNode]) -> None:
         self.nodes = nodes
         self.local = LocalRunner()
+
+    @classmethod
+    def to(cls, targets: Mapping[str, str]) -> SshRunner:
+        """A runner for nodes named by ``targets`` (name -> ``[user@]host[:port]`` or a ~/.ssh/config alias);
+        connections open on first use."""
+        nodes = {}
+        for name, target in targets.items():
+            user, _, hostport = target.rpartition("@")
+            host, _, port = hostport.partition(":")
+            nodes[name] = SshNode(host, user=user or None, port=int(port) if port.isdigit() else None, name=name)
+        return cls(nodes)
+
+    async def close(self) -> None:
+        for node in self.nodes.values():
+            await node.close()
 
     async def run(self, command: Command, output: Output) -> int | None:
         if command.node == "local":
@@ -155,18 +168,6 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "no answer within 30 s"
     return str(exc) or type(exc).__name__
-
-
-@dataclass
-class AuditLog:
-    """Append-only JSON lines, one per command that ran."""
-
-    path: Path
-
-    def add(self, entry: AuditEntry) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry.as_dict(), ensure_ascii=False) + "\n")
 
 
 @dataclass

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 
@@ -44,3 +46,52 @@ class AuditEntry:
             "exit_code": self.exit_code,
             "output": self.output,
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> AuditEntry:
+        """The entry :meth:`as_dict` wrote; raises ValueError (or KeyError, TypeError) for anything else."""
+        started = datetime.fromisoformat(str(d["started"]))
+        if started.tzinfo is None:
+            raise ValueError("started: no time zone")
+        code, duration = d.get("exit_code"), d.get("duration_s")
+        return cls(
+            str(d["command"]),
+            str(d["node"]),
+            started,
+            None if code is None else int(code),
+            str(d.get("output", "")),
+            None if duration is None else float(duration),
+            str(d.get("place", "host")),
+            str(d.get("playbook", "")),
+            str(d.get("step", "")),
+        )
+
+
+@dataclass
+class AuditLog:
+    """Append-only JSON lines, one per command that ran, written to every one of ``paths`` (the user's
+    audit log, and the incident's own when a session has one)."""
+
+    paths: tuple[Path, ...]
+
+    def add(self, entry: AuditEntry) -> None:
+        line = json.dumps(entry.as_dict(), ensure_ascii=False) + "\n"
+        for path in self.paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(line)
+
+
+def read_log(path: Path) -> list[AuditEntry]:
+    """The entries of an audit log; a missing file has none, and a line that is not an entry is skipped."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    entries = []
+    for line in text.splitlines():
+        try:
+            entries.append(AuditEntry.from_dict(json.loads(line)))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return entries

@@ -7,6 +7,7 @@ Layout (format 1)::
                              [[sources]] name / node / kind
     <name>                   the log exactly as received
     <name>.times             one integer per line: milliseconds since the start of the incident
+    audit.jsonl              optional: the commands sparktui ran during the incident (audit entries)
 
 A log without a ``.times`` file replays all at once at time 0.
 """
@@ -19,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sparktui.core import tomlfile
+from sparktui.core.audit import AuditEntry, read_log
 from sparktui.core.sources.files import FileSource, SourceError
 
 FORMAT = 1
+AUDIT = "audit.jsonl"
 
 
 class BundleError(ValueError):
@@ -58,6 +61,10 @@ class Bundle:
     description: str
     sources: tuple[BundleSource, ...]
     duration_ms: int = 0
+
+    def audit(self) -> list[AuditEntry]:
+        """The commands run from sparktui during the incident, for its report."""
+        return read_log(self.path / AUDIT)
 
     def timeline(self) -> Iterator[tuple[int, BundleSource, str]]:
         """Every line of every source, merged in arrival order (ties keep each source's own order)."""

@@ -8,7 +8,7 @@
     bundle/bundle.toml       a bundle of the logs (``sparktui replay`` / ``sparktui diagnose`` open it)
     bundle/<log>             each log, redacted, with its <log>.times file when it had one
     bundle/findings.json     the diagnose JSON
-    bundle/audit.json        every command run from sparktui, with its whole output
+    bundle/audit.jsonl       every command run from sparktui, with its whole output
 
 An incident without logs gets no bundle.toml (a bundle lists at least one log), only the two JSON files.
 
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktui.core import bundle, tomlfile
+from sparktui.core.bundle import AUDIT
 from sparktui.core.incident import Incident
 from sparktui.core.redact import Redactor
 from sparktui.core.report import as_dict, markdown
@@ -73,7 +74,8 @@ def export(
             duration_ms=incident.duration_ms,
         )
     written.append(_write(target / "findings.json", _json(safe.diagnosis.as_dict())))
-    written.append(_write(target / "audit.json", _json([a.as_dict() for a in safe.audit])))
+    audit = "".join(json.dumps(a.as_dict(), ensure_ascii=False) + "\n" for a in safe.audit)
+    written.append(_write(target / AUDIT, audit))
     return written
 
 
@@ -115,7 +117,7 @@ def write_bundle(
     target.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     entries: list[tuple[str, str]] = []
-    taken = {"bundle.toml", "findings.json", "audit.json"}
+    taken = {"bundle.toml", "findings.json", AUDIT}
     for log in logs:
         member = _member(redactor.text(log.name), taken)
         path = target / member

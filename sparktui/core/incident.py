@@ -66,7 +66,7 @@ class Incident:
             description=bundle.description,
             logs=tuple(FileSource(s.path, s.name, s.node) for s in bundle.sources),
             command=command,
-            audit=tuple(audit),
+            audit=(*bundle.audit(), *audit),
             environment=environment or Environment.current(),
             duration_ms=bundle.duration_ms,
         )

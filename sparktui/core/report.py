@@ -20,7 +20,7 @@ from sparktui.core.text import display
 
 #: The version of the report's own JSON keys, beside the diagnosis' ``version``.
 REPORT_VERSION = 1
-#: The most lines of one command's output shown in a report; the bundle's audit.json keeps them all.
+#: The most lines of one command's output shown in a report; the bundle's audit.jsonl keeps them all.
 OUTPUT_LINES = 200
 INVENTORY_NOTE = (
     "Not collected yet: the inventory of each node (driver, CUDA, NCCL, engine and image versions, and what "
@@ -174,7 +174,7 @@ def _audit_md(incident: Incident) -> list[str]:
         lines, cut = tail(a.output)
         if lines:
             out += ["", f"<details><summary>output ({plural(len(lines) + cut, 'line')})</summary>", ""]
-            out += [f"_{cut} earlier lines are in the bundle's audit.json._", ""] if cut else []
+            out += [f"_{cut} earlier lines are in the bundle's audit.jsonl._", ""] if cut else []
             out += [*_fenced(lines), "", "</details>"]
         out.append("")
     return out

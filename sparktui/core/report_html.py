@@ -216,7 +216,7 @@ def _audit(incident: Incident) -> Markup:
         lines, cut = tail(a.output)
         output = None
         if lines:
-            note = _tag("p", f"{cut} earlier lines are in the bundle's audit.json.", class_="note") if cut else None
+            note = _tag("p", f"{cut} earlier lines are in the bundle's audit.jsonl.", class_="note") if cut else None
             summary = _tag("summary", f"output ({plural(len(lines) + cut, 'line')})")
             unfolded = {"open": "open"} if outcome != "ok" else {}  # a failure's output is what one reads first
             output = _tag("details", summary, note, _pre(lines), **unfolded)
