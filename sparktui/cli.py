@@ -303,7 +303,10 @@ def _play(args: argparse.Namespace) -> int:
     if args.incident and not bundle.is_bundle(Path(args.incident)):
         raise UsageError(f"--incident {args.incident}: not an incident folder (no bundle.toml)")
     values = pb.resolve(book, facts, cluster.values() if cluster is not None else None, given)
-    rendered = pb.render(book, values, nodes, finding_nodes)
+    per_node: dict[str, dict[str, str]] = {}
+    if any(source in pb.PROBES for param in book.params for source in param.sources):
+        per_node = _probe(book, values, nodes, remedy.targets(cluster, nodes), finding_nodes, out)
+    rendered = pb.render(book, values, nodes, finding_nodes, per_node=per_node)
     out.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
     for name, value in rendered.values.items():
         out.print(Text(f"  {name} = {value}", style="dim"))
@@ -333,6 +336,34 @@ def _play(args: argparse.Namespace) -> int:
             out.print(Text("nothing ran", style="yellow"))
             return 1
     return _run_playbook(rendered, remedy.targets(cluster, nodes), args, out)
+
+
+def _probe(
+    book: pb.Playbook,
+    values: dict[str, str],
+    nodes: pb.Nodes,
+    targets: dict[str, str],
+    finding_nodes: Sequence[str],
+    out: Console,
+) -> dict[str, dict[str, str]]:
+    """Read what the playbook needs from the nodes (read-only commands, each shown), before rendering."""
+    from sparktui.core import actions
+
+    async def run() -> tuple[dict[str, dict[str, str]], list[str]]:
+        runner = actions.SshRunner.to(targets)
+        try:
+            return await remedy.probe(book, values, nodes, runner, finding_nodes)
+        finally:
+            await runner.close()
+
+    out.print(Text("reading the nodes first (docker inspect, read-only)", style="dim"))
+    try:
+        per_node, notes = asyncio.run(run())
+    except remedy.ProbeError as exc:
+        raise UsageError(str(exc)) from None
+    for note in notes:
+        out.print(Text(f"note: {note}", style="yellow"))
+    return per_node
 
 
 def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse.Namespace, out: Console) -> int:

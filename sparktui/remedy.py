@@ -1,17 +1,25 @@
 """What running a playbook needs around the pure renderer and the runner, shared by ``sparktui play`` and
-the cockpit: the nodes and how to reach them (from the cluster file or named by hand) and where the audit
-entries go."""
+the cockpit: the nodes and how to reach them (from the cluster file or named by hand), the values probed
+on the nodes before rendering, and where the audit entries go."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import shlex
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sparktui import config
 from sparktui.core import playbooks as pb
 from sparktui.core.audit import AuditLog
 from sparktui.core.bundle import AUDIT
+from sparktui.core.recreate import RecreateError, docker_run
 from sparktui.core.spool import state_dir
+from sparktui.core.text import display
+
+if TYPE_CHECKING:
+    from sparktui.core.actions import Runner
 
 
 def nodes_of(cluster: config.Cluster) -> pb.Nodes:
@@ -29,3 +37,52 @@ def audit_log(incidents: Sequence[Path] = ()) -> AuditLog:
     """The user's audit log (in the state directory), plus the ``audit.jsonl`` of each incident folder given,
     so the incident's report lists what ran."""
     return AuditLog((state_dir() / "audit.jsonl", *(Path(d) / AUDIT for d in incidents)))
+
+
+class ProbeError(Exception):
+    """A probe could not find its value on a node; one line."""
+
+
+async def probe(
+    playbook: pb.Playbook,
+    values: Mapping[str, str],
+    nodes: pb.Nodes,
+    runner: Runner,
+    finding_nodes: Sequence[str] = (),
+) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """Values found on the nodes themselves (``probe:`` parameters), per node, and notes on what they could
+    not carry over. Only read-only commands run (``docker inspect``)."""
+    per_node: dict[str, dict[str, str]] = {}
+    notes: list[str] = []
+    for param in playbook.params:
+        if "probe:docker-run" not in param.sources or param.name in values:
+            continue
+        container = values.get("container")
+        if container is None:
+            raise ProbeError(f"{playbook.id}: no container named to probe for {param.name}")
+        for node in pb.probed_on(playbook, param.name, nodes, finding_nodes):
+            inspected = await _json(runner, node, f"docker inspect --type container -- {shlex.quote(container)}")
+            image = await _json(runner, node, f"docker image inspect -- {shlex.quote(str(inspected.get('Image')))}")
+            try:
+                found = docker_run(inspected, image)
+            except RecreateError as exc:
+                raise ProbeError(f"{node}: {exc}") from None
+            per_node.setdefault(node, {})[param.name] = found.command
+            notes += [f"{node}: {note}" for note in found.notes]
+    return per_node, notes
+
+
+async def _json(runner: Runner, node: str, command: str) -> dict[str, Any]:
+    printed: list[str] = []
+    code = await runner.run(pb.Command("probe", node, "host", command), lambda n, text: printed.append(text))
+    text = "".join(printed)
+    if code != 0:
+        first = next((line for line in text.splitlines() if line.strip()), f"exit {code}")
+        raise ProbeError(f"{node}: `{command}` failed: {display(first)}")
+    try:
+        found = json.loads(text)
+    except ValueError:
+        raise ProbeError(f"{node}: `{command}` did not print JSON") from None
+    if not isinstance(found, list) or not found or not isinstance(found[0], dict):
+        raise ProbeError(f"{node}: `{command}` found nothing")
+    return found[0]

@@ -104,3 +104,28 @@ def test_play_dry_run_prints_each_node_command(capsys: pytest.CaptureFixture[str
     assert out.count('ss -Hltnp "sport = :"8000') == 2
     assert main(["play", "free-port", "--node", "spark-a", "--set", "port=8000; rm -rf /", "--dry-run"]) == 2
     assert "not a valid port" in capsys.readouterr().err
+
+
+def test_argv_values_are_quoted_words_appended_as_they_are() -> None:
+    book = pb.load_all()["vllm-recreate-with-ray-backend"]
+    recreate = shlex.join(["docker", "run", "-d", "--name", "vllm_node", "-e", "X=$(touch /tmp/p)", "img", "vllm"])
+    rendered = pb.render(
+        book,
+        {"container": "vllm_node", "port": "8000"},
+        pb.Nodes("spark-a", ("spark-b",)),
+        per_node={"spark-a": {"recreate": recreate}},
+    )
+    relaunch = [c for c in rendered.commands if "--distributed-executor-backend" in c.command]
+    assert [c.node for c in relaunch] == ["spark-a"]
+    assert shlex.split(relaunch[0].command)[-3:] == ["vllm", "--distributed-executor-backend", "ray"]
+    assert "'X=$(touch /tmp/p)'" in relaunch[0].command
+    assert pb.probed_on(book, "recreate", pb.Nodes("spark-a", ("spark-b",))) == ("spark-a",)
+
+
+@pytest.mark.parametrize("value", ["docker run x; rm -rf /", "a  b", "'unbalanced", "x $(y)"])
+def test_argv_values_must_be_canonically_quoted(value: str) -> None:
+    book = pb.load_all()["vllm-recreate-with-ray-backend"]
+    with pytest.raises(pb.PlaybookError, match="not a valid argv"):
+        pb.render(
+            book, {"container": "c", "port": "8000"}, pb.Nodes("spark-a"), per_node={"spark-a": {"recreate": value}}
+        )

@@ -25,6 +25,9 @@ import regex
 from sparktui.core import tomlfile
 
 RISKS = ("read-only", "restarts", "changes-node")
+#: Values sparktui finds on the nodes themselves before rendering (read-only commands, shown as they run):
+#: ``probe:docker-run`` is the ``docker run`` that creates the node's ``{container}`` again as it is.
+PROBES = ("probe:docker-run",)
 TARGETS = ("head", "workers", "all", "finding", "local")
 PLACES = ("host", "container")
 VERIFY_KINDS = ("none", "log", "http", "ray-status")
@@ -62,7 +65,7 @@ class Param:
     name: str
     kind: str
     description: str
-    sources: tuple[str, ...]  # where a value may come from, in order: "fact:x", "cluster:x", "node:x", "ask"
+    sources: tuple[str, ...]  # where a value may come from, in order: "fact:x", "cluster:x", "probe:x", "ask"
     default: str | None = None
 
 
@@ -230,6 +233,8 @@ def load(path: Path) -> Playbook:
         example_nodes,
     )
     _check_templates(playbook)
+    if any(src in PROBES for p in params for src in p.sources) and "container" not in {p.name for p in params}:
+        raise PlaybookError(f"{path}: probe:docker-run needs a `container` parameter naming the container")
     return playbook
 
 
@@ -265,8 +270,10 @@ def _param(path: Path, name: str, spec: Any) -> Param:
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
         raise PlaybookError(f"{where}.from: needs an array of strings")
     for source in sources:
-        if source != "ask" and source.split(":", 1)[0] not in ("fact", "cluster", "node"):
-            raise PlaybookError(f"{where}.from: {source!r} is not fact:NAME, cluster:KEY, node:KEY or ask")
+        if source != "ask" and source.split(":", 1)[0] not in ("fact", "cluster", "probe"):
+            raise PlaybookError(f"{where}.from: {source!r} is not fact:NAME, cluster:KEY, probe:NAME or ask")
+        if source.startswith("probe:") and (source not in PROBES or kind != "argv"):
+            raise PlaybookError(f"{where}.from: {source!r}: the probes are {', '.join(PROBES)}, for argv parameters")
     default = spec.get("default")
     if default is not None and (not isinstance(default, str) or not _fits(kind, default)):
         raise PlaybookError(f"{where}.default: must be a string of kind {kind}")
@@ -336,6 +343,27 @@ def _check_templates(playbook: Playbook) -> None:
             raise PlaybookError(f"{playbook.path}: {where}: runs in a container but declares no `container` parameter")
 
 
+def probed_on(playbook: Playbook, name: str, nodes: Nodes, finding_nodes: Sequence[str] = ()) -> tuple[str, ...]:
+    """The nodes whose commands use parameter ``name``: where its probe must run."""
+    steps = [s for s in (*playbook.steps, *playbook.rollback) if f"{{{name}}}" in s.run]
+    found: list[str] = []
+    for step in steps:
+        for node in _targets(step.on, nodes, finding_nodes):
+            if node not in found:
+                found.append(node)
+    return tuple(found)
+
+
+def _targets(on: str, nodes: Nodes, finding_nodes: Sequence[str]) -> tuple[str, ...]:
+    return {
+        "head": (nodes.head,),
+        "workers": nodes.workers,
+        "all": nodes.all,
+        "finding": tuple(finding_nodes) or nodes.all,
+        "local": ("local",),
+    }[on]
+
+
 def _fits(kind: str, value: str) -> bool:
     if regex.fullmatch(KINDS[kind], value) is None:
         return False
@@ -352,6 +380,10 @@ def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, st
 
     def one(match: regex.Match[str]) -> str:
         name = match.group(1)
+        if name not in values:
+            raise PlaybookError(
+                f"no value for {name} on {values.get('node', 'this node')} (its probe did not run there)"
+            )
         return values[name] if kinds.get(name) == "argv" else shlex.quote(values[name])
 
     return str(_PLACEHOLDER.sub(one, template))
@@ -416,6 +448,8 @@ def _checked(
         out[node] = {}
         for param in playbook.params:
             value = mine.get(param.name)
+            if value is None and any(src.startswith("probe:") for src in param.sources):
+                continue  # found on the nodes that use it, by a probe there
             if value is None:
                 raise PlaybookError(
                     f"{playbook.id}: no value for {param.name} ({param.description or param.kind}); "
@@ -436,13 +470,7 @@ def _commands(
     nodes: Nodes,
     finding_nodes: Sequence[str],
 ) -> list[Command]:
-    targets = {
-        "head": (nodes.head,),
-        "workers": nodes.workers,
-        "all": nodes.all,
-        "finding": tuple(finding_nodes) or nodes.all,
-        "local": ("local",),
-    }[step.on]
+    targets = _targets(step.on, nodes, finding_nodes)
     kinds = {p.name: p.kind for p in playbook.params}
     out = []
     for node in targets:
