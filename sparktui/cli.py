@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
@@ -41,6 +42,7 @@ from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.uri import Opener, UriError
 from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.core.text import display
+from sparktui.core.translate import Translation
 from sparktui.render import SEVERITY_STYLE, print_text
 
 USAGE_ERROR = 2
@@ -109,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("bundle", metavar="BUNDLE")
     r.add_argument("--speed", type=float, default=1.0, help="times real time; 0 for all at once (default 1)")
     r.add_argument("--signatures", action="append", default=[], metavar="DIR")
+    for cockpit in (o, m, r):
+        cockpit.add_argument("--readonly", action="store_true", help="run only read-only playbooks from the cockpit")
 
     p = sub.add_parser("play", help="show a remediation playbook's exact commands, then run them")
     p.add_argument("playbook", metavar="ID", nargs="?", help="playbook id (leave out to list them)")
@@ -131,6 +135,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="also record what ran in this incident folder (a bundle or a live session's spool), for its report",
     )
     p.add_argument("--playbooks", action="append", default=[], metavar="DIR", help="also load playbooks from DIR")
+
+    t = sub.add_parser("translate", help="translate an SGLang launch command into vllm serve")
+    t.add_argument(
+        "launch",
+        nargs=argparse.REMAINDER,
+        metavar="WORD",
+        help="the SGLang launch (quoted as one, or its words); stdin if none",
+    )
+    t.add_argument(
+        "--native",
+        action="store_true",
+        help="vLLM's own multi-node flags (--nnodes, --node-rank, --master-addr) instead of a Ray launch on the head",
+    )
 
     v = sub.add_parser("discover", help="look at the nodes over SSH and write the cluster file")
     v.add_argument("targets", nargs="+", metavar="[USER@]HOST[:PORT]")
@@ -164,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = ("diagnose", "open", "demo", "replay", "play", "discover", "catalogue")
+COMMANDS = ("diagnose", "open", "demo", "replay", "play", "translate", "discover", "catalogue")
 DEMO = "second-communicator"
 DEMO_SPEED = 20.0
 
@@ -180,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _diagnose(args, err)
         if args.command in ("open", "demo", "replay"):
             return _cockpit(args)
+        if args.command == "translate":
+            return _translate(args)
         if args.command == "play":
             return _play(args)
         if args.command == "discover":
@@ -303,6 +322,15 @@ def _play(args: argparse.Namespace) -> int:
     if args.incident and not bundle.is_bundle(Path(args.incident)):
         raise UsageError(f"--incident {args.incident}: not an incident folder (no bundle.toml)")
     values = pb.resolve(book, facts, cluster.values() if cluster is not None else None, given)
+    for param in book.params:
+        for source in param.sources:
+            if source.startswith("sglang:") and param.name not in given:
+                translation = pb.translated(cluster.values() if cluster else None, source.partition(":")[2])
+                if isinstance(translation, str):
+                    out.print(Text(f"cannot translate the SGLang launch: {translation}", style="yellow"))
+                elif translation is not None:
+                    out.print(Text(f"{param.name}: translated from the SGLang launch", style="dim"))
+                    _print_translation(translation, out)
     per_node: dict[str, dict[str, str]] = {}
     if any(source in pb.PROBES for param in book.params for source in param.sources):
         per_node = _probe(book, values, nodes, remedy.targets(cluster, nodes), finding_nodes, out)
@@ -336,6 +364,30 @@ def _play(args: argparse.Namespace) -> int:
             out.print(Text("nothing ran", style="yellow"))
             return 1
     return _run_playbook(rendered, remedy.targets(cluster, nodes), args, out)
+
+
+def _translate(args: argparse.Namespace) -> int:
+    from sparktui.core.translate import TranslateError, sglang_to_vllm
+
+    words = args.launch
+    launch = words[0] if len(words) == 1 else shlex.join(words) if words else sys.stdin.read()
+    try:
+        found = sglang_to_vllm(launch, mode="native" if args.native else "ray")
+    except TranslateError as exc:
+        raise UsageError(str(exc)) from None
+    sys.stdout.write(found.launch + "\n")
+    sys.stdout.flush()
+    _print_translation(found, Console(stderr=True, highlight=False, soft_wrap=True))
+    return 0
+
+
+def _print_translation(found: Translation, err: Console) -> None:
+    """What did not carry over as it was: the dropped flags and why, and the approximations."""
+    for dropped in found.dropped:
+        shown = dropped.flag if dropped.value is None else f"{dropped.flag} {dropped.value}"
+        err.print(Text.assemble(("dropped ", "yellow"), display(shown), (f"  {dropped.reason}", "dim")))
+    for note in found.notes:
+        err.print(Text.assemble(("note ", "cyan"), display(note)))
 
 
 def _probe(
@@ -457,7 +509,7 @@ def _cockpit(args: argparse.Namespace) -> int:
     cluster = config.load(found) if found is not None else None
     if session is None and cluster is not None:
         session = Session(f"cluster {found}", live=tuple(_open(cluster.source_uris(), args)))
-    SparkApp(session, catalogue, demo=demo, cluster=cluster).run()
+    SparkApp(session, catalogue, demo=demo, cluster=cluster, readonly=args.readonly).run()
     return 0
 
 

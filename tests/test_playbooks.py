@@ -129,3 +129,49 @@ def test_argv_values_must_be_canonically_quoted(value: str) -> None:
         pb.render(
             book, {"container": "c", "port": "8000"}, pb.Nodes("spark-a"), per_node={"spark-a": {"recreate": value}}
         )
+
+
+SGLANG_CLUSTER = """
+[[nodes]]
+name = "spark-a"
+ssh = "nvidia@192.168.100.10"
+role = "head"
+
+[[nodes]]
+name = "spark-b"
+ssh = "nvidia@192.168.100.11"
+role = "worker"
+
+[deployment]
+engine = "sglang"
+containers = ["sglang_node"]
+launch = '''NCCL_CUMEM_ENABLE=0 python3 -m sglang.launch_server \\
+  --model-path Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 --tp-size 2 \\
+  --dist-init-addr 192.168.100.10:25000 --nnodes 2 --node-rank 0 \\
+  --mem-fraction-static 0.8 --attention-backend flashinfer --host 0.0.0.0 --port 30000'''
+"""
+
+
+def test_switch_to_vllm_translates_the_cluster_files_sglang_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "sparktui.toml").write_text(SGLANG_CLUSTER)
+    monkeypatch.chdir(tmp_path)
+    given = ["--set", "hf_home=/home/nvidia/.cache/huggingface", "--set", "iface=enp1s0f1np1"]
+    code = main(["play", "switch-sglang-to-vllm", *given, "--set", "head_ip=192.168.100.10", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    serve = next(line for line in out.splitlines() if "docker exec -d" in line)
+    words = shlex.split(shlex.split(serve.split("$ ", 1)[1])[6])  # the `sh -c` script of the serve step
+    assert words[:4] == ["NCCL_CUMEM_ENABLE=0", "vllm", "serve", "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"]
+    assert "--tensor-parallel-size" in words and "--nnodes" not in words and "--dist-init-addr" not in words
+    assert "dropped --attention-backend flashinfer" in out and "dropped --nnodes 2" in out
+
+
+def test_translate_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["translate", "python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "vllm serve m --tensor-parallel-size 2 --distributed-executor-backend ray\n"
+    assert "no --port" in captured.err
+    assert main(["translate", "vllm serve m"]) == 2
+    assert "already a vLLM command" in capsys.readouterr().err

@@ -23,6 +23,7 @@ from typing import Any
 import regex
 
 from sparktui.core import tomlfile
+from sparktui.core.translate import TranslateError, Translation, sglang_to_vllm
 
 RISKS = ("read-only", "restarts", "changes-node")
 #: Values sparktui finds on the nodes themselves before rendering (read-only commands, shown as they run):
@@ -65,7 +66,9 @@ class Param:
     name: str
     kind: str
     description: str
-    sources: tuple[str, ...]  # where a value may come from, in order: "fact:x", "cluster:x", "probe:x", "ask"
+    # Where a value may come from, in order: "fact:x" (the finding), "cluster:x" (the cluster file),
+    # "sglang:x" (the cluster file's SGLang launch x, translated to vLLM), "probe:x" (read on the node), "ask".
+    sources: tuple[str, ...]
     default: str | None = None
 
 
@@ -270,8 +273,10 @@ def _param(path: Path, name: str, spec: Any) -> Param:
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
         raise PlaybookError(f"{where}.from: needs an array of strings")
     for source in sources:
-        if source != "ask" and source.split(":", 1)[0] not in ("fact", "cluster", "probe"):
-            raise PlaybookError(f"{where}.from: {source!r} is not fact:NAME, cluster:KEY, probe:NAME or ask")
+        if source != "ask" and source.split(":", 1)[0] not in ("fact", "cluster", "probe", "sglang"):
+            raise PlaybookError(
+                f"{where}.from: {source!r} is not fact:NAME, cluster:KEY, sglang:KEY, probe:NAME or ask"
+            )
         if source.startswith("probe:") and (source not in PROBES or kind != "argv"):
             raise PlaybookError(f"{where}.from: {source!r}: the probes are {', '.join(PROBES)}, for argv parameters")
     default = spec.get("default")
@@ -407,11 +412,26 @@ def resolve(
                 value = facts.get(key)
             elif kind == "cluster":
                 value = (cluster or {}).get(key)
+            elif kind == "sglang":
+                found = translated(cluster, key)
+                value = found.launch if isinstance(found, Translation) else None
         if value is None:
             value = param.default
         if value is not None:
             values[param.name] = value
     return values
+
+
+def translated(cluster: Mapping[str, str] | None, key: str) -> Translation | str | None:
+    """The vLLM launch translated from the SGLang launch in the cluster file's ``key`` (the ``sglang:KEY``
+    source), why it cannot be translated, or None when there is none."""
+    launch = (cluster or {}).get(key)
+    if not launch:
+        return None
+    try:
+        return sglang_to_vllm(launch)
+    except TranslateError as exc:
+        return str(exc)
 
 
 def render(

@@ -42,6 +42,11 @@ class Translation:
         """The argv as one shell-quoted line (without the environment)."""
         return shlex.join(self.argv)
 
+    @property
+    def launch(self) -> str:
+        """The command with the SGLang launch's environment in front, as one line for ``sh -c``."""
+        return " ".join([*(f"{name}={shlex.quote(value)}" for name, value in self.env), self.command])
+
 
 class TranslateError(ValueError):
     """The command is not an SGLang launch that can be translated; the message is one line."""
