@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.sources.dockerd import Containers, DockerEngine, start_engine, stop_engine
+from tests.sources.sparks import Sparks, start_sparks, stop_sparks
 from tests.sources.sshd import SshdCluster, start_cluster, stop_cluster
 
 
@@ -38,3 +39,14 @@ def docker_containers(docker_engine: DockerEngine, tmp_path: Path) -> Iterator[C
         yield containers
     finally:
         containers.remove_all()
+
+
+@pytest.fixture(scope="session")
+def spark_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sparks]:
+    """Two DGX-Spark-like nodes, ``spark-a`` (head) and ``spark-b``, each a network namespace with its own
+    sshd (port 22 on its address on ``enp1s0f1np1``) and Docker engine; see sparks.py."""
+    sparks = start_sparks(Path(tmp_path_factory.mktemp("sparks")))
+    try:
+        yield sparks
+    finally:
+        stop_sparks(sparks)

@@ -17,6 +17,7 @@ import subprocess
 import tarfile
 import time
 import uuid
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from docker.errors import DockerException, NotFound
 
 from sparktui.core.text import decode
 from tests.conftest import FIXTURES
+from tests.sources.sshd import children
 
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"  # Debian's busybox-static
 IMAGE = "sparktui-test/busybox:1"
@@ -69,8 +71,9 @@ def _answers(base_url: str | None) -> docker.DockerClient | None:
     return client
 
 
-def _busybox_root() -> bytes:
-    """A root filesystem: busybox with a link per applet, and the stand-in programs."""
+def _busybox_root(programs: Mapping[str, bytes] | None = None) -> bytes:
+    """A root filesystem: busybox with a link per applet, and ``programs`` (name: script, in /bin;
+    default: the stand-ins that only sleep)."""
     applets = subprocess.run([BUSYBOX, "--list"], check=True, capture_output=True, text=True).stdout.split()
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w") as tar:
@@ -84,8 +87,9 @@ def _busybox_root() -> bytes:
                 info = tarfile.TarInfo(f"bin/{applet}")
                 info.type, info.linkname = tarfile.SYMTYPE, "busybox"
                 tar.addfile(info)
-        script = b"#!/bin/sh\nexec sleep 1000000\n"
-        for program in _PROGRAMS:
+        if programs is None:
+            programs = dict.fromkeys(_PROGRAMS, b"#!/bin/sh\nexec sleep 1000000\n")
+        for program, script in programs.items():
             info = tarfile.TarInfo(f"bin/{program}")
             info.size, info.mode = len(script), 0o755
             tar.addfile(info, io.BytesIO(script))
@@ -95,6 +99,10 @@ def _busybox_root() -> bytes:
 @dataclass
 class _Daemon:
     root: Path
+    # Runs dockerd inside a test node: a command that enters its namespaces (``nsenter``, which forks, so
+    # the daemon is its child), and the environment the daemon gets there.
+    prefix: list[str] = field(default_factory=list)
+    env: dict[str, str] | None = None
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -106,6 +114,7 @@ class _Daemon:
         log = (self.root / f"dockerd-{driver}.log").open("wb")
         self.process = subprocess.Popen(
             [
+                *self.prefix,
                 shutil.which("dockerd") or "/usr/sbin/dockerd",
                 f"--host={self.base_url}",
                 f"--data-root={self.root / 'data'}",
@@ -121,6 +130,7 @@ class _Daemon:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=self.env,
         )
         log.close()
         deadline = time.monotonic() + 60
@@ -137,10 +147,21 @@ class _Daemon:
         self.stop()
         return None
 
+    def pid(self) -> int | None:
+        """dockerd's own process: the one started, or the child of the ``prefix`` command (its only
+        child, listed first among its descendants)."""
+        assert self.process is not None
+        if not self.prefix:
+            return self.process.pid
+        return next(iter(children(self.process.pid)), None)
+
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
             return
-        self.process.send_signal(signal.SIGTERM)
+        pid = self.pid()
+        if pid is not None:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
         try:
             self.process.wait(30)
         except subprocess.TimeoutExpired:
