@@ -12,6 +12,7 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v busybox >/dev/null 2>&1 || need+=(busybox-static)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
