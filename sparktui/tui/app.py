@@ -4,7 +4,7 @@ worker thread and routes its batches to the widgets. All analysis happens in the
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -22,6 +22,7 @@ from sparktui.config import Cluster
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core import playbooks as pb
+from sparktui.core.audit import AuditEntry
 from sparktui.core.bundle import Bundle
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.export import export
@@ -33,6 +34,7 @@ from sparktui.tui.bindings import bindings
 from sparktui.tui.feed import Batch, Feeder, LiveFeeder, bundle_timeline
 from sparktui.tui.screens.detail import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.welcome import WelcomeScreen
 from sparktui.tui.widgets.findings import FindingsTable
 from sparktui.tui.widgets.logpane import LogPane, PaneLine
@@ -75,9 +77,13 @@ class SparkApp(App[None]):
         demo: Session | None = None,
         spool_live: bool = True,
         cluster: Cluster | None = None,
+        readonly: bool = False,
+        playbook_dirs: Sequence[Path] = (),
     ) -> None:
         super().__init__()
         self.cluster = cluster
+        self.readonly = readonly  # only read-only playbooks run
+        self.ran: list[AuditEntry] = []  # every command run from the cockpit, for the export
         self.source = source or Session("welcome")
         self.welcome = source is None
         self.spool_live = spool_live
@@ -94,7 +100,7 @@ class SparkApp(App[None]):
         self._last_pane: LogPane | None = None
         self.columns: dict[str, NodeColumn] = {}
         try:
-            self.playbooks = pb.load_all()
+            self.playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:
             self.playbooks = {}
             self._playbook_problem = str(exc)
@@ -152,6 +158,8 @@ class SparkApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
+        if isinstance(screen, PlaybookScreen):
+            yield from screen.commands()
         for column in self.columns.values():
             yield SystemCommand(
                 f"Go to node {column.node}", "Focus the first pane of this node", partial(self._focus_node, column.node)
@@ -238,6 +246,8 @@ class SparkApp(App[None]):
         text = Text()
         mark = "replay" if self.source.bundle is not None else "live"
         text.append(f" {mark} ", style="reverse")
+        if self.readonly:
+            text.append(" read-only ", style="bold black on green")
         text.append(f" t+{self.clock:,.0f}s ")
         if self.feeder.paused.is_set():
             text.append(" PAUSED ", style="bold black on yellow")
@@ -371,9 +381,16 @@ class SparkApp(App[None]):
         if self.diagnosis is None or not 0 <= row < len(self.diagnosis.findings):
             return
         finding = self.diagnosis.findings[row]
+        spool = self._spool()
+        context = PlayContext(self.readonly, spool.path if spool is not None else None, self.ran)
         self.push_screen(
             FindingScreen(
-                finding, self._signature(finding.signature), self.diagnosis.stages, self.playbooks, self.cluster
+                finding,
+                self._signature(finding.signature),
+                self.diagnosis.stages,
+                self.playbooks,
+                self.cluster,
+                context,
             )
         )
 
@@ -391,15 +408,25 @@ class SparkApp(App[None]):
         self.notify(f"exporting to {target}…", timeout=2)
         self._export(self.diagnosis, target)
 
+    def _spool(self) -> Spool | None:
+        """Where a live session keeps what it received (its incident folder); None for a replay."""
+        return self.feeder.session.spool if isinstance(self.feeder, LiveFeeder) else None
+
     @work(thread=True, group="export")
     def _export(self, diagnosis: Diagnosis, target: Path) -> None:
-        """Markdown, HTML, JSON and a redacted bundle of the logs seen (the replayed bundle, or the spool)."""
+        """Markdown, HTML, JSON and a redacted bundle of the logs seen (the replayed bundle, or the spool),
+        with the commands run from the cockpit (a spool's own audit.jsonl holds them already)."""
         logs: Bundle | None = self.source.bundle
-        if isinstance(self.feeder, LiveFeeder) and self.feeder.session.spool is not None:
-            self.feeder.session.spool.flush()
-            path = self.feeder.session.spool.path
-            logs = bundle.load(path) if bundle.is_bundle(path) else None
-        incident = Incident.of_bundle(logs, diagnosis) if logs is not None else Incident(diagnosis)
+        ran = tuple(self.ran)
+        spool = self._spool()
+        if spool is not None:
+            spool.flush()
+            logs = bundle.load(spool.path) if bundle.is_bundle(spool.path) else None
+            if logs is not None:
+                ran = ()  # the spool's audit.jsonl holds them, and of_bundle reads it
+        incident = (
+            Incident.of_bundle(logs, diagnosis, audit=ran) if logs is not None else Incident(diagnosis, audit=ran)
+        )
         try:
             export(incident, target)
         except (OSError, SourceError) as exc:

@@ -16,7 +16,11 @@ class Key:
     show: bool = False  # in the footer
     label: str = ""  # how the help screen writes the key, when not the key name itself
     short: str = ""  # the footer's word for it
+    screen: str = "app"  # where it acts: "app" (the cockpit) or "playbook" (a remediation's screen)
 
+
+#: The keys of a remediation's screen (:class:`sparktui.tui.screens.playbook.PlaybookScreen`).
+PLAYBOOK = "playbook"
 
 KEYS: tuple[Key, ...] = (
     Key("question_mark", "help", "Help: every key", "General", True, "?", "help"),
@@ -41,14 +45,38 @@ KEYS: tuple[Key, ...] = (
     Key("enter", "open_finding", "Open the selected finding: what, why, evidence, remediations", "Findings"),
     Key("tab", "app.focus_next", "Next pane", "Navigation"),
     Key("shift+tab", "app.focus_previous", "Previous pane", "Navigation"),
+    Key(
+        "r",
+        "run",
+        "Run the playbook (asks first, unless approved before)",
+        "Playbook",
+        True,
+        short="run",
+        screen=PLAYBOOK,
+    ),
+    Key("y", "yes", "Yes: run it now", "Playbook", True, short="yes", screen=PLAYBOOK),
+    Key("n", "no", "No: run nothing", "Playbook", True, short="no", screen=PLAYBOOK),
+    Key(
+        "a",
+        "always",
+        "Always for this playbook on this cluster: remember, then run",
+        "Playbook",
+        True,
+        short="always",
+        screen=PLAYBOOK,
+    ),
+    Key("b", "rollback", "After a failure: run the rollback", "Playbook", True, short="rollback", screen=PLAYBOOK),
+    Key("k", "keep", "After a failure: keep things as they are", "Playbook", True, short="keep", screen=PLAYBOOK),
+    Key("escape,q", "close", "Close the playbook (not while it runs)", "Playbook", True, "esc / q", "close", PLAYBOOK),
 )
 
 
-def bindings() -> list[BindingType]:
+def bindings(screen: str = "app") -> list[BindingType]:
+    """The Textual bindings of ``screen``'s keys (those Textual or a widget handles itself left out)."""
     return [
         Binding(
             k.key, k.action, k.short or k.description, show=k.show, key_display=k.label or None, tooltip=k.description
         )
         for k in KEYS
-        if k.key not in ("enter", "tab", "shift+tab", "ctrl+p")
+        if k.screen == screen and k.key not in ("enter", "tab", "shift+tab", "ctrl+p")
     ]

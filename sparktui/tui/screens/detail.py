@@ -19,7 +19,7 @@ from sparktui.core import playbooks as pb
 from sparktui.core.catalogue import Signature
 from sparktui.core.events import Finding
 from sparktui.render import SEVERITY_STYLE
-from sparktui.tui.screens.playbook import PlaybookScreen
+from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
 
 
 class FindingScreen(ModalScreen[None]):
@@ -32,9 +32,11 @@ class FindingScreen(ModalScreen[None]):
         stages: dict[str, dict[str, str]],
         playbooks: Mapping[str, pb.Playbook] | None = None,
         cluster: Cluster | None = None,
+        context: PlayContext | None = None,
     ) -> None:
         super().__init__()
         self.finding, self.signature, self.stages, self.cluster = finding, signature, stages, cluster
+        self.context = context or PlayContext()
         self.playbooks = {i: playbooks[i] for i in finding.remediations if playbooks and i in playbooks}
 
     def on_key(self, event: events.Key) -> None:
@@ -48,8 +50,7 @@ class FindingScreen(ModalScreen[None]):
                     nodes = pb.Nodes(self.finding.nodes[0], tuple(self.finding.nodes[1:]))
                 else:
                     nodes = pb.Nodes("local")
-                values = self.cluster.values() if self.cluster is not None else None
-                self.app.push_screen(PlaybookScreen(book, self.finding, nodes, values))
+                self.app.push_screen(PlaybookScreen(book, self.finding, nodes, self.cluster, self.context))
                 return
 
     def compose(self) -> ComposeResult:
@@ -82,21 +83,15 @@ class FindingScreen(ModalScreen[None]):
                     f"{n}: " + "; ".join(f"{t} {p}" for t, p in sorted(s.items())) for n, s in involved.items()
                 )
                 yield Static(_section("Stages", text), classes="section")
-            remedies = ", ".join(f.remediations) if f.remediations else "none in the catalogue"
-            yield Static(
-                _section(
-                    "Remediations", remedies + " (playbooks run from the remediation screen, once playbooks exist)"
-                ),
-                classes="section",
-            )
+            yield Static(self._remedies(), classes="section")
             if sig is not None and sig.references:
                 yield Static(_section("References", "\n".join(sig.references)), classes="section")
             yield Static(Text("esc closes", style="dim"))
 
     def _remedies(self) -> Text:
-        text = Text("Remediations\n", style="bold underline")
+        text = Text.assemble(("Remediations", "bold underline"), "\n")
         if not self.finding.remediations:
-            text.append("none in the catalogue", style="")
+            text.append("none in the catalogue")
         for rid in self.finding.remediations:
             book = self.playbooks.get(rid)
             if book is None:
@@ -104,7 +99,9 @@ class FindingScreen(ModalScreen[None]):
             else:
                 text.append(f" {book.key} ", style="reverse bold")
                 text.append(f" {book.title}  ", style="")
-                text.append(f"[{book.risk}]\n", style="yellow")
+                text.append(f"[{book.risk}]\n", style=RISK_STYLE.get(book.risk, ""))
+        if self.playbooks:
+            text.append("a remediation's key shows its exact commands, and runs them after asking", style="dim")
         return text
 
 
