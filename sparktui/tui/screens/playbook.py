@@ -110,6 +110,7 @@ class PlaybookScreen(ModalScreen[None]):
         self.status = Static(id="play-status")
         self.output = RichLog(id="play-output", wrap=True, max_lines=10_000)
         self._rendered: pb.Rendered | str | None = None
+        self._probed: dict[str, dict[str, str]] | None = None  # values read on the nodes, once read
         self._progress = _Progress(0, 0)
         self._partial: dict[str, str] = {}  # per node, the start of a line still being printed
         self._answer: asyncio.Future[bool] | None = None
@@ -120,7 +121,9 @@ class PlaybookScreen(ModalScreen[None]):
         if self._rendered is None:
             values = pb.resolve(self.playbook, self.finding.facts, self.cluster.values() if self.cluster else None)
             try:
-                self._rendered = pb.render(self.playbook, values, self.nodes, self.finding.nodes)
+                self._rendered = pb.render(
+                    self.playbook, values, self.nodes, self.finding.nodes, per_node=self._probed or {}
+                )
             except pb.PlaybookError as exc:
                 self._rendered = str(exc)
         return self._rendered
@@ -133,35 +136,35 @@ class PlaybookScreen(ModalScreen[None]):
     # -- what it shows ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        book = self.playbook
         with Vertical(id="playbook"):
             with VerticalScroll(id="play-details"):
-                yield Static(
-                    Text.assemble(
-                        (f" {book.key} ", "reverse bold"),
-                        " ",
-                        (book.title, "bold"),
-                        "  ",
-                        (book.risk, RISK_STYLE.get(book.risk, "")),
-                        (f"  {book.id}", "dim"),
-                    )
-                )
-                yield Static(Text(book.description), classes="section")
-                result = self.rendered()
-                if isinstance(result, str):
-                    yield Static(Text.assemble(("Cannot render yet: ", "bold yellow"), result), classes="section")
-                    steps = [
-                        Text.assemble((f"{step.on:>8} {step.place:<9} ", "cyan"), step.run.strip())
-                        for step in book.steps
-                    ]
-                    yield _section("The steps, with their {parameters} still to fill", Text("\n").join(steps))
-                else:
-                    yield from self._details(result)
+                yield from self._about()
             yield self.status
             yield self.output
         yield Footer()
 
-    def _details(self, rendered: pb.Rendered) -> ComposeResult:
+    def _about(self) -> Iterable[Static]:
+        book = self.playbook
+        yield Static(
+            Text.assemble(
+                (f" {book.key} ", "reverse bold"),
+                " ",
+                (book.title, "bold"),
+                "  ",
+                (book.risk, RISK_STYLE.get(book.risk, "")),
+                (f"  {book.id}", "dim"),
+            )
+        )
+        yield Static(Text(book.description), classes="section")
+        result = self.rendered()
+        if isinstance(result, str):
+            yield Static(Text.assemble(("Cannot render yet: ", "bold yellow"), result), classes="section")
+            steps = [Text.assemble((f"{step.on:>8} {step.place:<9} ", "cyan"), step.run.strip()) for step in book.steps]
+            yield _section("The steps, with their {parameters} still to fill", Text("\n").join(steps))
+        else:
+            yield from self._details(result)
+
+    def _details(self, rendered: pb.Rendered) -> Iterable[Static]:
         values = [Text.assemble((f"{name:>14} ", "cyan"), value) for name, value in rendered.values.items()]
         yield _section("Values", Text("\n").join(values))
         yield _section("Commands, per node, exactly as they will run", _commands(rendered.commands))
@@ -172,6 +175,32 @@ class PlaybookScreen(ModalScreen[None]):
             yield _section("Rollback", Text("none: a failure leaves things as they are", style="dim"))
 
     def on_mount(self) -> None:
+        self._show_state()
+        needs_probe = any(src in pb.PROBES for param in self.playbook.params for src in param.sources)
+        if needs_probe and self._probed is None and isinstance(self.rendered(), str):
+            self.status.update(Text("Reading the nodes first (docker inspect, read-only)...", style="dim"))
+            self._probe()
+
+    @work(exclusive=True, group="probe")
+    async def _probe(self) -> None:
+        """Read the values the playbook takes from the nodes, then show the commands they make."""
+        values = pb.resolve(self.playbook, self.finding.facts, self.cluster.values() if self.cluster else None)
+        runner = actions.SshRunner.to(remedy.targets(self.cluster, self.nodes))
+        try:
+            self._probed, notes = await remedy.probe(self.playbook, values, self.nodes, runner, self.finding.nodes)
+        except remedy.ProbeError as exc:
+            self._probed, notes = {}, []
+            self.status.update(Text(f"Cannot read the nodes: {display(str(exc))}", style="bold yellow"))
+            return
+        finally:
+            await runner.close()
+        self._rendered = None
+        details = self.query_one("#play-details", VerticalScroll)
+        await details.remove_children()
+        await details.mount_all([*self._about(), *(Static(Text(f"note: {display(n)}", style="yellow")) for n in notes)])
+        self._show_state()
+
+    def _show_state(self) -> None:
         result = self.rendered()
         if isinstance(result, str):
             self.status.update(Text("Cannot run: a value is missing or refused (above).", style="bold yellow"))
