@@ -10,7 +10,10 @@ refuses any playbook whose risk is not ``read-only`` before a single command run
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shlex
+import signal
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
@@ -54,7 +57,12 @@ class Runner(ABC):
 class LocalRunner(Runner):
     async def run(self, command: Command, output: Output) -> int | None:
         process = await asyncio.create_subprocess_exec(
-            "sh", "-c", command.command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+            "sh",
+            "-c",
+            command.command,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so stopping it stops what it started
         )
         assert process.stdout is not None
         try:
@@ -62,8 +70,9 @@ class LocalRunner(Runner):
                 output(command.node, decode(chunk))
             return await process.wait()
         finally:
-            if process.returncode is None:  # cancelled (a check that has seen enough): stop it
-                process.kill()
+            if process.returncode is None:  # cancelled (a check that has seen enough): stop it all
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
                 await process.wait()
 
     async def fetch(self, node: str, url: str) -> str:
