@@ -423,9 +423,8 @@ def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse
 
     audit = remedy.audit_log([Path(args.incident)] if args.incident else [])
 
-    def output(node: str, text: str) -> None:
-        for line in text.splitlines():
-            out.print(Text.assemble((f"{node:>12} ", "cyan"), display(line)))
+    def output(node: str, line: str) -> None:
+        out.print(Text.assemble((f"{node:>12} ", "cyan"), display(line)))
 
     async def ask(outcome: actions.Outcome) -> bool:
         out.print(Text(outcome.failure, style="bold red"))

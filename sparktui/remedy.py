@@ -74,8 +74,8 @@ async def probe(
 
 async def _json(runner: Runner, node: str, command: str) -> dict[str, Any]:
     printed: list[str] = []
-    code = await runner.run(pb.Command("probe", node, "host", command), lambda n, text: printed.append(text))
-    text = "".join(printed)
+    code = await runner.run(pb.Command("probe", node, "host", command), lambda n, line: printed.append(line))
+    text = "\n".join(printed)
     if code != 0:
         first = next((line for line in text.splitlines() if line.strip()), f"exit {code}")
         raise ProbeError(f"{node}: `{command}` failed: {display(first)}")

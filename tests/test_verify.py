@@ -182,3 +182,11 @@ async def test_passing_verification_keeps_the_change(book: pb.Playbook, tmp_path
     outcome = await actions.execute(rendered, actions.LocalRunner())
     assert outcome.ok and outcome.verdict is not None and outcome.verdict.passed
     assert outcome.rolled_back == [] and (tmp_path / "made").exists()
+
+
+async def test_runner_output_comes_in_whole_lines() -> None:
+    """A line written in two pieces, a character cut between two writes, and a last line without newline."""
+    script = r"printf 'half'; sleep 0.2; printf ' line\n\303'; sleep 0.2; printf '\251 end'"
+    lines: list[str] = []
+    code = await actions.LocalRunner().run(pb.Command("t", "local", "host", script), lambda n, line: lines.append(line))
+    assert code == 0 and lines == ["half line", "é end"]

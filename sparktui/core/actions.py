@@ -25,15 +25,19 @@ from urllib.parse import urlsplit
 import asyncssh
 
 from sparktui.core.audit import AuditEntry, AuditLog
+from sparktui.core.lines import LineSplitter
 from sparktui.core.playbooks import Command, Rendered
 from sparktui.core.sources.base import SourceRefused, SourceUnavailable
 from sparktui.core.sources.ssh import SshNode
 from sparktui.core.text import decode, display
 from sparktui.core.verify import Verdict, run_check
 
-#: Called with (node, a piece of output) as it arrives.
+#: Called with (node, one line of output, without its newline) as each line arrives.
 Output = Callable[[str, str], None]
+#: The most of one command's output an audit entry keeps.
 OUTPUT_LIMIT = 1 << 20
+#: A line of output longer than this (a progress bar redrawn with \r) is shown in pieces as it grows.
+LINE_LIMIT = 8192
 
 
 class ActionError(Exception):
@@ -65,9 +69,11 @@ class LocalRunner(Runner):
             start_new_session=True,  # its own process group, so stopping it stops what it started
         )
         assert process.stdout is not None
+        lines = LineSplitter(limit=LINE_LIMIT)
         try:
             while chunk := await process.stdout.read(65536):
-                output(command.node, decode(chunk))
+                _emit(command.node, lines.feed(chunk), output)
+            _emit(command.node, lines.rest(), output)
             return await process.wait()
         finally:
             if process.returncode is None:  # cancelled (a check that has seen enough): stop it all
@@ -115,12 +121,14 @@ class SshRunner(Runner):
         script = f"sh -c {shlex.quote('{ ' + command.command + chr(10) + '} 2>&1')}"
         try:
             async with node.session(script, f"{command.node}: {command.step}") as session:
+                lines = LineSplitter(limit=LINE_LIMIT)
                 while chunk := await session.read():
-                    output(command.node, decode(chunk))
+                    _emit(command.node, lines.feed(chunk), output)
+                _emit(command.node, lines.rest(), output)
                 await session.ended()
                 return session.process.exit_status
         except (SourceUnavailable, SourceRefused) as exc:
-            output(command.node, f"\n[sparktui: {exc}]\n")
+            output(command.node, f"[sparktui: {exc}]")
             return None
 
     async def fetch(self, node: str, url: str) -> str:
@@ -135,6 +143,11 @@ class SshRunner(Runner):
         except (SourceUnavailable, SourceRefused) as exc:
             return str(exc)
         return await http_status(reader, writer, host, port, path)
+
+
+def _emit(node: str, lines: list[str], output: Output) -> None:
+    for line in lines:
+        output(node, line)
 
 
 def split_url(url: str) -> tuple[str, int, str]:
@@ -238,23 +251,17 @@ async def _verify(
 ) -> Verdict:
     check = rendered.check
     started, clock = datetime.now(UTC), time.monotonic()
-    printed: list[str] = []
-
-    def keep(node: str, text: str) -> None:
-        if sum(map(len, printed)) < OUTPUT_LIMIT:
-            printed.append(text)
-        output(node, text)
-
-    output(check.node, f"[verify] {check.describe()}\n")
-    verdict = await run_check(check, runner, keep)
-    output(check.node, f"[verify] {'passed' if verdict.passed else 'FAILED'}: {verdict.note}\n")
+    printed = _Captured(output)
+    output(check.node, f"[verify] {check.describe()}")
+    verdict = await run_check(check, runner, printed.line)
+    output(check.node, f"[verify] {'passed' if verdict.passed else 'FAILED'}: {verdict.note}")
     if check.kind != "none":
         entry = AuditEntry(
             check.describe(),
             check.node,
             started,
             0 if verdict.passed else 1,
-            "".join(printed) + verdict.note + "\n",
+            printed.text() + verdict.note + "\n",
             time.monotonic() - clock,
             "host",
             rendered.playbook.id,
@@ -266,27 +273,36 @@ async def _verify(
     return verdict
 
 
+class _Captured:
+    """Passes each line on to ``output`` and keeps the first :data:`OUTPUT_LIMIT` characters for the audit."""
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+        self.kept: list[str] = []
+        self.size = 0
+
+    def line(self, node: str, line: str) -> None:
+        if self.size < OUTPUT_LIMIT:
+            self.kept.append(line)
+            self.size += len(line) + 1
+        self.output(node, line)
+
+    def text(self) -> str:
+        return "".join(f"{line}\n" for line in self.kept)
+
+
 async def _one(
     command: Command, rendered: Rendered, runner: Runner, output: Output, audit: AuditLog | None
 ) -> AuditEntry:
     started, clock = datetime.now(UTC), time.monotonic()
-    printed: list[str] = []
-    size = 0
-
-    def keep(node: str, text: str) -> None:
-        nonlocal size
-        if size < OUTPUT_LIMIT:
-            printed.append(text)
-            size += len(text)
-        output(node, text)
-
-    code = await runner.run(command, keep)
+    printed = _Captured(output)
+    code = await runner.run(command, printed.line)
     entry = AuditEntry(
         command.command,
         command.node,
         started,
         code,
-        "".join(printed),
+        printed.text(),
         time.monotonic() - clock,
         command.place,
         rendered.playbook.id,

@@ -84,8 +84,8 @@ class Step:
 class Verify:
     """How a run proves it worked, checked from ``on`` (the head, or this machine) until ``within`` seconds
     pass: ``http`` fetches ``url`` through that node's SSH connection (so ``localhost`` is the node) until it
-    answers 2xx; ``log`` runs ``run`` and waits for ``pattern`` in its output; ``ray-status`` runs ``run``
-    (``ray status``) until it shows at least ``nodes`` nodes and ``gpus`` GPUs."""
+    answers 2xx; ``log`` runs ``run`` and waits for a line of its output to match ``pattern``; ``ray-status``
+    runs ``run`` (``ray status``) until it shows at least ``nodes`` nodes and ``gpus`` GPUs."""
 
     kind: str
     pattern: str = ""

@@ -3,7 +3,7 @@
 The check runs where the playbook says (the head, through its SSH connection, or this machine) with the
 same :class:`~sparktui.core.actions.Runner` the steps used: an HTTP check opens a TCP connection from the
 node itself, so ``http://localhost:8000/health`` is the head's own port; a log check runs a command (say
-``docker logs --since {since} -f C``) and waits for a pattern in what it prints; a Ray check runs
+``docker logs --since {since} -f C``) and waits for a line of its output to match a pattern; a Ray check runs
 ``ray status`` until the cluster holds enough nodes and GPUs. Reading ``ray status`` is pure and separate.
 """
 
@@ -76,7 +76,7 @@ async def run_check(
         last = verdict.note
         if clock() + interval > deadline:
             return Verdict(False, f"not within {check.within} s: {last}")
-        output(check.node, f"[verify] {last}; again in {interval:g} s\n")
+        output(check.node, f"[verify] {last}; again in {interval:g} s")
         await asyncio.sleep(interval)
 
 
@@ -87,12 +87,12 @@ async def _once(check: Check, runner: Runner, output: Callable[[str, str], None]
         return Verdict(passed, f"GET {check.url}: {status}")
     printed: list[str] = []
     found = asyncio.Event()
-    pattern = regex.compile(check.pattern, regex.M) if check.kind == "log" else None
+    pattern = regex.compile(check.pattern) if check.kind == "log" else None
 
-    def seen(node: str, text: str) -> None:
-        printed.append(text)
-        output(node, text)
-        if pattern is not None and pattern.search("".join(printed[-64:])):
+    def seen(node: str, line: str) -> None:
+        printed.append(line)
+        output(node, line)
+        if pattern is not None and pattern.search(line):
             found.set()
 
     command = Command("verify", check.node, "host", check.command)
@@ -104,12 +104,11 @@ async def _once(check: Check, runner: Runner, output: Callable[[str, str], None]
         for task in (run, waiter):
             task.cancel()
         await asyncio.gather(run, waiter, return_exceptions=True)
-    text = "".join(printed)
     if check.kind == "log":
-        if found.is_set() or (pattern is not None and pattern.search(text)):
+        if found.is_set():
             return Verdict(True, f"{check.pattern!r} seen in `{check.command}`")
         return Verdict(False, f"{check.pattern!r} not yet in `{check.command}`")
-    size = ray_cluster_size(text)
+    size = ray_cluster_size("\n".join(printed))
     if size is None:
         return Verdict(False, f"`{check.command}` printed no cluster status")
     nodes, gpus = size

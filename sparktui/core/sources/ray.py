@@ -35,9 +35,8 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
+from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceGroup, SourceRefused, SourceUnavailable
-from sparktui.core.sources.files import MAX_LINE
-from sparktui.core.text import decode
 
 if TYPE_CHECKING:
     from ray.util.state.common import NodeState
@@ -272,39 +271,6 @@ class RayLogSource(LiveSource):
                 _interval=FOLLOW_INTERVAL,
             ),
         )
-
-
-class LineSplitter:
-    """Splits a file's bytes, fed in chunks from its start, into complete lines, first dropping the
-    ``skip`` bytes already delivered; ``offset`` is the position just after the last line returned.
-
-    Each line is decoded on its own (``\\r\\n`` ends a line too), so an unterminated escape sequence
-    cannot swallow the lines after it; a partial last line waits for its newline unless it grows past
-    :data:`MAX_LINE` bytes, when it is returned in pieces of that size.
-    """
-
-    def __init__(self, skip: int) -> None:
-        self.offset = skip
-        self._skip = skip
-        self._pending = bytearray()
-
-    def feed(self, chunk: bytes) -> list[str]:
-        if self._skip:
-            dropped = min(self._skip, len(chunk))
-            self._skip -= dropped
-            chunk = chunk[dropped:]
-        self._pending += chunk
-        lines: list[str] = []
-        cut = self._pending.rfind(b"\n")
-        if cut >= 0:
-            lines = [decode(raw.removesuffix(b"\r")) for raw in bytes(self._pending[:cut]).split(b"\n")]
-            del self._pending[: cut + 1]
-            self.offset += cut + 1
-        while len(self._pending) >= MAX_LINE:  # a line with no end in sight: hand it over in pieces
-            lines.append(decode(bytes(self._pending[:MAX_LINE])))
-            del self._pending[:MAX_LINE]
-            self.offset += MAX_LINE
-        return lines
 
 
 class _Ended(Exception):

@@ -31,8 +31,6 @@ from sparktui.core.text import display
 from sparktui.tui.bindings import KEYS, PLAYBOOK, bindings
 
 RISK_STYLE = {"read-only": "green", "restarts": "yellow", "changes-node": "bold red"}
-#: The most characters of an unfinished line kept waiting for its end.
-PENDING_LIMIT = 8192
 
 #: ready: shown, nothing running; asking: the confirmation is on screen; running; offering: a failure is on
 #: screen and the run waits for b or k; finished: the final status is on screen (r runs it again).
@@ -112,7 +110,6 @@ class PlaybookScreen(ModalScreen[None]):
         self._rendered: pb.Rendered | str | None = None
         self._probed: dict[str, dict[str, str]] | None = None  # values read on the nodes, once read
         self._progress = _Progress(0, 0)
-        self._partial: dict[str, str] = {}  # per node, the start of a line still being printed
         self._answer: asyncio.Future[bool] | None = None
 
     def rendered(self) -> pb.Rendered | str:
@@ -317,7 +314,7 @@ class PlaybookScreen(ModalScreen[None]):
                 runner,
                 readonly=self.context.readonly,
                 audit=audit,
-                output=self._print,
+                output=self._line,
                 offer_rollback=self._offer,
             )
         except (actions.ActionError, OSError) as exc:
@@ -326,33 +323,17 @@ class PlaybookScreen(ModalScreen[None]):
             final = _final(rendered, outcome)
         finally:
             await runner.close()
-        self._flush()
         self.output.write(final)
         where = ", ".join(str(p) for p in audit.paths)
         self._phase("finished", Text.assemble(final, "\n", (f"audit log: {where} · r runs it again", "dim")))
 
-    def _print(self, node: str, text: str) -> None:
-        """What a node printed, line by line, each line made inert and prefixed with its node."""
-        *lines, rest = (self._partial.pop(node, "") + text).split("\n")
-        for line in lines:
-            self._line(node, line)
-        if len(rest) > PENDING_LIMIT:  # a line that never ends (a progress bar redrawn with \r): show it so far
-            self._line(node, rest)
-        elif rest:
-            self._partial[node] = rest  # the rest of the line comes with the next piece
-
-    def _flush(self) -> None:
-        for node, line in self._partial.items():
-            self._line(node, line)
-        self._partial.clear()
-
     def _line(self, node: str, line: str) -> None:
+        """A line a node printed, made inert and prefixed with its node."""
         self.output.write(Text.assemble((f"{display(node):>12} ", "cyan"), display(line)))
 
     def _entry(self, entry: AuditEntry) -> None:
         """An entry was audited: keep it for the export and show how far the run got."""
         self.context.ran.append(entry)
-        self._flush()
         label = self._progress.label()
         ok = entry.exit_code == 0
         outcome = ("passed" if ok else "failed") if label == "verification" else entry.outcome
@@ -364,7 +345,6 @@ class PlaybookScreen(ModalScreen[None]):
 
     async def _offer(self, outcome: actions.Outcome) -> bool:
         """After a failure: show it, and wait for b (run the rollback) or k (keep things as they are)."""
-        self._flush()
         count = self._progress.rollback
         self._answer = asyncio.get_running_loop().create_future()
         self._phase(
