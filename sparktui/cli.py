@@ -39,6 +39,7 @@ from sparktui.core.report import diagnosis_markdown
 from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChange
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.files import SourceError
+from sparktui.core.sources.ssh import split_target
 from sparktui.core.sources.uri import Opener, UriError
 from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.core.text import display
@@ -411,7 +412,7 @@ def _probe(
     out.print(Text("reading the nodes first (docker inspect, read-only)", style="dim"))
     try:
         per_node, notes = asyncio.run(run())
-    except remedy.ProbeError as exc:
+    except (remedy.ProbeError, actions.ActionError) as exc:
         raise UsageError(str(exc)) from None
     for note in notes:
         out.print(Text(f"note: {note}", style="yellow"))
@@ -528,7 +529,7 @@ def _report(args: argparse.Namespace, incident: Incident, err: Console) -> None:
     found = config.find()
     if found is not None and args.anonymise_hosts:
         cluster = config.load(found)
-        hosts = [n.name for n in cluster.nodes] + [n.ssh.rpartition("@")[2].partition(":")[0] for n in cluster.nodes]
+        hosts = [n.name for n in cluster.nodes] + [split_target(n.ssh)[1] for n in cluster.nodes]
     try:
         written = export(
             incident, Path(args.report), redact=not args.no_redact, anonymise_hosts=args.anonymise_hosts, hosts=hosts

@@ -32,7 +32,7 @@ from sparktui.core import tomlfile
 
 ENGINES = ("vllm", "sglang")
 ROLES = ("head", "worker")
-_SSH = regex.compile(r"^(?:[A-Za-z0-9_.-]+@)?(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$")
+_SSH = regex.compile(r"^(?:[A-Za-z0-9_.-]+@)?(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?$")
 _NAME = regex.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
@@ -139,7 +139,8 @@ def _node(path: Path, index: int, raw: Any) -> Node:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"{where}.name: a node name of letters, digits, '.', '_' or '-'")
     ssh = raw.get("ssh", name)
-    if not isinstance(ssh, str) or not _SSH.match(ssh):
+    shape = _SSH.match(ssh) if isinstance(ssh, str) else None
+    if shape is None or not 0 < int(shape.group("port") or 22) < 65536:
         raise ConfigError(f"{where}.ssh: {ssh!r} is not [user@]host[:port] or an ssh Host alias")
     role = raw.get("role", "worker")
     if role not in ROLES:

@@ -36,12 +36,13 @@ class NodeLook:
 
 async def look(target: str, *, trust_new_host_key: bool = False) -> NodeLook:
     """What runs on one node; a node that cannot be reached comes back with ``problem`` set."""
-    user, _, host = target.rpartition("@")
-    host, _, port = host.partition(":")
-    node = ssh.SshNode(
-        host, user=user or None, port=int(port) if port.isdigit() else None, trust_new_host_key=trust_new_host_key
-    )
     seen = NodeLook(target)
+    try:
+        user, host, port = ssh.split_target(target)
+    except ValueError as exc:
+        seen.problem = str(exc)
+        return seen
+    node = ssh.SshNode(host, user=user, port=port, trust_new_host_key=trust_new_host_key)
     try:
         seen.hostname = (await node.run("hostname", f"{target}: hostname")).decode(errors="replace").strip()
         # each remote command is exec'ed on its own: compound ones go through sh -c
@@ -101,7 +102,11 @@ def cluster_file(looks: list[NodeLook]) -> str:
 
 def _node_name(look: NodeLook, taken: set[str]) -> str:
     """The host name where it names the node alone, else the address it was reached at."""
-    for name in (look.hostname, look.target.rpartition("@")[2].partition(":")[0]):
+    try:
+        address = ssh.split_target(look.target)[1]
+    except ValueError:
+        address = ""
+    for name in (look.hostname, address):
         if name and NAME.match(name) and name not in taken:
             return name
     n = 2

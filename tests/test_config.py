@@ -47,6 +47,7 @@ def test_a_good_file(tmp_path: Path) -> None:
         (('role = "head"', 'role = "boss"'), "nodes[0].role: 'boss' is not head or worker"),
         (('role = "head"', 'role = "worker"'), "nodes.role: exactly one node must be the head"),
         (('ssh = "spark-b"', 'ssh = "spark-b; rm -rf /"'), "nodes[1].ssh:"),
+        (('ssh = "spark-b"', 'ssh = "spark-b:99999"'), "nodes[1].ssh:"),
         (('engine = "vllm"', 'engine = "tgi"'), "deployment.engine: 'tgi' is not vllm or sglang"),
         (("image =", "imagee ="), "deployment.imagee: unknown key"),
     ],

@@ -10,6 +10,7 @@ import pytest
 
 from sparktui.cli import main
 from sparktui.core import playbooks as pb
+from sparktui.core.sources.ssh import split_target
 
 BOOK = """
 id = "{id}"
@@ -175,3 +176,10 @@ def test_translate_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert "no --port" in captured.err
     assert main(["translate", "vllm serve m"]) == 2
     assert "already a vLLM command" in capsys.readouterr().err
+
+
+def test_an_unusable_node_address_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert split_target("nvidia@[fe80::1]:2222") == ("nvidia", "fe80::1", 2222)
+    code = main(["play", "free-port", "--node", "spark-a:99999", "--set", "port=8000", "--yes"])
+    assert code == 2
+    assert capsys.readouterr().err.strip().endswith("spark-a:99999: the port must be a number from 1 to 65535")

@@ -28,7 +28,7 @@ from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.lines import LineSplitter
 from sparktui.core.playbooks import Command, Rendered
 from sparktui.core.sources.base import SourceRefused, SourceUnavailable
-from sparktui.core.sources.ssh import SshNode
+from sparktui.core.sources.ssh import SshNode, split_target
 from sparktui.core.text import decode, display
 from sparktui.core.verify import Verdict, run_check
 
@@ -103,9 +103,11 @@ class SshRunner(Runner):
         connections open on first use."""
         nodes = {}
         for name, target in targets.items():
-            user, _, hostport = target.rpartition("@")
-            host, _, port = hostport.partition(":")
-            nodes[name] = SshNode(host, user=user or None, port=int(port) if port.isdigit() else None, name=name)
+            try:
+                user, host, port = split_target(target)
+            except ValueError as exc:
+                raise ActionError(str(exc)) from None
+            nodes[name] = SshNode(host, user=user, port=port, name=name)
         return cls(nodes)
 
     async def close(self) -> None:

@@ -614,6 +614,17 @@ class SshUri(NamedTuple):
     target: str  # the path, the container, the unit; "" for ray
 
 
+def split_target(target: str) -> tuple[str | None, str, int | None]:
+    """User, host and port of ``[user@]host[:port]`` (an IPv6 address in brackets: ``[fe80::1]:22``), as
+    the cluster file and ``sparktui discover`` take a node. Raises :class:`ValueError` for a bad port."""
+    parts = urlsplit(f"//{target}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{target}: the port must be a number from 1 to 65535") from None
+    return parts.username, parts.hostname or target, port
+
+
 def parse_ssh_uri(uri: str) -> SshUri:
     """Split ``ssh://[user@]host[:port]/path/to/file``, ``ssh://host/docker/<container>``,
     ``ssh://host/journal/<unit>`` or ``ssh://host/ray``. A file whose path starts with ``/docker/``,

@@ -182,11 +182,15 @@ class PlaybookScreen(ModalScreen[None]):
     async def _probe(self) -> None:
         """Read the values the playbook takes from the nodes, then show the commands they make."""
         values = pb.resolve(self.playbook, self.finding.facts, self.cluster.values() if self.cluster else None)
-        runner = actions.SshRunner.to(remedy.targets(self.cluster, self.nodes))
+        try:
+            runner = actions.SshRunner.to(remedy.targets(self.cluster, self.nodes))
+        except actions.ActionError as exc:
+            self.status.update(Text(f"Cannot read the nodes: {display(str(exc))}", style="bold yellow"))
+            return
         try:
             self._probed, notes = await remedy.probe(self.playbook, values, self.nodes, runner, self.finding.nodes)
         except remedy.ProbeError as exc:
-            self._probed, notes = {}, []
+            self._probed = {}
             self.status.update(Text(f"Cannot read the nodes: {display(str(exc))}", style="bold yellow"))
             return
         finally:
@@ -307,22 +311,23 @@ class PlaybookScreen(ModalScreen[None]):
     async def _execute(self, rendered: pb.Rendered) -> None:
         incidents = [self.context.incident] if self.context.incident is not None else []
         audit = _Recorded(remedy.audit_log(incidents).paths, self._entry)
-        runner = actions.SshRunner.to(remedy.targets(self.cluster, self.nodes))
         try:
-            outcome = await actions.execute(
-                rendered,
-                runner,
-                readonly=self.context.readonly,
-                audit=audit,
-                output=self._line,
-                offer_rollback=self._offer,
-            )
+            runner = actions.SshRunner.to(remedy.targets(self.cluster, self.nodes))
+            try:
+                outcome = await actions.execute(
+                    rendered,
+                    runner,
+                    readonly=self.context.readonly,
+                    audit=audit,
+                    output=self._line,
+                    offer_rollback=self._offer,
+                )
+            finally:
+                await runner.close()
         except (actions.ActionError, OSError) as exc:
-            final = Text(f"Failed: {exc}", style="bold red")
+            final = Text(f"Failed: {display(str(exc))}", style="bold red")
         else:
             final = _final(rendered, outcome)
-        finally:
-            await runner.close()
         self.output.write(final)
         where = ", ".join(str(p) for p in audit.paths)
         self._phase("finished", Text.assemble(final, "\n", (f"audit log: {where} · r runs it again", "dim")))
