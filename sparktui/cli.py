@@ -43,8 +43,7 @@ from sparktui.core.sources.ssh import split_target
 from sparktui.core.sources.uri import Opener, UriError
 from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.core.text import display
-from sparktui.core.translate import Translation
-from sparktui.render import SEVERITY_STYLE, print_text
+from sparktui.render import SEVERITY_STYLE, print_text, translation_text
 
 USAGE_ERROR = 2
 
@@ -323,15 +322,12 @@ def _play(args: argparse.Namespace) -> int:
     if args.incident and not bundle.is_bundle(Path(args.incident)):
         raise UsageError(f"--incident {args.incident}: not an incident folder (no bundle.toml)")
     values = pb.resolve(book, facts, cluster.values() if cluster is not None else None, given)
-    for param in book.params:
-        for source in param.sources:
-            if source.startswith("sglang:") and param.name not in given:
-                translation = pb.translated(cluster.values() if cluster else None, source.partition(":")[2])
-                if isinstance(translation, str):
-                    out.print(Text(f"cannot translate the SGLang launch: {translation}", style="yellow"))
-                elif translation is not None:
-                    out.print(Text(f"{param.name}: translated from the SGLang launch", style="dim"))
-                    _print_translation(translation, out)
+    for name, translation in remedy.translations(book, cluster.values() if cluster else None, given):
+        if isinstance(translation, str):
+            out.print(Text(f"cannot translate the SGLang launch: {display(translation)}", style="yellow"))
+        else:
+            out.print(Text(f"{name}: translated from the SGLang launch", style="dim"))
+            out.print(translation_text(translation))
     per_node: dict[str, dict[str, str]] = {}
     if any(source in pb.PROBES for param in book.params for source in param.sources):
         per_node = _probe(book, values, nodes, remedy.targets(cluster, nodes), finding_nodes, out)
@@ -378,17 +374,9 @@ def _translate(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     sys.stdout.write(found.launch + "\n")
     sys.stdout.flush()
-    _print_translation(found, Console(stderr=True, highlight=False, soft_wrap=True))
+    if found.dropped or found.notes:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(translation_text(found))
     return 0
-
-
-def _print_translation(found: Translation, err: Console) -> None:
-    """What did not carry over as it was: the dropped flags and why, and the approximations."""
-    for dropped in found.dropped:
-        shown = dropped.flag if dropped.value is None else f"{dropped.flag} {dropped.value}"
-        err.print(Text.assemble(("dropped ", "yellow"), display(shown), (f"  {dropped.reason}", "dim")))
-    for note in found.notes:
-        err.print(Text.assemble(("note ", "cyan"), display(note)))
 
 
 def _probe(

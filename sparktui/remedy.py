@@ -17,6 +17,7 @@ from sparktui.core.bundle import AUDIT
 from sparktui.core.recreate import RecreateError, docker_run
 from sparktui.core.spool import state_dir
 from sparktui.core.text import display
+from sparktui.core.translate import Translation
 
 if TYPE_CHECKING:
     from sparktui.core.actions import Runner
@@ -31,6 +32,21 @@ def targets(cluster: config.Cluster | None, nodes: pb.Nodes) -> dict[str, str]:
     ~/.ssh/config alias)."""
     known = {n.name: n.ssh for n in cluster.nodes} if cluster is not None else {}
     return {name: known.get(name, name) for name in nodes.all}
+
+
+def translations(
+    playbook: pb.Playbook, cluster: Mapping[str, str] | None, given: Mapping[str, str] | None = None
+) -> list[tuple[str, Translation | str]]:
+    """For each parameter taken from the cluster file's SGLang launch (``sglang:KEY``, not given by hand):
+    its translation, to show what did not carry over, or why there is none."""
+    found: list[tuple[str, Translation | str]] = []
+    for param in playbook.params:
+        for source in param.sources:
+            if source.startswith("sglang:") and param.name not in (given or {}):
+                translation = pb.translated(cluster, source.partition(":")[2])
+                if translation is not None:
+                    found.append((param.name, translation))
+    return found
 
 
 def audit_log(incidents: Sequence[Path] = ()) -> AuditLog:

@@ -15,6 +15,8 @@ from rich.text import Text
 from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Severity
 from sparktui.core.report import counts, sources_line
+from sparktui.core.text import display
+from sparktui.core.translate import Translation
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -41,6 +43,16 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
             line = Text(f"  {node}: ", style="bold")
             line.append("; ".join(f"{track} {phrase}" for track, phrase in sorted(tracks.items())))
             console.print(line)
+
+
+def translation_text(found: Translation) -> Text:
+    """What did not carry over from an SGLang launch: each dropped flag and why, each approximation."""
+    lines = []
+    for dropped in found.dropped:
+        shown = dropped.flag if dropped.value is None else f"{dropped.flag} {dropped.value}"
+        lines.append(Text.assemble(("dropped ", "yellow"), display(shown), (f"  {dropped.reason}", "dim")))
+    lines += [Text.assemble(("note ", "cyan"), display(note)) for note in found.notes]
+    return Text("\n").join(lines)
 
 
 def _finding(rank: int, f: Finding) -> Group:

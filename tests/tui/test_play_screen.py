@@ -360,3 +360,38 @@ async def test_over_ssh_on_every_node_of_the_cluster(
         assert "Succeeded, verified" in shown(screen)
         assert (tmp_path / "marker-node-a").exists() and (tmp_path / "marker-node-b").exists()
         assert audited() == ["node-a write the marker 0", "node-b write the marker 0", "node-a verify 0"]
+
+
+SERVE_BOOK = """
+id = "free-port"
+title = "Serve with vLLM"
+key = "p"
+risk = "restarts"
+description = "Starts vllm serve as translated from the cluster file's SGLang launch."
+
+[params.serve]
+kind = "text"
+from = ["sglang:launch", "ask"]
+
+[[steps]]
+title = "serve"
+on = "local"
+run = "echo {serve}"
+"""
+
+
+async def test_a_translated_launch_shows_what_did_not_carry_over(tmp_path: Path) -> None:
+    books = tmp_path / "books"
+    books.mkdir()
+    (books / "free-port.toml").write_text(SERVE_BOOK)
+    launch = "python3 -m sglang.launch_server --model-path org/m --tp 2 --attention-backend flashinfer"
+    cluster = Cluster(
+        tmp_path / "sparktui.toml", (Node("spark-a", "spark-a", "head"),), Deployment("sglang", launch=launch)
+    )
+    app = cockpit(tmp_path, books, cluster=cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app)
+        text = shown(screen)
+        assert "vllm serve org/m --tensor-parallel-size 2 --distributed-executor-backend ray" in text
+        assert "serve: translated from the cluster file's SGLang launch" in text
+        assert "dropped --attention-backend flashinfer" in text

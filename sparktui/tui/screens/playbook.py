@@ -28,6 +28,7 @@ from sparktui.core import playbooks as pb
 from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.events import Finding
 from sparktui.core.text import display
+from sparktui.render import translation_text
 from sparktui.tui.bindings import KEYS, PLAYBOOK, bindings
 
 RISK_STYLE = {"read-only": "green", "restarts": "yellow", "changes-node": "bold red"}
@@ -160,6 +161,10 @@ class PlaybookScreen(ModalScreen[None]):
             yield _section("The steps, with their {parameters} still to fill", Text("\n").join(steps))
         else:
             yield from self._details(result)
+        for name, found in remedy.translations(book, self.cluster.values() if self.cluster else None):
+            title = f"{name}: translated from the cluster file's SGLang launch"
+            body = Text(f"cannot translate: {display(found)}") if isinstance(found, str) else translation_text(found)
+            yield _section(title, body)
 
     def _details(self, rendered: pb.Rendered) -> Iterable[Static]:
         values = [Text.assemble((f"{name:>14} ", "cyan"), value) for name, value in rendered.values.items()]
