@@ -41,10 +41,8 @@ class Approvals:
     def _entries(self) -> list[dict[str, str]]:
         try:
             doc = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return []
         except (OSError, ValueError):
-            return []  # unreadable: nothing is approved, so sparktui asks
+            return []  # missing or unreadable: nothing is approved, so sparktui asks
         entries = doc.get("approvals", []) if isinstance(doc, dict) else []
         return [e for e in entries if isinstance(e, dict)]
 

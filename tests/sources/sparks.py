@@ -35,15 +35,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import docker
-import pytest
 from docker.models.containers import Container
 
 from sparktui.core.sources.ssh import SshNode
 from tests.sources.dockerd import IMAGE, _busybox_root, _Daemon
-from tests.sources.sshd import SSHD, accepts, children, command_line, keygen, wait_until
+from tests.sources.sshd import SSHD, SshClient, accepts, children, command_line, keygen, wait_until
 
 NODES = ("spark-a", "spark-b")  # the first is the head
 IFACE = "enp1s0f1np1"
@@ -276,7 +275,7 @@ class SparkNode:
 
 
 @dataclass
-class Sparks:
+class Sparks(SshClient):
     """The two nodes, the bridge joining them, and the client files that reach them over SSH."""
 
     root: Path
@@ -288,6 +287,7 @@ class Sparks:
     ssh_config: Path
     nodes: dict[str, SparkNode] = field(default_factory=dict)
     made: list[SshNode] = field(default_factory=list)
+    first: ClassVar[str] = NODES[0]
 
     def __getitem__(self, name: str) -> SparkNode:
         return self.nodes[name]
@@ -302,24 +302,6 @@ class Sparks:
     @property
     def workers(self) -> list[SparkNode]:
         return [n for n in self.nodes.values() if n is not self.head]
-
-    def node(self, host: str = NODES[0], **options: Any) -> SshNode:
-        """An :class:`SshNode` for ``host`` that reads only these files (no agent, no real ``~/.ssh``)."""
-        options.setdefault("config", [self.ssh_config])
-        options.setdefault("known_hosts", self.known_hosts)
-        options.setdefault("agent", False)
-        ssh = SshNode(host, **options)
-        self.made.append(ssh)
-        return ssh
-
-    def home_for(self, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-        """Make ``home`` the CLI's HOME, its ``~/.ssh`` reaching the nodes as ``spark-a`` and ``spark-b``."""
-        (home / ".ssh").mkdir(parents=True, mode=0o700)
-        shutil.copy(self.ssh_config, home / ".ssh" / "config")
-        shutil.copy(self.known_hosts, home / ".ssh" / "known_hosts")
-        monkeypatch.setenv("HOME", str(home))
-        monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-        return home
 
     def reset(self) -> None:
         """Remove every container from each node, and every image and tag but the two imported (a test

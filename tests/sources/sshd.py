@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,7 +18,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+import pytest
 
 from sparktui.core.sources.ssh import SshNode
 
@@ -185,8 +188,35 @@ class Journal:
         self.process.wait(10)
 
 
+class SshClient:
+    """The client side of test nodes: their ``ssh_config`` and ``known_hosts``, never the real ``~/.ssh``."""
+
+    ssh_config: Path
+    known_hosts: Path
+    made: list[SshNode]
+    first: ClassVar[str]  # the node ``node()`` reaches when none is named
+
+    def node(self, host: str | None = None, **options: Any) -> SshNode:
+        """An :class:`SshNode` that reads only these files (no agent, no real ``~/.ssh``)."""
+        options.setdefault("config", [self.ssh_config])
+        options.setdefault("known_hosts", self.known_hosts)
+        options.setdefault("agent", False)
+        node = SshNode(host or self.first, **options)
+        self.made.append(node)
+        return node
+
+    def home_for(self, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        """Make ``home`` the HOME of sparktui under test, its ``~/.ssh`` reaching these nodes by their names."""
+        (home / ".ssh").mkdir(parents=True, mode=0o700)
+        shutil.copy(self.ssh_config, home / ".ssh" / "config")
+        shutil.copy(self.known_hosts, home / ".ssh" / "known_hosts")
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+        return home
+
+
 @dataclass
-class SshdCluster:
+class SshdCluster(SshClient):
     """The test nodes, the keys and the client files that reach them."""
 
     root: Path
@@ -198,18 +228,10 @@ class SshdCluster:
     ssh_config: Path
     closed_port: int
     made: list[SshNode] = field(default_factory=list)
+    first: ClassVar[str] = "node-a"
 
     def __getitem__(self, alias: str) -> Sshd:
         return self.nodes[alias]
-
-    def node(self, host: str = "node-a", **options: Any) -> SshNode:
-        """An :class:`SshNode` that reads only this cluster's files (no agent, no real ``~/.ssh``)."""
-        options.setdefault("config", [self.ssh_config])
-        options.setdefault("known_hosts", self.known_hosts)
-        options.setdefault("agent", False)
-        node = SshNode(host, **options)
-        self.made.append(node)
-        return node
 
     def known_hosts_line(self, alias: str, key_of: str | None = None) -> str:
         """The ``known_hosts`` entry for ``alias``, with the host key of ``key_of`` (a wrong key) if given."""

@@ -18,19 +18,10 @@ HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
 IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname"
 
 
-def home_for(cluster: SshdCluster, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A home whose ~/.ssh reaches the test nodes, as a user's would."""
-    (home / ".ssh").mkdir(parents=True, mode=0o700)
-    shutil.copy(cluster.ssh_config, home / ".ssh" / "config")
-    shutil.copy(cluster.known_hosts, home / ".ssh" / "known_hosts")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-
-
 def test_follow_over_ssh(
     sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
     logs = tmp_path / "logs"
     logs.mkdir()
     for rank in ("rank0.log", "rank1.log"):
@@ -65,7 +56,7 @@ def test_follow_over_ssh(
 def test_an_unknown_host_key_is_refused_with_one_line(
     sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
     (tmp_path / "home" / ".ssh" / "known_hosts").write_text("")
     main(["diagnose", "--follow", "--for", "3s", "--json", "--no-spool", f"ssh://node-a/{HANG}/rank0.log"])
     err = capsys.readouterr().err

@@ -10,13 +10,11 @@ from sparktui import config
 from sparktui.cli import main
 from tests.sources.sshd import SshdCluster
 
-from .test_cli_live import home_for
-
 
 def test_discover_writes_a_usable_cluster_file(
     sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
     out = tmp_path / "sparktui.toml"
     assert main(["discover", "node-a", "node-b", "--output", str(out)]) == 0
     assert "could not look at this node: node-a:" not in out.read_text().replace("docker:", "")

@@ -19,8 +19,6 @@ from tests.conftest import FIXTURES
 from tests.sources.dockerd import Containers, DockerEngine, log_lines
 from tests.sources.sshd import SshdCluster
 
-from .test_cli_live import home_for
-
 NODE_SOCKET = Path("/var/run/docker.sock")
 IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname" / "rank0.log"
 RAY_BACKEND = "vllm/ray-backend-without-ray/server.log"
@@ -52,7 +50,7 @@ def test_follow_everything_while_connections_drop(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
     monkeypatch.setenv("DOCKER_HOST", docker_containers.engine.base_url)
     local = docker_containers.create(log=RAY_BACKEND, env={"PAUSE_AT": "15"})
     remote = docker_containers.create(log=PORT_IN_USE, env={"PAUSE_AT": "5"})

@@ -11,8 +11,6 @@ import pytest
 from sparktui.cli import main
 from tests.sources.sshd import SshdCluster
 
-from .test_cli_live import home_for
-
 BOOK = """
 id = "mark-nodes"
 title = "Write a marker on every node"
@@ -52,7 +50,7 @@ run = "rm -f {dir}/marker-{node}"
 
 @pytest.fixture
 def setup(sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home_for(sshd_cluster, tmp_path / "home", monkeypatch)
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
     books = tmp_path / "books"
     books.mkdir()
     (books / "mark-nodes.toml").write_text(BOOK)

@@ -28,7 +28,6 @@ from sparktui.tui.feed import LiveFeeder
 from sparktui.tui.screens.detail import FindingScreen
 from sparktui.tui.screens.playbook import PlaybookScreen
 from tests.sources.sshd import SshdCluster, start_cluster, stop_cluster
-from tests.sources.test_cli_live import home_for
 
 from .conftest import make_bundle, wait_done
 
@@ -347,7 +346,7 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdCluster]:
 async def test_over_ssh_on_every_node_of_the_cluster(
     nodes: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home_for(nodes, tmp_path / "home", monkeypatch)
+    nodes.home_for(tmp_path / "home", monkeypatch)
     cluster = Cluster(
         tmp_path / "sparktui.toml", (Node("node-a", "node-a", "head"), Node("node-b", "node-b", "worker")), Deployment()
     )
