@@ -22,8 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from sparktui import __version__, config, remedy
-from sparktui.approvals import Approvals, cluster_id
+from sparktui import __version__, config
 from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core import playbooks as pb
@@ -39,7 +38,6 @@ from sparktui.core.report import diagnosis_markdown
 from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChange
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.files import SourceError
-from sparktui.core.sources.ssh import split_target
 from sparktui.core.sources.uri import Opener, UriError
 from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.core.text import display
@@ -279,6 +277,9 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
+    from sparktui import remedy
+    from sparktui.approvals import Approvals, cluster_id
+
     out = Console(highlight=False, soft_wrap=True)
     playbooks = pb.load_all([Path(d) for d in args.playbooks])
     if args.playbook is None:
@@ -388,6 +389,7 @@ def _probe(
     out: Console,
 ) -> dict[str, dict[str, str]]:
     """Read what the playbook needs from the nodes (read-only commands, each shown), before rendering."""
+    from sparktui import remedy
     from sparktui.core import actions
 
     async def run() -> tuple[dict[str, dict[str, str]], list[str]]:
@@ -408,6 +410,7 @@ def _probe(
 
 
 def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse.Namespace, out: Console) -> int:
+    from sparktui import remedy
     from sparktui.core import actions  # the one module that changes nodes
 
     audit = remedy.audit_log([Path(args.incident)] if args.incident else [])
@@ -516,6 +519,8 @@ def _report(args: argparse.Namespace, incident: Incident, err: Console) -> None:
     hosts: list[str] = []
     found = config.find()
     if found is not None and args.anonymise_hosts:
+        from sparktui.core.sources.ssh import split_target  # asyncssh: only when it is needed
+
         cluster = config.load(found)
         hosts = [n.name for n in cluster.nodes] + [split_target(n.ssh)[1] for n in cluster.nodes]
     try:

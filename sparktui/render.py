@@ -8,6 +8,8 @@ strings.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console, Group
 from rich.padding import Padding
 from rich.text import Text
@@ -16,7 +18,9 @@ from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Severity
 from sparktui.core.report import counts, sources_line
 from sparktui.core.text import display
-from sparktui.core.translate import Translation
+
+if TYPE_CHECKING:
+    from sparktui.core.translate import Translation
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",

@@ -18,12 +18,14 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
 from sparktui.core import tomlfile
-from sparktui.core.translate import TranslateError, Translation, sglang_to_vllm
+
+if TYPE_CHECKING:
+    from sparktui.core.translate import Translation
 
 RISKS = ("read-only", "restarts", "changes-node")
 #: Values sparktui finds on the nodes themselves before rendering (read-only commands, shown as they run):
@@ -414,7 +416,7 @@ def resolve(
                 value = (cluster or {}).get(key)
             elif kind == "sglang":
                 found = translated(cluster, key)
-                value = found.launch if isinstance(found, Translation) else None
+                value = None if found is None or isinstance(found, str) else found.launch
         if value is None:
             value = param.default
         if value is not None:
@@ -425,6 +427,8 @@ def resolve(
 def translated(cluster: Mapping[str, str] | None, key: str) -> Translation | str | None:
     """The vLLM launch translated from the SGLang launch in the cluster file's ``key`` (the ``sglang:KEY``
     source), why it cannot be translated, or None when there is none."""
+    from sparktui.core.translate import TranslateError, sglang_to_vllm  # its tables load on first use
+
     launch = (cluster or {}).get(key)
     if not launch:
         return None
