@@ -24,3 +24,11 @@ print('ok')
 def test_core_imports_without_textual() -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+def test_the_command_line_loads_ssh_and_the_translator_only_when_used() -> None:
+    """`sparktui diagnose` on files starts without asyncssh, the action runner or the SGLang translator."""
+    probe = "import sys, sparktui.cli; print(sorted(m for m in LATE if m in sys.modules))"
+    late = "{'asyncssh', 'sparktui.core.actions', 'sparktui.core.translate', 'sparktui.remedy'}"
+    out = subprocess.run([sys.executable, "-c", f"LATE = {late}\n{probe}"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
