@@ -283,11 +283,12 @@ def _play(args: argparse.Namespace) -> int:
     out = Console(highlight=False, soft_wrap=True)
     playbooks = pb.load_all([Path(d) for d in args.playbooks])
     if args.playbook is None:
+        width = max(len(book_id) for book_id in playbooks)
         for listed in sorted(playbooks.values(), key=lambda b: b.id):
             out.print(
                 Text.assemble(
                     (f"{listed.key}  ", "bold cyan"),
-                    f"{listed.id:<26} ",
+                    f"{listed.id:<{width}}  ",
                     (f"{listed.risk:<13}", "yellow"),
                     (listed.title, "dim"),
                 )
@@ -301,6 +302,9 @@ def _play(args: argparse.Namespace) -> int:
         name, sep, value = item.partition("=")
         if not sep:
             raise UsageError(f"--set {item!r}: write PARAM=VALUE")
+        if name not in {p.name for p in book.params}:
+            known = ", ".join(p.name for p in book.params) or "none"
+            raise UsageError(f"--set {name}: {book.id} has no such parameter (its parameters: {known})")
         given[name] = value
     facts: dict[str, str] = {}
     finding_nodes: list[str] = []
@@ -368,6 +372,10 @@ def _translate(args: argparse.Namespace) -> int:
     from sparktui.core.translate import TranslateError, sglang_to_vllm
 
     words = args.launch
+    if not words and sys.stdin.isatty():
+        raise UsageError(
+            "give the SGLang launch: sparktui translate python3 -m sglang.launch_server ... (or pipe it in)"
+        )
     launch = words[0] if len(words) == 1 else shlex.join(words) if words else sys.stdin.read()
     try:
         found = sglang_to_vllm(launch, mode="native" if args.native else "ray")
@@ -441,7 +449,7 @@ def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse
         raise UsageError(str(exc)) from None
     for entry in outcome.entries + outcome.rolled_back:
         style = "green" if entry.exit_code == 0 else "red"
-        out.print(Text.assemble((f"{entry.node:>12} ", "cyan"), (f"{entry.outcome:<14}", style), entry.step))
+        out.print(Text.assemble((f"{entry.node:>12} ", "cyan"), (f"{entry.outcome:<15}", style), entry.step))
     where = ", ".join(str(p) for p in audit.paths)
     if not outcome.ok:
         ran = f"; the rollback ran {len(outcome.rolled_back)} commands" if outcome.rolled_back else ""

@@ -75,7 +75,10 @@ async def probe(
             continue
         container = values.get("container")
         if container is None:
-            raise ProbeError(f"{playbook.id}: no container named to probe for {param.name}")
+            raise ProbeError(
+                f"{playbook.id}: no value for container, whose settings {param.name} is read from; "
+                "give one with --set container=NAME (or containers = [...] in the cluster file)"
+            )
         for node in pb.probed_on(playbook, param.name, nodes, finding_nodes):
             inspected = await _json(runner, node, f"docker inspect --type container -- {shlex.quote(container)}")
             image = await _json(runner, node, f"docker image inspect -- {shlex.quote(str(inspected.get('Image')))}")

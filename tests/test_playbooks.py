@@ -183,3 +183,8 @@ def test_an_unusable_node_address_is_one_line(capsys: pytest.CaptureFixture[str]
     code = main(["play", "free-port", "--node", "spark-a:99999", "--set", "port=8000", "--yes"])
     assert code == 2
     assert capsys.readouterr().err.strip().endswith("spark-a:99999: the port must be a number from 1 to 65535")
+
+
+def test_an_unknown_parameter_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "free-port", "--node", "spark-a", "--set", "prot=8000", "--dry-run"]) == 2
+    assert "--set prot: free-port has no such parameter (its parameters: port)" in capsys.readouterr().err
