@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from sparktui import remedy
 from sparktui.config import Cluster
 from sparktui.core import playbooks as pb
 from sparktui.core.catalogue import Signature
@@ -45,7 +46,7 @@ class FindingScreen(ModalScreen[None]):
             if event.character == book.key:
                 event.stop()
                 if self.cluster is not None:  # the cluster file knows the head and the workers
-                    nodes = pb.Nodes(self.cluster.head.name, tuple(w.name for w in self.cluster.workers))
+                    nodes = remedy.nodes_of(self.cluster)
                 elif self.finding.nodes:
                     nodes = pb.Nodes(self.finding.nodes[0], tuple(self.finding.nodes[1:]))
                 else:
