@@ -9,10 +9,16 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
+from sparktui.config import Cluster, Deployment, Node
+from sparktui.core import bundle
+from sparktui.core import catalogue as cat
 from sparktui.core.audit import read_log
 from sparktui.core.playbooks import builtin_dir
 from sparktui.core.spool import state_dir
+from sparktui.tui.app import Session, SparkApp
 from tests.sources.sparks import ENGINE_IMAGE, IFACE, Sparks
+from tests.tui.conftest import make_bundle
+from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
 
 NODES = ["--node", "spark-a", "--node", "spark-b"]
 
@@ -140,3 +146,26 @@ def test_switch_to_vllm_rolls_back_to_sglang_when_a_step_fails(sparks: Sparks, t
     steps = audit()
     assert ("spark-a", "Create the vLLM container with the node's own Spark environment", 125) in steps
     assert sum(step == "Start SGLang again with its own command" and code == 0 for _, step, code in steps) == 2
+
+
+async def test_from_the_cockpit_the_recreate_reads_the_container_then_runs(sparks: Sparks, tmp_path: Path) -> None:
+    """The cockpit reads the container on spark-a before showing the docker run it will use, runs it on `r`
+    `y`, and the verification decides."""
+    head = sparks.head
+    head.engine_container("vllm_node", ["vllm", "serve", "org/model"], ray=False)
+    line = "ValueError: World size (2) is larger than the number of available GPUs (1) in this node."
+    loaded = bundle.load(make_bundle(tmp_path / "bundle", {"server.log": line + "\n"}))
+    nodes = tuple(Node(n.name, n.name, "head" if n is head else "worker") for n in sparks)
+    cluster = Cluster(tmp_path / "sparktui.toml", nodes, Deployment(containers=("vllm_node",)))
+    app = SparkApp(Session("t", loaded, speed=0), cat.load(), export_dir=tmp_path, cluster=cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "B")
+        await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
+        assert "vllm serve org/model --distributed-executor-backend ray" in shown(screen)
+        await pilot.press("r", "y")
+        await until(pilot, lambda: screen.phase == "finished", 60)
+        assert "Succeeded, verified: GET http://localhost:8000/health: 200" in shown(screen)
+    assert head.docker.api.inspect_container("vllm_node")["Config"]["Cmd"][-2:] == [
+        "--distributed-executor-backend",
+        "ray",
+    ]

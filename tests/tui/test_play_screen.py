@@ -107,17 +107,20 @@ async def until(pilot: Pilot[None], condition: Callable[[], bool], seconds: floa
     assert condition()
 
 
-async def open_playbook(pilot: Pilot[None], app: SparkApp) -> PlaybookScreen:
-    """From the port-in-use finding, its remediation's key (once a replay has ended: the findings stay put)."""
+async def open_playbook(
+    pilot: Pilot[None], app: SparkApp, signature: str = "server-port-in-use", key: str = "p"
+) -> PlaybookScreen:
+    """From the finding of ``signature``, the remediation on ``key`` (once a replay has ended: the findings
+    stay put)."""
     if app.source.bundle is not None:
         await wait_done(pilot, app)
-    await until(pilot, lambda: app.diagnosis is not None and "server-port-in-use" in signatures(app))
+    await until(pilot, lambda: app.diagnosis is not None and signature in signatures(app))
     app.findings_table.focus()
-    app.findings_table.move_cursor(row=signatures(app).index("server-port-in-use"))
+    app.findings_table.move_cursor(row=signatures(app).index(signature))
     await pilot.press("enter")
     await until(pilot, lambda: isinstance(app.screen, FindingScreen))
     await pilot.pause(0.1)  # mounted, so it takes the key
-    await pilot.press("p")
+    await pilot.press(key)
     await until(pilot, lambda: isinstance(app.screen, PlaybookScreen))
     assert isinstance(app.screen, PlaybookScreen)
     return app.screen
