@@ -169,3 +169,18 @@ async def test_from_the_cockpit_the_recreate_reads_the_container_then_runs(spark
         "--distributed-executor-backend",
         "ray",
     ]
+
+
+def test_add_ray_backend_relaunches_serve_inside_the_ray_container(sparks: Sparks) -> None:
+    """NVIDIA's run_cluster.sh layout: Ray runs in the containers, vllm serve is started with docker exec."""
+    for node in sparks:
+        node.engine_container("vllm_node")
+    head_ip = sparks.head.address
+    ray = ["--set", "container=vllm_node", "--set", f"iface={IFACE}", "--set", f"head_ip={head_ip}"]
+    assert main(["play", "ray-start-cluster", *NODES, *ray, "--yes"]) == 0
+    serve = "vllm serve org/model --tensor-parallel-size 2"
+    given = ["--set", "container=vllm_node", "--set", f"serve={serve}", "--set", "port=18083"]
+    assert main(["play", "vllm-add-ray-backend", *NODES, *given, "--yes"]) == 0
+    assert ("spark-a", "verify", 0) in audit()
+    running = sparks.head.run("docker exec vllm_node ps -o args").stdout
+    assert "--distributed-executor-backend ray --port 18083" in running
