@@ -85,12 +85,16 @@ def test_failed_verification_brings_the_old_container_back(sparks: Sparks, tmp_p
     assert ("spark-a", "verify", 1) in steps and ("spark-a", "Put the old container back", 0) in steps
 
 
-def test_ray_start_cluster_joins_the_worker_and_counts_the_gpus(sparks: Sparks) -> None:
+def ray_start_cluster(sparks: Sparks) -> int:
+    """A Ray container on each node, then ray-start-cluster over them; its exit code."""
     for node in sparks:
         node.engine_container("vllm_node")
-    head_ip = sparks.head.address
-    given = ["--set", "container=vllm_node", "--set", f"iface={IFACE}", "--set", f"head_ip={head_ip}"]
-    assert main(["play", "ray-start-cluster", *NODES, *given, "--yes"]) == 0
+    given = ["--set", "container=vllm_node", "--set", f"iface={IFACE}", "--set", f"head_ip={sparks.head.address}"]
+    return main(["play", "ray-start-cluster", *NODES, *given, "--yes"])
+
+
+def test_ray_start_cluster_joins_the_worker_and_counts_the_gpus(sparks: Sparks) -> None:
+    assert ray_start_cluster(sparks) == 0
     assert ("spark-a", "verify", 0) in audit()
     joined = sparks.head.run("docker exec vllm_node ray status").stdout
     assert joined.count(" node_") == 2
@@ -173,11 +177,7 @@ async def test_from_the_cockpit_the_recreate_reads_the_container_then_runs(spark
 
 def test_add_ray_backend_relaunches_serve_inside_the_ray_container(sparks: Sparks) -> None:
     """NVIDIA's run_cluster.sh layout: Ray runs in the containers, vllm serve is started with docker exec."""
-    for node in sparks:
-        node.engine_container("vllm_node")
-    head_ip = sparks.head.address
-    ray = ["--set", "container=vllm_node", "--set", f"iface={IFACE}", "--set", f"head_ip={head_ip}"]
-    assert main(["play", "ray-start-cluster", *NODES, *ray, "--yes"]) == 0
+    assert ray_start_cluster(sparks) == 0
     serve = "vllm serve org/model --tensor-parallel-size 2"
     given = ["--set", "container=vllm_node", "--set", f"serve={serve}", "--set", "port=18083"]
     assert main(["play", "vllm-add-ray-backend", *NODES, *given, "--yes"]) == 0
