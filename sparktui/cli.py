@@ -453,6 +453,7 @@ def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse
     where = ", ".join(str(p) for p in audit.paths)
     if not outcome.ok:
         ran = f"; the rollback ran {len(outcome.rolled_back)} commands" if outcome.rolled_back else ""
+        ran = ran if outcome.changed else "; nothing was changed (only checks ran)"
         out.print(Text(f"failed: {outcome.failure}{ran}; audit log: {where}", style="bold red"))
         return 1
     out.print(Text(f"done; audit log: {where}", style="green"))

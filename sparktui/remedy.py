@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from sparktui import config
 from sparktui.core import playbooks as pb
 from sparktui.core.audit import AuditLog
 from sparktui.core.bundle import AUDIT
-from sparktui.core.recreate import RecreateError, docker_run
+from sparktui.core.recreate import Recreate, RecreateError, docker_run
 from sparktui.core.spool import state_dir
 from sparktui.core.text import display
 from sparktui.core.translate import Translation
@@ -67,11 +67,13 @@ async def probe(
     finding_nodes: Sequence[str] = (),
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
     """Values found on the nodes themselves (``probe:`` parameters), per node, and notes on what they could
-    not carry over. Only read-only commands run (``docker inspect``)."""
+    not carry over. Only read-only commands run (``docker inspect``), once per node."""
     per_node: dict[str, dict[str, str]] = {}
     notes: list[str] = []
+    read: dict[str, Recreate] = {}
     for param in playbook.params:
-        if "probe:docker-run" not in param.sources or param.name in values:
+        source = next((s for s in param.sources if s in pb.PROBES), None)
+        if source is None or param.name in values:
             continue
         container = values.get("container")
         if container is None:
@@ -80,15 +82,29 @@ async def probe(
                 "give one with --set container=NAME (or containers = [...] in the cluster file)"
             )
         for node in pb.probed_on(playbook, param.name, nodes, finding_nodes):
-            inspected = await _json(runner, node, f"docker inspect --type container -- {shlex.quote(container)}")
-            image = await _json(runner, node, f"docker image inspect -- {shlex.quote(str(inspected.get('Image')))}")
-            try:
-                found = docker_run(inspected, image)
-            except RecreateError as exc:
-                raise ProbeError(f"{node}: {exc}") from None
-            per_node.setdefault(node, {})[param.name] = found.command
-            notes += [f"{node}: {note}" for note in found.notes]
+            if node not in read:
+                read[node] = await _recreate(runner, node, container)
+                notes += [f"{node}: {note}" for note in read[node].notes]
+            per_node.setdefault(node, {})[param.name] = _PARTS[source](read[node])
     return per_node, notes
+
+
+#: What each probe takes from the ``docker run`` that creates the container again.
+_PARTS: dict[str, Callable[[Recreate], str]] = {
+    "probe:docker-run": lambda r: r.line,
+    "probe:docker-run-options": lambda r: shlex.join(r.options),
+    "probe:docker-run-image": lambda r: shlex.quote(r.image),
+    "probe:docker-run-command": lambda r: shlex.join(r.command),
+}
+
+
+async def _recreate(runner: Runner, node: str, container: str) -> Recreate:
+    inspected = await _json(runner, node, f"docker inspect --type container -- {shlex.quote(container)}")
+    image = await _json(runner, node, f"docker image inspect -- {shlex.quote(str(inspected.get('Image')))}")
+    try:
+        return docker_run(inspected, image)
+    except RecreateError as exc:
+        raise ProbeError(f"{node}: {exc}") from None
 
 
 async def _json(runner: Runner, node: str, command: str) -> dict[str, Any]:

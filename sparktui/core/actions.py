@@ -199,6 +199,7 @@ class Outcome:
     entries: list[AuditEntry] = field(default_factory=list)  # the steps, then the verification
     verdict: Verdict | None = None  # None when a step failed before the check
     rolled_back: list[AuditEntry] = field(default_factory=list)
+    changed: bool = False  # whether a command that changes something ran (only checks: nothing to undo)
 
     @property
     def ok(self) -> bool:
@@ -229,18 +230,20 @@ async def execute(
     offer_rollback: OfferRollback | None = None,
 ) -> Outcome:
     """Run the commands in order, then the verification; on the first failure (or a failed verification)
-    stop, and run the rollback commands (after asking ``offer_rollback``, when given)."""
+    stop, and run the rollback commands (after asking ``offer_rollback``, when given) unless every command
+    that ran was one that changes nothing."""
     if readonly and rendered.playbook.risk != "read-only":
         raise ActionError(f"{rendered.playbook.id} is {rendered.playbook.risk}: refused in read-only mode")
     outcome = Outcome()
     for command in rendered.commands:
+        outcome.changed = outcome.changed or command.changes
         entry = await _one(command, rendered, runner, output, audit)
         outcome.entries.append(entry)
         if entry.exit_code != 0:
             break
     else:
         outcome.verdict = await _verify(rendered, runner, output, audit, outcome)
-    if outcome.ok or not rendered.rollback:
+    if outcome.ok or not rendered.rollback or not outcome.changed:
         return outcome
     if offer_rollback is None or await offer_rollback(outcome):
         for step in rendered.rollback:

@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     from sparktui.core.translate import Translation
 
 RISKS = ("read-only", "restarts", "changes-node")
-#: Values sparktui finds on the nodes themselves before rendering (read-only commands, shown as they run):
-#: ``probe:docker-run`` is the ``docker run`` that creates the node's ``{container}`` again as it is.
-PROBES = ("probe:docker-run",)
+#: Values sparktui reads on the nodes themselves before rendering (``docker inspect`` of the node's
+#: ``{container}``, shown as it runs), for ``argv`` parameters: the ``docker run`` that creates the container
+#: again as it is, or its parts (``docker run`` and the options; the image; the words after it), so that a
+#: playbook can add options (``{options} --ipc host {image} {command}``) or swap the image.
+PROBES = ("probe:docker-run", "probe:docker-run-options", "probe:docker-run-image", "probe:docker-run-command")
 TARGETS = ("head", "workers", "all", "finding", "local")
 PLACES = ("host", "container")
 VERIFY_KINDS = ("none", "log", "http", "ray-status")
@@ -48,8 +50,8 @@ KINDS: dict[str, str] = {
     "env": r"[A-Za-z_][A-Za-z0-9_]{0,127}=[^\x00-\x1f\x7f]{0,4096}",
     "text": r"[^\x00-\x1f\x7f]{0,4096}",
     # Shell words already quoted (the canonical shlex.join form, checked): substituted as they are, so
-    # ``{recreate} --flag`` appends words to a command. Only sparktui's own probes produce these.
-    "argv": r"[^\x00-\x1f\x7f]{1,65536}",
+    # ``{recreate} --flag`` appends words to a command. Probes produce these; a user may type them.
+    "argv": r"[^\x00-\x1f\x7f]{0,65536}",
 }
 #: Placeholders every playbook may use: the node a command runs on, the head, and when the run was rendered
 #: (Unix seconds, for ``docker logs --since {since}``).
@@ -80,6 +82,7 @@ class Step:
     on: str
     place: str
     run: str
+    changes: bool = True  # false: it only reads or checks, so a failure up to here has nothing to roll back
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,7 @@ class Command:
     node: str
     place: str
     command: str
+    changes: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +243,7 @@ def load(path: Path) -> Playbook:
     )
     _check_templates(playbook)
     if any(src in PROBES for p in params for src in p.sources) and "container" not in {p.name for p in params}:
-        raise PlaybookError(f"{path}: probe:docker-run needs a `container` parameter naming the container")
+        raise PlaybookError(f"{path}: the docker-run probes need a `container` parameter naming the container")
     return playbook
 
 
@@ -300,7 +304,10 @@ def _steps(path: Path, raw: Any, key: str, *, required: bool) -> tuple[Step, ...
             raise PlaybookError(f"{where}.on: {on!r} is not one of {', '.join(TARGETS)}")
         if place not in PLACES:
             raise PlaybookError(f"{where}.in: {place!r} is not one of {', '.join(PLACES)}")
-        steps.append(Step(str(item.get("title", item["run"])), on, place, item["run"]))
+        changes = item.get("changes", True)
+        if not isinstance(changes, bool):
+            raise PlaybookError(f"{where}.changes: true or false")
+        steps.append(Step(str(item.get("title", item["run"])), on, place, item["run"], changes))
     return tuple(steps)
 
 
@@ -499,9 +506,8 @@ def _commands(
     out = []
     for node in targets:
         local = {**checked[node], **builtins, "node": node}
-        out.append(
-            Command(step.title, node, step.place, _in_place(_substitute(step.run, local, kinds), step.place, local))
-        )
+        command = _in_place(_substitute(step.run, local, kinds), step.place, local)
+        out.append(Command(step.title, node, step.place, command, step.changes))
     return out
 
 

@@ -25,11 +25,20 @@ class RecreateError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Recreate:
-    argv: tuple[str, ...]  # docker run -d --name NAME ... IMAGE [COMMAND...]
+    """``docker run`` in three parts, so that a playbook can add options or swap the image."""
+
+    options: tuple[str, ...]  # docker run -d --name NAME [OPTIONS...] (--entrypoint among them)
+    image: str
+    command: tuple[str, ...]  # the words after the image
     notes: tuple[str, ...]  # settings of the old container the new one will not have
 
     @property
-    def command(self) -> str:
+    def argv(self) -> tuple[str, ...]:
+        return (*self.options, self.image, *self.command)
+
+    @property
+    def line(self) -> str:
+        """The whole command, quoted for the shell."""
         return shlex.join(self.argv)
 
 
@@ -66,7 +75,7 @@ def docker_run(container: Mapping[str, Any], image: Mapping[str, Any] | None = N
     image_name = str(config.get("Image") or container.get("Image") or "")
     if not image_name:
         raise RecreateError(f"{name}: docker inspect names no image")
-    return Recreate(("docker", "run", "-d", "--name", name, *flags, image_name, *command), tuple(notes))
+    return Recreate(("docker", "run", "-d", "--name", name, *flags), image_name, tuple(command), tuple(notes))
 
 
 def _adder(flags: list[str]) -> Callable[[str, Iterable[Any]], None]:

@@ -31,6 +31,17 @@ kind = "int"
 from = ["ask"]
 default = "0"
 
+[params.refuse]
+kind = "int"
+from = ["ask"]
+default = "0"
+
+[[steps]]
+title = "precheck"
+on = "head"
+changes = false
+run = "test {refuse} = 0"
+
 [[steps]]
 title = "write the marker"
 on = "all"
@@ -91,7 +102,7 @@ def test_runs_on_every_node_with_the_value_quoted(setup: Path, capsys: pytest.Ca
     assert (setup / "out" / "marker-node-a").read_text() == evil + "\n"
     assert (setup / "out" / "marker-node-b").read_text() == evil + "\n"
     entries = audit_entries()
-    assert [(e["node"], e["exit_code"]) for e in entries] == [("node-a", 0), ("node-b", 0), ("node-a", 0)]
+    assert [(e["node"], e["exit_code"]) for e in entries] == [("node-a", 0)] * 2 + [("node-b", 0), ("node-a", 0)]
     assert all(e["playbook"] == "mark-nodes" for e in entries)
 
 
@@ -99,6 +110,12 @@ def test_a_failed_step_rolls_back(setup: Path, capsys: pytest.CaptureFixture[str
     assert play(setup, "--set", "message=x", "--set", "fail=1") == 1
     assert not list((setup / "out").iterdir())  # the rollback removed what the first step wrote
     assert "rollback ran 2 commands" in capsys.readouterr().out
+
+
+def test_a_failed_check_before_any_change_offers_no_rollback(setup: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert play(setup, "--set", "message=x", "--set", "refuse=1") == 1
+    assert "nothing was changed (only checks ran)" in capsys.readouterr().out
+    assert [e["step"] for e in audit_entries()] == ["precheck"]
 
 
 def test_read_only_mode_runs_nothing_that_changes_a_node(setup: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -114,6 +114,8 @@ def test_written_command_recreates_the_same_settings(
     image = json.loads(docker(docker_engine, "image", "inspect", before["Config"]["Image"]))[0]
     written = docker_run(before, image)
     assert written.argv[:5] == ("docker", "run", "-d", "--name", name)
+    assert written.image == docker_engine.image
+    assert written.argv[len(written.options) + 1 :] == written.command
     assert written.notes == ()
 
     docker(docker_engine, "rename", name, f"{name}-before-sparktui")

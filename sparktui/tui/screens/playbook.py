@@ -385,6 +385,8 @@ def _final(rendered: pb.Rendered, outcome: actions.Outcome) -> Text:
         failed = sum(e.exit_code != 0 for e in outcome.rolled_back)
         back = f"rollback ran, but {failed} of its commands failed" if failed else "rolled back"
         return Text(f"Failed, {back}: {outcome.failure}", style="bold red")
+    if not outcome.changed:
+        return Text(f"Failed before changing anything (only checks ran): {outcome.failure}", style="bold red")
     why = "the rollback was declined" if rendered.rollback else "this playbook has no rollback"
     return Text(f"Failed, left as is ({why}): {outcome.failure}", style="bold red")
 
