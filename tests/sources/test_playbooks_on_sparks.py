@@ -16,7 +16,7 @@ from sparktui.core.audit import read_log
 from sparktui.core.playbooks import builtin_dir
 from sparktui.core.spool import state_dir
 from sparktui.tui.app import Session, SparkApp
-from tests.sources.sparks import ENGINE_IMAGE, IFACE, Sparks
+from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
 
@@ -184,3 +184,195 @@ def test_add_ray_backend_relaunches_serve_inside_the_ray_container(sparks: Spark
     assert ("spark-a", "verify", 0) in audit()
     running = sparks.head.run("docker exec vllm_node ps -o args").stdout
     assert "--distributed-executor-backend ray --port 18083" in running
+
+
+def memlock_limit(node: SparkNode) -> int:
+    """The hard locked-memory limit on the node, in bytes: a container may have up to that without the
+    privilege to raise limits, which this machine's Docker lacks."""
+    return int(node.run("ulimit -H -l").stdout) * 1024
+
+
+def test_shm_recreates_each_nodes_container_with_ipc_host(sparks: Sparks) -> None:
+    before = {}
+    for node in sparks:
+        node.engine_container("vllm_node")
+        before[node.name] = node.docker.api.inspect_container("vllm_node")
+    limit = memlock_limit(sparks.head)
+    given = ["--set", "container=vllm_node", "--set", f"memlock={limit}"]
+    assert main(["play", "docker-shm-ipc-host", *NODES, *given, "--yes"]) == 0
+    for node in sparks:
+        new = node.docker.api.inspect_container("vllm_node")
+        old = before[node.name]
+        assert new["HostConfig"]["IpcMode"] == "host" and new["State"]["Running"]
+        assert {"Name": "memlock", "Soft": limit, "Hard": limit} in new["HostConfig"]["Ulimits"]
+        for key in ("Env", "Cmd", "Image"):
+            assert new["Config"][key] == old["Config"][key]
+        assert sorted(new["HostConfig"]["Binds"]) == sorted(old["HostConfig"]["Binds"])
+        kept = node.docker.api.inspect_container("vllm_node-before-sparktui")
+        assert kept["Id"] == old["Id"] and not kept["State"]["Running"]
+    assert [step for _, step, code in audit() if code != 0] == []
+
+
+def test_shm_puts_every_old_container_back_when_docker_refuses_the_limit(sparks: Sparks) -> None:
+    """Docker here may not raise limits, so memlock=-1 (NVIDIA's setting) fails on the head after both nodes'
+    containers were renamed and stopped: the rollback must bring both back as they were."""
+    assert memlock_limit(sparks.head) < 2**40, "this machine's Docker may raise limits: the test needs one that may not"
+    old = {node.name: node.engine_container("vllm_node", ray=False).id for node in sparks}
+    assert main(["play", "docker-shm-ipc-host", *NODES, "--set", "container=vllm_node", "--yes"]) == 1
+    for node in sparks:
+        back = node.docker.api.inspect_container("vllm_node")
+        assert back["Id"] == old[node.name] and back["State"]["Running"]
+        assert [c["Names"][0] for c in node.docker.api.containers(all=True)] == ["/vllm_node"]
+    assert ("spark-a", "Create it again with --ipc host and the memlock limit", 125) in audit()
+
+
+def test_a_leftover_from_an_earlier_run_stops_it_before_any_change(
+    sparks: Sparks, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = sparks.head
+    running = head.engine_container("vllm_node", ray=False)
+    head.engine_container("vllm_node-before-sparktui", ray=False)
+    sparks.workers[0].engine_container("vllm_node", ray=False)
+    assert main(["play", "docker-shm-ipc-host", *NODES, "--set", "container=vllm_node", "--yes"]) == 1
+    out = capsys.readouterr().out
+    assert "exists from an earlier run: remove it first" in out
+    assert "nothing was changed (only checks ran)" in out
+    assert head.docker.api.inspect_container("vllm_node")["Id"] == running.id
+    assert len(head.docker.api.containers()) == 2  # both still running: no rollback renamed anything
+
+
+def pin(sparks: Sparks, serve: str, *extra: str) -> int:
+    given = ["--set", "container=vllm_node", "--set", f"iface={IFACE}", "--set", "hca="]
+    given += ["--set", f"head_ip={sparks.head.address}", "--set", f"serve={serve}"]
+    return main(["play", "pin-nccl-interfaces", *NODES, *given, *extra, "--yes"])
+
+
+def test_pin_interfaces_restarts_ray_and_serve_with_them(sparks: Sparks) -> None:
+    assert ray_start_cluster(sparks) == 0
+    assert pin(sparks, "vllm serve org/model --tensor-parallel-size 2", "--set", "port=18084") == 0
+    assert ("spark-a", "verify", 0) in audit()
+    assert sparks.head.run("docker exec vllm_node ray status").stdout.count(" node_") == 2
+    for node in sparks:  # the node's raylet (Ray's own process, in the container) runs with the pins
+        raylets = r"for p in $(pgrep raylet); do tr '\000' '\n' < /proc/$p/environ 2>/dev/null; done; true"
+        environ = node.run(raylets).stdout.splitlines()
+        assert f"NCCL_SOCKET_IFNAME={IFACE}" in environ and f"GLOO_SOCKET_IFNAME={IFACE}" in environ
+        assert f"VLLM_HOST_IP={node.address}" in environ
+    serve = sparks.head.run("tr '\\000' '\\n' < /proc/$(pgrep -o -f 'vllm serve')/environ").stdout
+    assert f"NCCL_SOCKET_IFNAME={IFACE}" in serve.splitlines()
+
+
+def test_pin_interfaces_stops_a_server_that_never_comes_up(sparks: Sparks, tmp_path: Path) -> None:
+    assert ray_start_cluster(sparks) == 0
+    books = quick(tmp_path, "pin-nccl-interfaces", 3)
+    serve = "vllm serve org/model --host 127.0.0.2"  # it runs, but the check asks 127.0.0.1
+    assert pin(sparks, serve, "--playbooks", books, "--set", "port=18085") == 1
+    steps = audit()
+    assert ("spark-a", "verify", 1) in steps
+    assert ("spark-a", "Stop the relaunched vllm serve (SIGINT, SIGKILL after 60 s)", 0) in steps
+    assert sparks.head.run("pgrep -f 'vllm[ ]serve'", check=False).returncode == 1
+
+
+def test_lower_memory_relaunches_serve_with_the_limits(sparks: Sparks) -> None:
+    head = sparks.head
+    head.engine_container("vllm_node", ray=False)
+    serve = "vllm serve org/model --distributed-executor-backend ray"
+    head.run(f"docker exec -d vllm_node {serve} --port 18086")
+    given = ["--set", "container=vllm_node", "--set", f"serve={serve}", "--set", "max_model_len=4096"]
+    assert main(["play", "vllm-lower-memory", *NODES, *given, "--set", "port=18087", "--yes"]) == 0
+    assert ("spark-a", "verify", 0) in audit()
+    running = head.run("docker exec vllm_node ps -o args").stdout
+    assert "--gpu-memory-utilization 0.7 --max-model-len 4096 --port 18087" in running
+    assert "--port 18086" not in running  # the first server was stopped
+
+
+def test_hang_evidence_lands_in_the_incident_and_its_report(
+    sparks: Sparks, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for node in sparks:
+        node.engine_container("vllm_node", ["vllm", "serve", "org/model", "--distributed-executor-backend", "ray"])
+    incident = make_bundle(tmp_path / "incident")
+    assert (
+        main(
+            [
+                "play",
+                "capture-hang-evidence",
+                *NODES,
+                "--set",
+                "container=vllm_node",
+                "--incident",
+                str(incident),
+                "--yes",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "py-spy is not installed in this container" in out and "=== pid " in out
+    for node in sparks:
+        conf = node.run("docker exec vllm_node cat /etc/nccl.conf").stdout.splitlines()  # no passwd entry
+        assert conf == ["NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET"]
+    steps = [e.step for e in read_log(incident / bundle.AUDIT)]
+    assert steps.count("Stacks and NCCL environment of every engine rank (py-spy dump)") == 2
+    report = tmp_path / "report"
+    main(["diagnose", str(incident), "--report", str(report), "--quiet"])
+    text = "\n".join(p.read_text() for p in report.rglob("*.md"))
+    assert "Turn on NCCL INIT,NET logging for the next start" in text
+
+
+def test_hang_evidence_rolls_back_where_the_conf_cannot_be_written(sparks: Sparks) -> None:
+    head, worker = sparks.head, sparks.workers[0]
+    worker.engine_container("vllm_node", ray=False)
+    head.engine_container("vllm_node", ray=False, read_only=True)  # nothing in it can be written
+    assert main(["play", "capture-hang-evidence", *NODES, "--set", "container=vllm_node", "--yes"]) == 1
+    steps = audit()
+    assert ("spark-a", "Turn on NCCL INIT,NET logging for the next start (~/.nccl.conf in the container)", 1) in steps
+    assert sum(step == "Remove the NCCL debug lines again" and code == 0 for _, step, code in steps) == 2
+    assert worker.run("docker exec vllm_node cat /etc/nccl.conf", check=False).stdout == ""
+
+
+def spark_cockpit(sparks: Sparks, tmp_path: Path, extra: dict[str, str] | None = None) -> SparkApp:
+    """The cockpit on the replayed two-node hang (plus ``extra`` logs on spark-a), with the spark nodes as
+    its cluster and ``vllm_node`` as their container."""
+    loaded = bundle.load(make_bundle(tmp_path / "bundle", extra))
+    nodes = tuple(Node(n.name, n.name, "head" if n is sparks.head else "worker") for n in sparks)
+    cluster = Cluster(tmp_path / "sparktui.toml", nodes, Deployment(containers=("vllm_node",)))
+    return SparkApp(Session("t", loaded, speed=0), cat.load(), export_dir=tmp_path, cluster=cluster)
+
+
+async def test_from_the_cockpit_a_failed_shm_recreate_is_rolled_back_on_b(sparks: Sparks, tmp_path: Path) -> None:
+    """The cockpit shows each node's docker run with --ipc host before it runs; memlock=-1, which this
+    machine's Docker may not set, fails on the head after both containers were renamed: `b` puts them back."""
+    old = {node.name: node.engine_container("vllm_node", ray=False).id for node in sparks}
+    warn = "spark-a:412:530 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-cW to 9637892 bytes"
+    app = spark_cockpit(sparks, tmp_path, {"nccl-shm.log": warn + "\n"})
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "nccl-dev-shm-too-small", "s")
+        await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
+        ran = "docker run -d --name vllm_node --shm-size 536870912b --network host --ipc host --ulimit memlock=-1"
+        assert shown(screen).count(ran) == 2
+        await pilot.press("r", "y")
+        await until(pilot, lambda: screen.phase == "offering", 60)
+        assert "Create it again with --ipc host and the memlock limit: exit 125" in shown(screen)
+        await pilot.press("b")
+        await until(pilot, lambda: screen.phase == "finished", 60)
+        assert "Failed, rolled back" in shown(screen)
+    for node in sparks:
+        back = node.docker.api.inspect_container("vllm_node")
+        assert back["Id"] == old[node.name] and back["State"]["Running"]
+
+
+async def test_from_the_cockpit_hang_evidence_is_exported_with_the_incident(sparks: Sparks, tmp_path: Path) -> None:
+    for node in sparks:
+        node.engine_container("vllm_node", ["vllm", "serve", "org/model", "--distributed-executor-backend", "ray"])
+    app = spark_cockpit(sparks, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "d")
+        await pilot.press("r", "y")
+        await until(pilot, lambda: screen.phase == "finished", 60)
+        assert "Succeeded: every command exited 0" in shown(screen)
+        await pilot.press("escape", "escape", "x")
+        await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/*.md")), 30)
+    (report,) = tmp_path.glob("sparktui-report-*/*.md")
+    assert "Turn on NCCL INIT,NET logging for the next start" in report.read_text()
+    for node in sparks:
+        assert "NCCL_DEBUG=INFO" in node.run("docker exec vllm_node cat /etc/nccl.conf").stdout
