@@ -251,7 +251,10 @@ class SparkNode:
         **options: Any,
     ) -> Container:
         """Start a container of the engine image as the launchers do (host network, shared memory), with
-        real Ray (this machine's Python mounted, ``gpus`` GPUs counted) unless ``ray`` is false."""
+        real Ray (this machine's Python mounted, ``gpus`` GPUs counted) unless ``ray`` is false. It runs
+        under Docker's init, so that ``docker stop`` ends it at once (``sleep`` as PID 1 ignores SIGTERM,
+        and each stop would wait its whole timeout)."""
+        options.setdefault("init", True)
         return self.docker.containers.run(
             ENGINE_IMAGE,
             list(command),

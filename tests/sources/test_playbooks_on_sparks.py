@@ -3,6 +3,7 @@ namespace, sshd and Docker engine): they run, verify and roll back for real, and
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from sparktui.core.audit import read_log
 from sparktui.core.playbooks import builtin_dir
 from sparktui.core.spool import state_dir
 from sparktui.tui.app import Session, SparkApp
-from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks
+from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, ray_run_options
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
 
@@ -122,27 +123,21 @@ def test_copy_image_streams_it_to_the_node_that_lacks_it(sparks: Sparks) -> None
     assert worker.docker.api.inspect_image(image)["Id"] == head.docker.api.inspect_image(image)["Id"]
 
 
+def switch(sparks: Sparks, tmp_path: Path, *extra: str) -> int:
+    """switch-sglang-to-vllm from the SGLang containers ``sglang_node`` to the engine image; its exit code."""
+    given = ["--set", "sglang_container=sglang_node", "--set", f"image={ENGINE_IMAGE}", "--set", f"hf_home={tmp_path}"]
+    given += ["--set", f"iface={IFACE}", "--set", f"head_ip={sparks.head.address}"]
+    given += ["--set", "serve=vllm serve org/model --tensor-parallel-size 2"]
+    return main(["play", "switch-sglang-to-vllm", *NODES, *given, *extra, "--yes"])
+
+
 def test_switch_to_vllm_rolls_back_to_sglang_when_a_step_fails(sparks: Sparks, tmp_path: Path) -> None:
     """No NVIDIA runtime here, so creating the vLLM container with --gpus all fails on each node: the rollback
     must leave SGLang running again as it was."""
     sglang = {}
     for node in sparks:
         sglang[node.name] = node.engine_container("sglang_node", ray=False).id
-    given = [
-        "--set",
-        "sglang_container=sglang_node",
-        "--set",
-        f"image={ENGINE_IMAGE}",
-        "--set",
-        f"hf_home={tmp_path}",
-        "--set",
-        f"iface={IFACE}",
-        "--set",
-        f"head_ip={sparks.head.address}",
-        "--set",
-        "serve=vllm serve org/model --tensor-parallel-size 2",
-    ]
-    assert main(["play", "switch-sglang-to-vllm", *NODES, *given, "--yes"]) == 1
+    assert switch(sparks, tmp_path) == 1
     for node in sparks:
         state = node.docker.api.inspect_container("sglang_node")
         assert state["Id"] == sglang[node.name] and state["State"]["Running"]
@@ -150,6 +145,26 @@ def test_switch_to_vllm_rolls_back_to_sglang_when_a_step_fails(sparks: Sparks, t
     steps = audit()
     assert ("spark-a", "Create the vLLM container with the node's own Spark environment", 125) in steps
     assert sum(step == "Start SGLang again with its own command" and code == 0 for _, step, code in steps) == 2
+
+
+def test_switch_to_vllm_brings_vllm_up_on_ray_in_place_of_sglang(sparks: Sparks, tmp_path: Path) -> None:
+    """With docker options this machine can honour (no GPU: Ray counts one per node; this machine's Python,
+    with Ray, mounted), the vLLM containers come up with the Spark environment, form the Ray cluster, and
+    serve answers /health."""
+    for node in sparks:
+        node.engine_container("sglang_node", ray=False)
+    options = ["--ulimit", f"memlock={memlock_limit(sparks.head)}", *ray_run_options()[2:]]  # host network given
+    assert switch(sparks, tmp_path, "--set", f"docker_options={shlex.join(options)}", "--set", "port=18088") == 0
+    assert ("spark-a", "verify", 0) in audit()
+    for node in sparks:
+        assert not node.docker.api.inspect_container("sglang_node")["State"]["Running"]
+        new = node.docker.api.inspect_container("vllm_node")
+        assert new["HostConfig"]["IpcMode"] == "host" and new["HostConfig"]["NetworkMode"] == "host"
+        assert {f"VLLM_HOST_IP={node.address}", f"NCCL_SOCKET_IFNAME={IFACE}"} <= set(new["Config"]["Env"])
+    assert sparks.head.run("docker exec vllm_node ray status").stdout.count(" node_") == 2
+    assert (
+        "--distributed-executor-backend ray --port 18088" in sparks.head.run("docker exec vllm_node ps -o args").stdout
+    )
 
 
 async def test_from_the_cockpit_the_recreate_reads_the_container_then_runs(sparks: Sparks, tmp_path: Path) -> None:
@@ -348,7 +363,7 @@ async def test_from_the_cockpit_a_failed_shm_recreate_is_rolled_back_on_b(sparks
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "nccl-dev-shm-too-small", "s")
         await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
-        ran = "docker run -d --name vllm_node --shm-size 536870912b --network host --ipc host --ulimit memlock=-1"
+        ran = "--name vllm_node --init --shm-size 536870912b --network host --ipc host --ulimit memlock=-1"
         assert shown(screen).count(ran) == 2
         await pilot.press("r", "y")
         await until(pilot, lambda: screen.phase == "offering", 60)
