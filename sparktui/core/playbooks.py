@@ -286,7 +286,7 @@ def _param(path: Path, name: str, spec: Any) -> Param:
         if source.startswith("probe:") and (source not in PROBES or kind != "argv"):
             raise PlaybookError(f"{where}.from: {source!r}: the probes are {', '.join(PROBES)}, for argv parameters")
     default = spec.get("default")
-    if default is not None and (not isinstance(default, str) or not _fits(kind, default)):
+    if default is not None and (not isinstance(default, str) or not fits(kind, default)):
         raise PlaybookError(f"{where}.default: must be a string of kind {kind}")
     return Param(name, kind, str(spec.get("description", "")), tuple(sources), default)
 
@@ -378,7 +378,8 @@ def _targets(on: str, nodes: Nodes, finding_nodes: Sequence[str]) -> tuple[str, 
     }[on]
 
 
-def _fits(kind: str, value: str) -> bool:
+def fits(kind: str, value: str) -> bool:
+    """Whether ``value`` looks like a value of ``kind`` (and, for ``argv``, is in canonical quoted form)."""
     if regex.fullmatch(KINDS[kind], value) is None:
         return False
     if kind == "argv":
@@ -486,7 +487,7 @@ def _checked(
                     f"{playbook.id}: no value for {param.name} ({param.description or param.kind}); "
                     f"give one with --set {param.name}=VALUE"
                 )
-            if not _fits(param.kind, value):
+            if not fits(param.kind, value):
                 shown = value if len(value) < 200 else value[:200] + "..."
                 raise PlaybookError(f"{playbook.id}: refused {param.name}={shown!r}: not a valid {param.kind}")
             out[node][param.name] = value

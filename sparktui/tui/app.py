@@ -84,6 +84,7 @@ class SparkApp(App[None]):
         self.cluster = cluster
         self.readonly = readonly  # only read-only playbooks run
         self.ran: list[AuditEntry] = []  # every command run from the cockpit, for the export
+        self.given: dict[str, dict[str, str]] = {}  # playbook values typed in, per playbook id
         self.source = source or Session("welcome")
         self.welcome = source is None
         self.spool_live = spool_live
@@ -382,7 +383,7 @@ class SparkApp(App[None]):
             return
         finding = self.diagnosis.findings[row]
         spool = self._spool()
-        context = PlayContext(self.readonly, spool.path if spool is not None else None, self.ran)
+        context = PlayContext(self.readonly, spool.path if spool is not None else None, self.ran, self.given)
         self.push_screen(
             FindingScreen(
                 finding,

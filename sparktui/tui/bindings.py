@@ -54,6 +54,7 @@ KEYS: tuple[Key, ...] = (
         short="run",
         screen=PLAYBOOK,
     ),
+    Key("e", "values", "Edit the values it runs with (as --set)", "Playbook", True, short="values", screen=PLAYBOOK),
     Key("y", "yes", "Yes: run it now", "Playbook", True, short="yes", screen=PLAYBOOK),
     Key("n", "no", "No: run nothing", "Playbook", True, short="no", screen=PLAYBOOK),
     Key(

@@ -3,11 +3,13 @@ namespace, sshd and Docker engine): they run, verify and roll back for real, and
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from sparktui.cli import main
 from sparktui.config import Cluster, Deployment, Node
@@ -17,6 +19,7 @@ from sparktui.core.audit import read_log
 from sparktui.core.playbooks import builtin_dir
 from sparktui.core.spool import state_dir
 from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.screens.values import ValuesScreen
 from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, ray_run_options
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
@@ -345,12 +348,13 @@ def test_hang_evidence_rolls_back_where_the_conf_cannot_be_written(sparks: Spark
     assert worker.run("docker exec vllm_node cat /etc/nccl.conf", check=False).stdout == ""
 
 
-def spark_cockpit(sparks: Sparks, tmp_path: Path, extra: dict[str, str] | None = None) -> SparkApp:
+def spark_cockpit(sparks: Sparks, tmp_path: Path, extra: dict[str, str] | None = None, launch: str = "") -> SparkApp:
     """The cockpit on the replayed two-node hang (plus ``extra`` logs on spark-a), with the spark nodes as
-    its cluster and ``vllm_node`` as their container."""
+    its cluster, ``vllm_node`` as their container and ``launch`` as the cluster file's launch command."""
     loaded = bundle.load(make_bundle(tmp_path / "bundle", extra))
     nodes = tuple(Node(n.name, n.name, "head" if n is sparks.head else "worker") for n in sparks)
-    cluster = Cluster(tmp_path / "sparktui.toml", nodes, Deployment(containers=("vllm_node",)))
+    deployment = Deployment(containers=("vllm_node",), launch=launch)
+    cluster = Cluster(tmp_path / "sparktui.toml", nodes, deployment)
     return SparkApp(Session("t", loaded, speed=0), cat.load(), export_dir=tmp_path, cluster=cluster)
 
 
@@ -391,3 +395,23 @@ async def test_from_the_cockpit_hang_evidence_is_exported_with_the_incident(spar
     assert "Turn on NCCL INIT,NET logging for the next start" in report.read_text()
     for node in sparks:
         assert "NCCL_DEBUG=INFO" in node.run("docker exec vllm_node cat /etc/nccl.conf").stdout
+
+
+async def test_from_the_cockpit_pin_interfaces_runs_with_the_values_typed_in(sparks: Sparks, tmp_path: Path) -> None:
+    """pin-nccl-interfaces asks for the interface and the head's address, which no log gives: `e` takes them,
+    then it runs on the Ray cluster and its /health check passes."""
+    assert await asyncio.to_thread(ray_start_cluster, sparks) == 0  # play runs its own event loop
+    app = spark_cockpit(sparks, tmp_path, launch="vllm serve org/model --tensor-parallel-size 2")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "l")
+        assert "no value for iface" in shown(screen)
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ValuesScreen))
+        typed = {"iface": IFACE, "head_ip": sparks.head.address, "hca": "", "port": "18089"}
+        for name, value in typed.items():
+            app.screen.query_one(f"#value-{name}", Input).value = value
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is screen and "r runs it" in shown(screen))
+        await pilot.press("r", "y")
+        await until(pilot, lambda: screen.phase == "finished", 120)
+        assert "Succeeded, verified: GET http://localhost:18089/health: 200" in shown(screen)

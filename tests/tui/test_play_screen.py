@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from sparktui.approvals import Approvals, cluster_id
 from sparktui.cli import build_parser
@@ -27,6 +27,7 @@ from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.feed import LiveFeeder
 from sparktui.tui.screens.detail import FindingScreen
 from sparktui.tui.screens.playbook import PlaybookScreen
+from sparktui.tui.screens.values import ValuesScreen
 from tests.sources.sshd import SshdCluster, start_cluster, stop_cluster
 
 from .conftest import make_bundle, wait_done
@@ -177,6 +178,33 @@ async def test_a_playbook_that_cannot_render_says_so_and_runs_nothing(tmp_path: 
         await pilot.press("r")
         await pilot.pause(0.3)
         assert screen.phase == "ready" and not marker.exists() and audited() == []
+
+
+async def test_e_gives_a_missing_value_checked_against_its_kind(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    no_value = '\n[params.port]\nkind = "port"\ndescription = "the port"\nfrom = ["ask"]\n'
+    app = cockpit(tmp_path, write_book(tmp_path / "books", marker, extra=no_value))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app)
+        assert "e gives the values" in shown(screen)
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ValuesScreen))
+        values = app.screen
+        assert values.query_one("#value-marker", Input).value == str(marker)  # the value in use, shown
+        values.query_one("#value-port", Input).focus()
+        await pilot.press(*"99999", "enter")
+        await pilot.pause(0.1)
+        assert app.screen is values and "refused: not a valid port: 99999" in str(
+            values.query_one("#why-port", Static).content
+        )
+        values.query_one("#value-port", Input).value = "8001"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is screen and "r runs it" in shown(screen))
+        assert "port 8001" in " ".join(shown(screen).split())
+        assert app.given == {"free-port": {"port": "8001"}}  # kept for the next time it opens
+        await pilot.press("r", "y")
+        await finished(pilot, screen)
+        assert marker.read_text() == "marked\n"
 
 
 async def test_r_then_n_runs_nothing(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from sparktui.core.events import Finding
 from sparktui.core.text import display
 from sparktui.render import translation_text
 from sparktui.tui.bindings import KEYS, PLAYBOOK, bindings
+from sparktui.tui.screens.values import ValuesScreen
 
 RISK_STYLE = {"read-only": "green", "restarts": "yellow", "changes-node": "bold red"}
 
@@ -38,6 +39,7 @@ RISK_STYLE = {"read-only": "green", "restarts": "yellow", "changes-node": "bold 
 Phase = Literal["ready", "asking", "running", "offering", "finished"]
 _ALLOWED: dict[str, tuple[Phase, ...]] = {
     "run": ("ready", "finished"),
+    "values": ("ready", "finished"),
     "yes": ("asking",),
     "no": ("asking",),
     "always": ("asking",),
@@ -49,12 +51,13 @@ _ALLOWED: dict[str, tuple[Phase, ...]] = {
 @dataclass
 class PlayContext:
     """What a run from the cockpit takes from the app: read-only mode, the incident folder the run is also
-    recorded in (a live session's spool; None for a replayed bundle, which is never written to) and the
-    app's list of every command that ran, for its export."""
+    recorded in (a live session's spool; None for a replayed bundle, which is never written to), the
+    app's list of every command that ran, for its export, and the values typed in (kept while it runs)."""
 
     readonly: bool = False
     incident: Path | None = None
     ran: list[AuditEntry] = field(default_factory=list)
+    given: dict[str, dict[str, str]] = field(default_factory=dict)  # values typed in, per playbook id
 
 
 @dataclass
@@ -103,6 +106,7 @@ class PlaybookScreen(ModalScreen[None]):
         super().__init__()
         self.playbook, self.finding, self.nodes, self.cluster = playbook, finding, nodes, cluster
         self.context = context or PlayContext()
+        self.given = self.context.given.setdefault(playbook.id, {})
         self.approvals = Approvals.default()
         self.cluster_key = cluster_id(cluster, nodes.all)
         self.phase: Phase = "ready"
@@ -117,7 +121,7 @@ class PlaybookScreen(ModalScreen[None]):
         """The commands, rendered once (what is shown is what runs), or why they cannot be rendered (a value
         missing or refused)."""
         if self._rendered is None:
-            values = pb.resolve(self.playbook, self.finding.facts, self.cluster.values() if self.cluster else None)
+            values = self._values()
             try:
                 self._rendered = pb.render(
                     self.playbook, values, self.nodes, self.finding.nodes, per_node=self._probed or {}
@@ -178,15 +182,17 @@ class PlaybookScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self._show_state()
-        needs_probe = any(src in pb.PROBES for param in self.playbook.params for src in param.sources)
-        if needs_probe and self._probed is None and isinstance(self.rendered(), str):
+        if self._needs_probe() and self._probed is None and isinstance(self.rendered(), str):
             self.status.update(Text("Reading the nodes first (docker inspect, read-only)...", style="dim"))
             self._probe()
+
+    def _needs_probe(self) -> bool:
+        return any(src in pb.PROBES for param in self.playbook.params for src in param.sources)
 
     @work(exclusive=True, group="probe")
     async def _probe(self) -> None:
         """Read the values the playbook takes from the nodes, then show the commands they make."""
-        values = pb.resolve(self.playbook, self.finding.facts, self.cluster.values() if self.cluster else None)
+        values = self._values()
         try:
             runner = actions.SshRunner.to(remedy.targets(self.cluster, self.nodes))
         except actions.ActionError as exc:
@@ -200,16 +206,27 @@ class PlaybookScreen(ModalScreen[None]):
             return
         finally:
             await runner.close()
+        await self._show_again([f"note: {display(n)}" for n in notes])
+
+    def _values(self) -> dict[str, str]:
+        """Each parameter's value: typed in, else from the finding, the cluster file or its default."""
+        cluster = self.cluster.values() if self.cluster else None
+        return pb.resolve(self.playbook, self.finding.facts, cluster, self.given)
+
+    async def _show_again(self, notes: Iterable[str] = ()) -> None:
+        """Render again (new values, or values read on the nodes) and show the result."""
         self._rendered = None
         details = self.query_one("#play-details", VerticalScroll)
         await details.remove_children()
-        await details.mount_all([*self._about(), *(Static(Text(f"note: {display(n)}", style="yellow")) for n in notes)])
+        await details.mount_all([*self._about(), *(Static(Text(note, style="yellow")) for note in notes)])
         self._show_state()
 
     def _show_state(self) -> None:
         result = self.rendered()
         if isinstance(result, str):
-            self.status.update(Text("Cannot run: a value is missing or refused (above).", style="bold yellow"))
+            self.status.update(
+                Text("Cannot run: a value is missing or refused (above). e gives the values.", style="bold yellow")
+            )
         elif self.refused:
             self.status.update(
                 Text(
@@ -263,6 +280,21 @@ class PlaybookScreen(ModalScreen[None]):
                     "  y yes · n no · a always for this playbook on this cluster",
                 ),
             )
+
+    def action_values(self) -> None:
+        self.app.push_screen(ValuesScreen(self.playbook, self._values()), self._take_values)
+
+    async def _take_values(self, changed: dict[str, str] | None) -> None:
+        if not changed:
+            return
+        self.given.update(changed)
+        if self._needs_probe():
+            self._probed = None
+            self._rendered = None
+            self.status.update(Text("Reading the nodes again (docker inspect, read-only)...", style="dim"))
+            self._probe()
+        else:
+            await self._show_again()
 
     def action_yes(self) -> None:
         self._start(self._ready())
