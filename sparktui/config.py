@@ -16,6 +16,11 @@ Looked up as ``./sparktui.toml``, then ``$SPARKTUI_CONFIG_DIR/cluster.toml``, th
     launch = "vllm serve ... --tensor-parallel-size 2"   # the launch command, or:
     launch_script = "/home/nvidia/run_cluster.sh"
 
+    [network]                         # what NCCL, Gloo and Ray use between the nodes
+    iface = "enp1s0f1np1"             # the interface, the same name on every node
+    head_ip = "192.168.100.10"        # the head's IPv4 address on it
+    hca = "rocep1s0f1,roceP2p1s0f1"   # RDMA devices for NCCL_IB_HCA ("" where there are none)
+
 A file that cannot be used is rejected with one line naming the file, the key and the reason.
 """
 
@@ -58,10 +63,18 @@ class Deployment:
 
 
 @dataclass(frozen=True, slots=True)
+class Network:
+    iface: str = ""
+    head_ip: str = ""
+    hca: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Cluster:
     path: Path
     nodes: tuple[Node, ...]
     deployment: Deployment
+    network: Network = Network()
 
     @property
     def head(self) -> Node:
@@ -81,8 +94,13 @@ class Cluster:
             "launch_script": d.launch_script,
             "engine": d.engine,
             "head": self.head.name,
+            "iface": self.network.iface,
+            "head_ip": self.network.head_ip,
         }
-        return {k: v for k, v in found.items() if v}
+        values = {k: v for k, v in found.items() if v}
+        if self.network.iface:  # an interface without RDMA devices: hca is known to be none
+            values["hca"] = self.network.hca
+        return values
 
     def source_uris(self) -> list[str]:
         """Every node's containers (over its SSH connection) and its extra sources."""
@@ -111,9 +129,9 @@ def find(cwd: Path | None = None) -> Path | None:
 
 def load(path: Path) -> Cluster:
     doc = tomlfile.read(path, lambda reason: ConfigError(f"{path}: {reason}"))
-    unknown = set(doc) - {"nodes", "deployment"}
+    unknown = set(doc) - {"nodes", "deployment", "network"}
     if unknown:
-        raise ConfigError(f"{path}: {sorted(unknown)[0]}: unknown key (expected [[nodes]] and [deployment])")
+        raise ConfigError(f"{path}: {sorted(unknown)[0]}: unknown key (expected [[nodes]], [deployment], [network])")
     raw_nodes = doc.get("nodes")
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise ConfigError(f"{path}: nodes: needs at least one [[nodes]] table")
@@ -125,7 +143,7 @@ def load(path: Path) -> Cluster:
     heads = [n for n in nodes if n.role == "head"]
     if len(heads) != 1:
         raise ConfigError(f"{path}: nodes.role: exactly one node must be the head (found {len(heads)})")
-    return Cluster(path, nodes, _deployment(path, doc.get("deployment", {})))
+    return Cluster(path, nodes, _deployment(path, doc.get("deployment", {})), _network(path, doc.get("network", {})))
 
 
 def _node(path: Path, index: int, raw: Any) -> Node:
@@ -169,3 +187,15 @@ def _deployment(path: Path, raw: Any) -> Deployment:
     return Deployment(
         engine, raw.get("image", ""), tuple(containers), raw.get("launch", ""), raw.get("launch_script", "")
     )
+
+
+def _network(path: Path, raw: Any) -> Network:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: network: must be a table")
+    unknown = set(raw) - {"iface", "head_ip", "hca"}
+    if unknown:
+        raise ConfigError(f"{path}: network.{sorted(unknown)[0]}: unknown key (iface, head_ip, hca)")
+    for key in ("iface", "head_ip", "hca"):
+        if not isinstance(raw.get(key, ""), str):
+            raise ConfigError(f"{path}: network.{key}: needs a string")
+    return Network(raw.get("iface", ""), raw.get("head_ip", ""), raw.get("hca", ""))

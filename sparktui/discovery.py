@@ -1,13 +1,16 @@
 """``sparktui discover user@host...``: look at the nodes and write the cluster file.
 
 For each node, over its SSH connection: the host name, the containers that run vLLM, SGLang or Ray
-(through the node's Docker socket), whether a Ray session directory exists, and which engine processes
-run outside containers. The node running a Ray head (or listed first) becomes the head.
+(through the node's Docker socket), whether a Ray session directory exists, which engine processes run
+outside containers, its IPv4 addresses and its RDMA devices. The node running a Ray head (or listed first)
+becomes the head; the interface on which every node has an address in one subnet (one with RDMA devices
+first) becomes the network NCCL, Gloo and Ray use.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -18,6 +21,13 @@ from sparktui.core.sources.base import SourceRefused, SourceUnavailable
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 ENGINE_PROCESSES = r"vllm serve|vllm\.entrypoints|sglang\.launch_server|ray start|raylet|gcs_server"
+#: Interfaces that never carry traffic between nodes: loopback, Docker's and libvirt's bridges, veths.
+VIRTUAL = re.compile(r"^(lo|docker\d+|br-[0-9a-f]+|virbr\d+|veth.*|cni\d+|flannel.*|cali.*|tailscale\d+)$")
+# Each IPv4 address as "interface address/prefix", then each RDMA device with its network interface.
+_ADDRESSES = "ip -o -4 addr show | awk '{print $2, $4}'"
+_RDMA = (
+    'for d in /sys/class/infiniband/*/device/net/*; do [ -e "$d" ] && echo "${d#/sys/class/infiniband/}"; done; true'
+)
 
 
 @dataclass
@@ -27,6 +37,8 @@ class NodeLook:
     containers: list[docker.ContainerInfo] = field(default_factory=list)
     ray_session: bool = False
     processes: list[str] = field(default_factory=list)
+    addresses: list[tuple[str, str]] = field(default_factory=list)  # (interface, address/prefix)
+    rdma: dict[str, str] = field(default_factory=dict)  # RDMA device -> its network interface
     problem: str = ""
 
     @property
@@ -50,6 +62,10 @@ async def look(target: str, *, trust_new_host_key: bool = False) -> NodeLook:
         seen.ray_session = ray_dir.strip() == b"yes"
         found = await node.run(_sh(f"pgrep -af {shlex.quote(ENGINE_PROCESSES)} || true"), f"{target}: processes")
         seen.processes = [line for line in found.decode(errors="replace").splitlines() if "pgrep" not in line]
+        listed = await node.run(_sh(_ADDRESSES), f"{target}: addresses")
+        seen.addresses = [(w[0].split("@")[0], w[1]) for w in _words(listed) if len(w) == 2]
+        devices = await node.run(_sh(_RDMA), f"{target}: RDMA devices")
+        seen.rdma = {w[0].split("/")[0]: w[0].rsplit("/", 1)[-1] for w in _words(devices) if "/" in w[0]}
         try:
             socket = await ssh.forward_docker_socket(node)
             seen.containers = await asyncio.to_thread(docker.discover_containers, f"unix://{socket}")
@@ -64,6 +80,47 @@ async def look(target: str, *, trust_new_host_key: bool = False) -> NodeLook:
 
 def _sh(command: str) -> str:
     return f"sh -c {shlex.quote(command)}"
+
+
+def _words(output: bytes) -> list[list[str]]:
+    return [line.split() for line in output.decode(errors="replace").splitlines() if line.strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    iface: str
+    head_ip: str
+    subnet: str
+    hca: tuple[str, ...]  # the head's RDMA devices on that interface
+
+
+def network(head: NodeLook, workers: list[NodeLook]) -> Network | None:
+    """The interface on which the head and every worker have an address in one subnet, under the same
+    name on each; one with RDMA devices first. None when there is no worker or no such interface."""
+    if not workers:
+        return None
+    found: list[Network] = []
+    for iface, cidr in head.addresses:
+        if VIRTUAL.match(iface):
+            continue
+        try:
+            address = ipaddress.ip_interface(cidr)
+        except ValueError:
+            continue
+        if all(_has_address(w, iface, address.network) for w in workers):
+            hca = tuple(sorted(dev for dev, net in head.rdma.items() if net == iface))
+            found.append(Network(iface, str(address.ip), str(address.network), hca))
+    return max(found, key=lambda n: bool(n.hca), default=None)
+
+
+def _has_address(node: NodeLook, iface: str, subnet: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    for name, cidr in node.addresses:
+        try:
+            if name == iface and ipaddress.ip_interface(cidr) in subnet:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def cluster_file(looks: list[NodeLook]) -> str:
@@ -97,7 +154,26 @@ def cluster_file(looks: list[NodeLook]) -> str:
     elif images:
         out.append(f"# the nodes run different images: {', '.join(images)}")
     out.append(f"containers = [{', '.join(_q(c) for c in containers)}]")
+    out += ["", *_network_lines(head, [n for n in looks if n is not head])]
     return "\n".join(out) + "\n"
+
+
+def _network_lines(head: NodeLook, workers: list[NodeLook]) -> list[str]:
+    chosen = network(head, workers)
+    if chosen is None:
+        return [
+            "# [network]: no interface found on which every node has an address in one subnet; set",
+            "# iface, head_ip and hca by hand",
+        ]
+    lines = ["[network]", f"iface = {_q(chosen.iface)}  # every node has an address in {chosen.subnet} on it"]
+    lines.append(f"head_ip = {_q(chosen.head_ip)}")
+    lines.append(f"hca = {_q(','.join(chosen.hca))}" + ("" if chosen.hca else f"  # no RDMA device on {chosen.iface}"))
+    others = sorted(
+        {f"{dev} ({net})" for n in (head, *workers) for dev, net in n.rdma.items() if dev not in chosen.hca}
+    )
+    if others:
+        lines.append(f"# other RDMA devices seen: {', '.join(others)}")
+    return lines
 
 
 def _node_name(look: NodeLook, taken: set[str]) -> str:

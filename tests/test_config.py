@@ -25,6 +25,11 @@ engine = "vllm"
 image = "nvcr.io/nvidia/vllm:26.05-py3"
 containers = ["vllm_node"]
 launch = "vllm serve /models/x --tensor-parallel-size 2"
+
+[network]
+iface = "enp1s0f1np1"
+head_ip = "192.168.100.10"
+hca = ""
 """
 
 
@@ -39,6 +44,8 @@ def test_a_good_file(tmp_path: Path) -> None:
         "ssh://spark-b/docker/vllm_node",
         "ssh://spark-b/journal/docker",
     ]
+    values = cluster.values()
+    assert (values["iface"], values["head_ip"], values["hca"]) == ("enp1s0f1np1", "192.168.100.10", "")
 
 
 @pytest.mark.parametrize(
@@ -50,6 +57,8 @@ def test_a_good_file(tmp_path: Path) -> None:
         (('ssh = "spark-b"', 'ssh = "spark-b:99999"'), "nodes[1].ssh:"),
         (('engine = "vllm"', 'engine = "tgi"'), "deployment.engine: 'tgi' is not vllm or sglang"),
         (("image =", "imagee ="), "deployment.imagee: unknown key"),
+        (('hca = ""', "hca = 1"), "network.hca: needs a string"),
+        (('hca = ""', 'hcas = ""'), "network.hcas: unknown key (iface, head_ip, hca)"),
     ],
 )
 def test_bad_files_name_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
@@ -69,3 +78,14 @@ def test_play_takes_the_nodes_from_the_cluster_file(
     assert main(["play", "free-port", "--set", "port=8000", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "spark-a $ ss" in out and "spark-b $ ss" in out
+
+
+def test_play_takes_the_network_from_the_cluster_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "sparktui.toml").write_text(GOOD)
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "ray-start-cluster", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "ray start --head --port=6379 --node-ip-address=192.168.100.10" in out
+    assert "-e NCCL_SOCKET_IFNAME=enp1s0f1np1" in out

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
+from sparktui import config
 from sparktui.cli import main
 from sparktui.config import Cluster, Deployment, Node
 from sparktui.core import bundle
@@ -415,3 +416,9 @@ async def test_from_the_cockpit_pin_interfaces_runs_with_the_values_typed_in(spa
         await pilot.press("r", "y")
         await until(pilot, lambda: screen.phase == "finished", 120)
         assert "Succeeded, verified: GET http://localhost:18089/health: 200" in shown(screen)
+
+
+def test_discover_finds_the_link_the_nodes_share(sparks: Sparks, tmp_path: Path) -> None:
+    out = tmp_path / "sparktui.toml"
+    assert main(["discover", "spark-a", "spark-b", "--output", str(out)]) == 0
+    assert config.load(out).network == config.Network(IFACE, sparks.head.address, "")
