@@ -422,3 +422,15 @@ def test_discover_finds_the_link_the_nodes_share(sparks: Sparks, tmp_path: Path)
     out = tmp_path / "sparktui.toml"
     assert main(["discover", "spark-a", "spark-b", "--output", str(out)]) == 0
     assert config.load(out).network == config.Network(IFACE, sparks.head.address, "")
+
+
+def test_lower_memory_stops_a_relaunch_that_never_answers(sparks: Sparks, tmp_path: Path) -> None:
+    sparks.head.engine_container("vllm_node", ray=False)
+    serve = "vllm serve org/model --distributed-executor-backend ray --host 127.0.0.2"  # the check asks 127.0.0.1
+    given = ["--set", "container=vllm_node", "--set", f"serve={serve}", "--set", "max_model_len=4096"]
+    books = quick(tmp_path, "vllm-lower-memory", 3)
+    assert main(["play", "vllm-lower-memory", "--playbooks", books, *NODES, *given, "--yes"]) == 1
+    steps = audit()
+    assert ("spark-a", "verify", 1) in steps
+    assert ("spark-a", "Stop the relaunched vllm serve (SIGINT, SIGKILL after 60 s)", 0) in steps
+    assert sparks.head.run("pgrep -f 'vllm[ ]serve'", check=False).returncode == 1

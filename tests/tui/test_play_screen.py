@@ -48,9 +48,11 @@ def write_book(
     verify_on: str = "local",
     suffix: str = "",
     extra: str = "",
+    first: str = "",
 ) -> Path:
     """A playbook that writes ``marker`` (``suffix`` appended: ``-{node}`` for one per node), checks it with
-    ``cat`` and ``pattern``, and removes it on rollback; ``extra`` is more TOML, after the first step."""
+    ``cat`` and ``pattern``, and removes it on rollback; ``extra`` is more TOML, after the first step, and
+    ``first`` steps before it."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "free-port.toml"
     path.write_text(
@@ -65,7 +67,7 @@ description = "Writes a marker file; the rollback removes it."
 kind = "path"
 from = ["ask"]
 default = "{marker}"
-
+{first}
 [[steps]]
 title = "write the marker"
 on = "{on}"
@@ -244,6 +246,18 @@ async def test_r_then_y_runs_verifies_audits_and_exports(tmp_path: Path) -> None
         (exported,) = tmp_path.glob("sparktui-report-*/bundle/audit.jsonl")
         assert [e.step for e in read_log(exported)] == ["write the marker", "verify"]
         assert not (tmp_path / "bundle" / "audit.jsonl").exists()  # the replayed bundle is left alone
+
+
+async def test_a_failed_check_before_any_change_offers_no_rollback(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    check = '\n[[steps]]\ntitle = "precheck"\non = "local"\nchanges = false\nrun = "false"\n'
+    app = cockpit(tmp_path, write_book(tmp_path / "books", marker, first=check))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app)
+        await pilot.press("r", "y")
+        await finished(pilot, screen)
+        assert "Failed before changing anything (only checks ran): local: precheck: exit 1" in shown(screen)
+        assert audited() == ["local precheck 1"] and not marker.exists()
 
 
 @pytest.mark.parametrize(("key", "kept"), [("b", False), ("k", True)])
