@@ -193,7 +193,10 @@ async def test_e_gives_a_missing_value_checked_against_its_kind(tmp_path: Path) 
         await until(pilot, lambda: isinstance(app.screen, ValuesScreen))
         values = app.screen
         assert values.query_one("#value-marker", Input).value == str(marker)  # the value in use, shown
-        values.query_one("#value-port", Input).focus()
+        assert values.query_one("#value-port", Input).has_focus  # the first one without a value
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.screen is values and "needed: a port" in str(values.query_one("#why-port", Static).content)
         await pilot.press(*"99999", "enter")
         await pilot.pause(0.1)
         assert app.screen is values and "refused: not a valid port: 99999" in str(

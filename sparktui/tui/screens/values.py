@@ -51,9 +51,11 @@ class ValuesScreen(ModalScreen[dict[str, str] | None]):
             yield Static(Text("\nenter or ctrl+s applies · tab next field · esc cancels", style="dim"))
 
     def on_mount(self) -> None:
+        """The first field without a value has the focus (else the first field)."""
         fields = self.query(Input)
+        empty = [f for f in fields if not f.value]
         if fields:
-            fields.first().focus()
+            (empty or list(fields))[0].focus()
 
     def on_input_submitted(self) -> None:
         self.action_apply()
@@ -65,7 +67,11 @@ class ValuesScreen(ModalScreen[dict[str, str] | None]):
             value = self.query_one(f"#value-{param.name}", Input).value.strip()
             why = self.query_one(f"#why-{param.name}", Static)
             if value == "" and param.kind not in _EMPTY_MEANS_NONE:
-                why.update("")  # left empty: not given
+                if param.name not in self.current:  # nothing else gives it either
+                    why.update(Text(f"needed: a {param.kind}", style="bold red"))
+                    refused = True
+                else:
+                    why.update("")
                 continue
             if not pb.fits(param.kind, value):
                 why.update(Text(f"refused: not a valid {param.kind}: {display(value[:200])}", style="bold red"))
