@@ -50,3 +50,14 @@ def spark_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sparks]:
         yield sparks
     finally:
         stop_sparks(sparks)
+
+
+@pytest.fixture
+def sparks(spark_nodes: Sparks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sparks]:
+    """The spark nodes, reached with this test's own home (SSH client files, state and config folders);
+    every container and extra image is removed from them afterwards."""
+    spark_nodes.home_for(tmp_path / "home", monkeypatch)
+    try:
+        yield spark_nodes
+    finally:
+        spark_nodes.reset()

@@ -40,7 +40,9 @@ from typing import Any, ClassVar
 import docker
 from docker.models.containers import Container
 
+from sparktui.core.audit import read_log
 from sparktui.core.sources.ssh import SshNode
+from sparktui.core.spool import state_dir
 from tests.sources.dockerd import IMAGE, _busybox_root, _Daemon
 from tests.sources.sshd import SSHD, SshClient, accepts, children, command_line, keygen, wait_until
 
@@ -95,6 +97,11 @@ PYTHON3 = f'#!/bin/sh\n{_MISSING}exec {{python}} "$@"\n'
 RAY = f'#!/bin/sh\n{_MISSING}exec {{python}} -m ray.scripts.scripts "$@"\n'
 # Ray in a container that has no GPU: it counts `gpus` fake ones, and a small object store.
 RAY_SHM = "512m"
+
+
+def audit() -> list[tuple[str, str, int | None]]:
+    """(node, step, exit code) of every entry in the user's audit log, in order."""
+    return [(e.node, e.step, e.exit_code) for e in read_log(state_dir() / "audit.jsonl")]
 
 
 def engine_programs() -> dict[str, bytes]:

@@ -13,14 +13,11 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
 from sparktui.cli import main
-from sparktui.core.audit import read_log
-from sparktui.core.spool import state_dir
-from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks
+from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit
 from tests.sources.sshd import wait_until
 
 NODES = ["--node", "spark-a", "--node", "spark-b"]
@@ -29,19 +26,6 @@ SIZE = 40_000_000
 RATE = "100mbit"  # 12.5 MB/s: the image takes over 3 s, so dd reports a few times before its final count
 STREAM = "Stream the image from the source where it differs"
 PROGRESS = re.compile(r"spark-b copied (\d+) MB of ~(\d+) MB \((\d+)%\), \d+(?:\.\d+)? [kMG]?B/s$", re.M)
-
-
-@pytest.fixture
-def sparks(spark_nodes: Sparks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sparks]:
-    spark_nodes.home_for(tmp_path / "home", monkeypatch)
-    try:
-        yield spark_nodes
-    finally:
-        spark_nodes.reset()
-
-
-def audit() -> list[tuple[str, str, int | None]]:
-    return [(e.node, e.step, e.exit_code) for e in read_log(state_dir() / "audit.jsonl")]
 
 
 def big_image(node: SparkNode) -> str:

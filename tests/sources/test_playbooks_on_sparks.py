@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,27 +17,13 @@ from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core.audit import read_log
 from sparktui.core.playbooks import builtin_dir
-from sparktui.core.spool import state_dir
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.screens.values import ValuesScreen
-from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, ray_run_options
+from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit, ray_run_options
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
 
 NODES = ["--node", "spark-a", "--node", "spark-b"]
-
-
-@pytest.fixture
-def sparks(spark_nodes: Sparks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sparks]:
-    spark_nodes.home_for(tmp_path / "home", monkeypatch)
-    try:
-        yield spark_nodes
-    finally:
-        spark_nodes.reset()
-
-
-def audit() -> list[tuple[str, str, int | None]]:
-    return [(e.node, e.step, e.exit_code) for e in read_log(state_dir() / "audit.jsonl")]
 
 
 def quick(tmp_path: Path, playbook: str, within: int) -> str:

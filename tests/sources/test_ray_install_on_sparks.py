@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import venv
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,15 +28,6 @@ VENV, WHEELS, MARKER = "/venv", "/wheels", "/tmp/.sparktui-installed-ray"
 OFFLINE = ["--set", f"pip_options=--no-index --find-links {WHEELS} --no-compile"]
 INSTALL, CHECK = (step.title for step in pb.load_all()[BOOK].steps[1:])
 (UNINSTALL,) = (step.title for step in pb.load_all()[BOOK].rollback)
-
-
-@pytest.fixture
-def sparks(spark_nodes: Sparks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sparks]:
-    spark_nodes.home_for(tmp_path / "home", monkeypatch)
-    try:
-        yield spark_nodes
-    finally:
-        spark_nodes.reset()
 
 
 @pytest.fixture(scope="session")

@@ -12,10 +12,8 @@ import docker
 import pytest
 
 from sparktui.cli import main
-from sparktui.core.audit import read_log
 from sparktui.core.playbooks import builtin_dir
-from sparktui.core.spool import state_dir
-from tests.sources.sparks import ENGINE_IMAGE, SparkNode, Sparks
+from tests.sources.sparks import ENGINE_IMAGE, SparkNode, Sparks, audit
 from tests.sources.sshd import wait_until
 
 BOOK = "vllm-script-add-ray-backend"
@@ -30,15 +28,6 @@ def launch(port: int, options: str = "") -> str:
         f"docker run -d --name vllm_serve --network host {ENGINE_IMAGE} vllm serve \\\n"
         f"  org/model --port {port}{options}\n"
     )
-
-
-@pytest.fixture
-def sparks(spark_nodes: Sparks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sparks]:
-    spark_nodes.home_for(tmp_path / "home", monkeypatch)
-    try:
-        yield spark_nodes
-    finally:
-        spark_nodes.reset()
 
 
 @pytest.fixture
@@ -65,10 +54,6 @@ def command_of(node: SparkNode, container: str) -> list[str]:
         return list(node.docker.api.inspect_container(container)["Config"]["Cmd"])
     except docker.errors.NotFound:
         return []
-
-
-def audit() -> list[tuple[str, str, int | None]]:
-    return [(e.node, e.step, e.exit_code) for e in read_log(state_dir() / "audit.jsonl")]
 
 
 def quick(tmp_path: Path, within: int) -> str:

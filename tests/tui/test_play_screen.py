@@ -168,27 +168,18 @@ async def test_preview_shows_the_exact_commands_verification_and_rollback(tmp_pa
         assert "Run the playbook (asks first, unless approved before)" in palette
 
 
-async def test_a_playbook_that_cannot_render_says_so_and_runs_nothing(tmp_path: Path) -> None:
-    marker = tmp_path / "marker"
-    no_value = '\n[params.port]\nkind = "port"\nfrom = ["ask"]\n'
-    app = cockpit(tmp_path, write_book(tmp_path / "books", marker, extra=no_value))
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_playbook(pilot, app)
-        text = shown(screen)
-        assert "Cannot render yet: free-port: no value for port" in text
-        assert "Cannot run: a value is missing or refused" in text
-        await pilot.press("r")
-        await pilot.pause(0.3)
-        assert screen.phase == "ready" and not marker.exists() and audited() == []
-
-
-async def test_e_gives_a_missing_value_checked_against_its_kind(tmp_path: Path) -> None:
+async def test_a_missing_value_stops_it_until_e_gives_one_that_fits_its_kind(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
     no_value = '\n[params.port]\nkind = "port"\ndescription = "the port"\nfrom = ["ask"]\n'
     app = cockpit(tmp_path, write_book(tmp_path / "books", marker, extra=no_value))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app)
-        assert "e gives the values" in shown(screen)
+        text = shown(screen)
+        assert "Cannot render yet: free-port: no value for port" in text
+        assert "Cannot run: a value is missing or refused (above). e gives the values." in text
+        await pilot.press("r")
+        await pilot.pause(0.3)
+        assert screen.phase == "ready" and not marker.exists() and audited() == []
         await pilot.press("e")
         await until(pilot, lambda: isinstance(app.screen, ValuesScreen))
         values = app.screen
