@@ -87,19 +87,21 @@ def _words(output: bytes) -> list[list[str]]:
 
 
 @dataclass(frozen=True, slots=True)
-class Network:
+class Link:
+    """The interface the nodes share, as seen from the head."""
+
     iface: str
     head_ip: str
     subnet: str
     hca: tuple[str, ...]  # the head's RDMA devices on that interface
 
 
-def network(head: NodeLook, workers: list[NodeLook]) -> Network | None:
+def network(head: NodeLook, workers: list[NodeLook]) -> Link | None:
     """The interface on which the head and every worker have an address in one subnet, under the same
     name on each; one with RDMA devices first. None when there is no worker or no such interface."""
     if not workers:
         return None
-    found: list[Network] = []
+    found: list[Link] = []
     for iface, cidr in head.addresses:
         if VIRTUAL.match(iface):
             continue
@@ -109,7 +111,7 @@ def network(head: NodeLook, workers: list[NodeLook]) -> Network | None:
             continue
         if all(_has_address(w, iface, address.network) for w in workers):
             hca = tuple(sorted(dev for dev, net in head.rdma.items() if net == iface))
-            found.append(Network(iface, str(address.ip), str(address.network), hca))
+            found.append(Link(iface, str(address.ip), str(address.network), hca))
     return max(found, key=lambda n: bool(n.hca), default=None)
 
 
