@@ -52,7 +52,10 @@ def inspect(engine: DockerEngine, name: str) -> dict[str, Any]:
 
 
 def settings(container: dict[str, Any]) -> dict[str, Any]:
-    return {f"{part}.{key}": container[part].get(key) for part, keys in COMPARED.items() for key in keys}
+    """The compared settings, the environment sorted (Docker does not always keep its order)."""
+    found = {f"{part}.{key}": container[part].get(key) for part, keys in COMPARED.items() for key in keys}
+    found["Config.Env"] = sorted(found["Config.Env"] or ())
+    return found
 
 
 @pytest.fixture
