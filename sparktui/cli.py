@@ -334,7 +334,7 @@ def _play(args: argparse.Namespace) -> int:
             out.print(Text(f"{name}: translated from the SGLang launch", style="dim"))
             out.print(translation_text(translation))
     per_node: dict[str, dict[str, str]] = {}
-    if any(source in pb.PROBES for param in book.params for source in param.sources):
+    if book.reads_nodes:
         per_node = _probe(book, values, nodes, remedy.targets(cluster, nodes), finding_nodes, out)
     rendered = pb.render(book, values, nodes, finding_nodes, per_node=per_node)
     out.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
@@ -398,19 +398,11 @@ def _probe(
 ) -> dict[str, dict[str, str]]:
     """Read what the playbook needs from the nodes (read-only commands, each shown), before rendering."""
     from sparktui import remedy
-    from sparktui.core import actions
-
-    async def run() -> tuple[dict[str, dict[str, str]], list[str]]:
-        runner = actions.SshRunner.to(targets)
-        try:
-            return await remedy.probe(book, values, nodes, runner, finding_nodes)
-        finally:
-            await runner.close()
 
     out.print(Text("reading the nodes first (docker inspect, read-only)", style="dim"))
     try:
-        per_node, notes = asyncio.run(run())
-    except (remedy.ProbeError, actions.ActionError) as exc:
+        per_node, notes = asyncio.run(remedy.probe_over_ssh(book, values, nodes, targets, finding_nodes))
+    except remedy.ProbeError as exc:
         raise UsageError(str(exc)) from None
     for note in notes:
         out.print(Text(f"note: {note}", style="yellow"))
@@ -434,17 +426,11 @@ def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse
         answer = await asyncio.to_thread(input, question) if sys.stdin.isatty() else "y"
         return answer.strip().lower() in ("", "y", "yes")
 
-    async def run() -> actions.Outcome:
-        runner = actions.SshRunner.to(targets)
-        try:
-            return await actions.execute(
-                rendered, runner, readonly=args.readonly, audit=audit, output=output, offer_rollback=ask
-            )
-        finally:
-            await runner.close()
-
+    run = remedy.execute_over_ssh(
+        rendered, targets, readonly=args.readonly, audit=audit, output=output, offer_rollback=ask
+    )
     try:
-        outcome = asyncio.run(run())
+        outcome = asyncio.run(run)
     except actions.ActionError as exc:
         raise UsageError(str(exc)) from None
     for entry in outcome.entries + outcome.rolled_back:

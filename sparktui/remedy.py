@@ -20,7 +20,7 @@ from sparktui.core.text import display
 from sparktui.core.translate import Translation
 
 if TYPE_CHECKING:
-    from sparktui.core.actions import Runner
+    from sparktui.core.actions import OfferRollback, Outcome, Output, Runner
 
 
 def nodes_of(cluster: config.Cluster) -> pb.Nodes:
@@ -72,7 +72,7 @@ async def probe(
     notes: list[str] = []
     read: dict[str, Recreate] = {}
     for param in playbook.params:
-        source = next((s for s in param.sources if s in pb.PROBES), None)
+        source = param.probe
         if source is None or param.name in values:
             continue
         container = values.get("container")
@@ -87,6 +87,47 @@ async def probe(
                 notes += [f"{node}: {note}" for note in read[node].notes]
             per_node.setdefault(node, {})[param.name] = _PARTS[source](read[node])
     return per_node, notes
+
+
+async def probe_over_ssh(
+    playbook: pb.Playbook,
+    values: Mapping[str, str],
+    nodes: pb.Nodes,
+    reach: Mapping[str, str],
+    finding_nodes: Sequence[str] = (),
+) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """:func:`probe` over SSH connections to the nodes (``reach``: see :func:`targets`), closed afterwards."""
+    from sparktui.core import actions
+
+    try:
+        runner = actions.SshRunner.to(reach)
+    except actions.ActionError as exc:
+        raise ProbeError(str(exc)) from None
+    try:
+        return await probe(playbook, values, nodes, runner, finding_nodes)
+    finally:
+        await runner.close()
+
+
+async def execute_over_ssh(
+    rendered: pb.Rendered,
+    reach: Mapping[str, str],
+    *,
+    readonly: bool,
+    audit: AuditLog,
+    output: Output,
+    offer_rollback: OfferRollback,
+) -> Outcome:
+    """Run a rendered playbook over SSH connections to the nodes, closed afterwards."""
+    from sparktui.core import actions  # the one module that changes nodes
+
+    runner = actions.SshRunner.to(reach)
+    try:
+        return await actions.execute(
+            rendered, runner, readonly=readonly, audit=audit, output=output, offer_rollback=offer_rollback
+        )
+    finally:
+        await runner.close()
 
 
 #: What each probe takes from the ``docker run`` that creates the container again.

@@ -75,6 +75,11 @@ class Param:
     sources: tuple[str, ...]
     default: str | None = None
 
+    @property
+    def probe(self) -> str | None:
+        """The probe that reads this value on the nodes, if it is read there."""
+        return next((s for s in self.sources if s in PROBES), None)
+
 
 @dataclass(frozen=True, slots=True)
 class Step:
@@ -146,6 +151,11 @@ class Playbook:
     rollback: tuple[Step, ...]
     example: Mapping[str, str] = field(default_factory=dict)  # realistic values it renders from (tests, docs)
     example_nodes: tuple[str, ...] = ()
+
+    @property
+    def reads_nodes(self) -> bool:
+        """Whether some values are read on the nodes (probes) before its commands can be shown."""
+        return any(p.probe for p in self.params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +252,7 @@ def load(path: Path) -> Playbook:
         example_nodes,
     )
     _check_templates(playbook)
-    if any(src in PROBES for p in params for src in p.sources) and "container" not in {p.name for p in params}:
+    if playbook.reads_nodes and "container" not in {p.name for p in params}:
         raise PlaybookError(f"{path}: the docker-run probes need a `container` parameter naming the container")
     return playbook
 
@@ -480,7 +490,7 @@ def _checked(
         out[node] = {}
         for param in playbook.params:
             value = mine.get(param.name)
-            if value is None and any(src.startswith("probe:") for src in param.sources):
+            if value is None and param.probe:
                 continue  # found on the nodes that use it, by a probe there
             if value is None:
                 raise PlaybookError(

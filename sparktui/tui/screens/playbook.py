@@ -182,30 +182,22 @@ class PlaybookScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self._show_state()
-        if self._needs_probe() and self._probed is None and isinstance(self.rendered(), str):
+        if self.playbook.reads_nodes and self._probed is None and isinstance(self.rendered(), str):
             self.status.update(Text("Reading the nodes first (docker inspect, read-only)...", style="dim"))
             self._probe()
-
-    def _needs_probe(self) -> bool:
-        return any(src in pb.PROBES for param in self.playbook.params for src in param.sources)
 
     @work(exclusive=True, group="probe")
     async def _probe(self) -> None:
         """Read the values the playbook takes from the nodes, then show the commands they make."""
-        values = self._values()
+        reach = remedy.targets(self.cluster, self.nodes)
         try:
-            runner = actions.SshRunner.to(remedy.targets(self.cluster, self.nodes))
-        except actions.ActionError as exc:
-            self.status.update(Text(f"Cannot read the nodes: {display(str(exc))}", style="bold yellow"))
-            return
-        try:
-            self._probed, notes = await remedy.probe(self.playbook, values, self.nodes, runner, self.finding.nodes)
+            self._probed, notes = await remedy.probe_over_ssh(
+                self.playbook, self._values(), self.nodes, reach, self.finding.nodes
+            )
         except remedy.ProbeError as exc:
             self._probed = {}
             self.status.update(Text(f"Cannot read the nodes: {display(str(exc))}", style="bold yellow"))
             return
-        finally:
-            await runner.close()
         await self._show_again([f"note: {display(n)}" for n in notes])
 
     def _values(self) -> dict[str, str]:
@@ -288,7 +280,7 @@ class PlaybookScreen(ModalScreen[None]):
         if not changed:
             return
         self.given.update(changed)
-        if self._needs_probe():
+        if self.playbook.reads_nodes:
             self._probed = None
             self._rendered = None
             self.status.update(Text("Reading the nodes again (docker inspect, read-only)...", style="dim"))
@@ -349,18 +341,14 @@ class PlaybookScreen(ModalScreen[None]):
         incidents = [self.context.incident] if self.context.incident is not None else []
         audit = _Recorded(remedy.audit_log(incidents).paths, self._entry)
         try:
-            runner = actions.SshRunner.to(remedy.targets(self.cluster, self.nodes))
-            try:
-                outcome = await actions.execute(
-                    rendered,
-                    runner,
-                    readonly=self.context.readonly,
-                    audit=audit,
-                    output=self._line,
-                    offer_rollback=self._offer,
-                )
-            finally:
-                await runner.close()
+            outcome = await remedy.execute_over_ssh(
+                rendered,
+                remedy.targets(self.cluster, self.nodes),
+                readonly=self.context.readonly,
+                audit=audit,
+                output=self._line,
+                offer_rollback=self._offer,
+            )
         except (actions.ActionError, OSError) as exc:
             final = Text(f"Failed: {display(str(exc))}", style="bold red")
         else:

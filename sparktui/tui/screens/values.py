@@ -17,8 +17,8 @@ from textual.widgets import Input, Static
 from sparktui.core import playbooks as pb
 from sparktui.core.text import display
 
-#: Kinds whose empty value means something (an option left unset), so an empty field gives "".
-_EMPTY_MEANS_NONE = ("text", "argv")
+#: Kinds whose empty value means something (an option left unset): an empty field gives "" rather than nothing.
+_MAY_BE_EMPTY = ("text", "argv")
 
 
 def editable(playbook: pb.Playbook) -> tuple[pb.Param, ...]:
@@ -66,7 +66,7 @@ class ValuesScreen(ModalScreen[dict[str, str] | None]):
         for param in editable(self.playbook):
             value = self.query_one(f"#value-{param.name}", Input).value.strip()
             why = self.query_one(f"#why-{param.name}", Static)
-            if value == "" and param.kind not in _EMPTY_MEANS_NONE:
+            if value == "" and param.kind not in _MAY_BE_EMPTY:
                 if param.name not in self.current:  # nothing else gives it either
                     why.update(Text(f"needed: a {param.kind}", style="bold red"))
                     refused = True
