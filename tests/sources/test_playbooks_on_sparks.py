@@ -209,7 +209,8 @@ def test_shm_recreates_each_nodes_container_with_ipc_host(sparks: Sparks) -> Non
         old = before[node.name]
         assert new["HostConfig"]["IpcMode"] == "host" and new["State"]["Running"]
         assert {"Name": "memlock", "Soft": limit, "Hard": limit} in new["HostConfig"]["Ulimits"]
-        for key in ("Env", "Cmd", "Image"):
+        assert sorted(new["Config"]["Env"]) == sorted(old["Config"]["Env"])  # Docker keeps no order
+        for key in ("Cmd", "Image"):
             assert new["Config"][key] == old["Config"][key]
         assert sorted(new["HostConfig"]["Binds"]) == sorted(old["HostConfig"]["Binds"])
         kept = node.docker.api.inspect_container("vllm_node-before-sparktui")
