@@ -13,12 +13,16 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from sparktui.cli import main
+from tests.sources.cockpit import run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit
 from tests.sources.sshd import wait_until
+from tests.tui.test_play_screen import SIZE as SCREEN
+from tests.tui.test_play_screen import log_lines, open_playbook
 
 NODES = ["--node", "spark-a", "--node", "spark-b"]
 IMAGE = "sparktui-test/big:1"
@@ -110,3 +114,18 @@ def test_a_stream_cut_off_midway_fails_the_step(sparks: Sparks, capsys: pytest.C
     assert re.search(r"spark-b the stream failed: docker save on the source exited [1-9]\d*, docker load here 1\n", out)
     assert ("spark-b", STREAM, 1) in audit()
     assert not sparks.workers[0].docker.api.images(IMAGE)
+
+
+async def test_from_the_cockpit_the_image_in_the_log_streams_with_progress(sparks: Sparks, tmp_path: Path) -> None:
+    """The image comes from docker's own line; the source is typed in on `e`; the progress lines stream into
+    the screen as the image arrives."""
+    image_id = big_image(sparks.head)
+    app = spark_cockpit(sparks, tmp_path, {"docker.log": f"Unable to find image '{IMAGE}' locally\n"})
+    async with app.run_test(size=SCREEN) as pilot:
+        screen = await open_playbook(pilot, app, "docker-image-not-local", "c")
+        await type_in(pilot, screen, {"source": sparks.head.address})
+        with slow_link(sparks.head):
+            assert "Succeeded" in await run(pilot, screen, 120)
+        streamed = "\n".join(line.strip() for line in log_lines(screen))
+    assert PROGRESS.search(streamed) and f"spark-b Loaded image: {IMAGE}" in streamed
+    assert sparks.workers[0].docker.api.inspect_image(IMAGE)["Id"] == image_id

@@ -1,5 +1,6 @@
-"""The built-in playbooks, run with `sparktui play` on the two spark test nodes (each its own network
-namespace, sshd and Docker engine): they run, verify and roll back for real, and say so in the audit log."""
+"""The built-in playbooks, run with `sparktui play` and from the cockpit on the two spark test nodes (each its
+own network namespace, sshd and Docker engine): they run, verify and roll back for real, and say so in the
+audit log."""
 
 from __future__ import annotations
 
@@ -8,17 +9,14 @@ import shlex
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
 
 from sparktui import config
 from sparktui.cli import main
-from sparktui.config import Cluster, Deployment, Node
+from sparktui.config import Deployment
 from sparktui.core import bundle
-from sparktui.core import catalogue as cat
 from sparktui.core.audit import read_log
 from sparktui.core.playbooks import builtin_dir
-from sparktui.tui.app import Session, SparkApp
-from sparktui.tui.screens.values import ValuesScreen
+from tests.sources.cockpit import roll_back, run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit, ray_run_options
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
@@ -162,17 +160,12 @@ async def test_from_the_cockpit_the_recreate_reads_the_container_then_runs(spark
     head = sparks.head
     head.engine_container("vllm_node", ["vllm", "serve", "org/model"], ray=False)
     line = "ValueError: World size (2) is larger than the number of available GPUs (1) in this node."
-    loaded = bundle.load(make_bundle(tmp_path / "bundle", {"server.log": line + "\n"}))
-    nodes = tuple(Node(n.name, n.name, "head" if n is head else "worker") for n in sparks)
-    cluster = Cluster(tmp_path / "sparktui.toml", nodes, Deployment(containers=("vllm_node",)))
-    app = SparkApp(Session("t", loaded, speed=0), cat.load(), export_dir=tmp_path, cluster=cluster)
+    app = spark_cockpit(sparks, tmp_path, {"server.log": line + "\n"})
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "B")
         await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
         assert "vllm serve org/model --distributed-executor-backend ray" in shown(screen)
-        await pilot.press("r", "y")
-        await until(pilot, lambda: screen.phase == "finished", 60)
-        assert "Succeeded, verified: GET http://localhost:8000/health: 200" in shown(screen)
+        assert "Succeeded, verified: GET http://localhost:8000/health: 200" in await run(pilot, screen, 60)
     assert head.docker.api.inspect_container("vllm_node")["Config"]["Cmd"][-2:] == [
         "--distributed-executor-backend",
         "ray",
@@ -335,16 +328,6 @@ def test_hang_evidence_rolls_back_where_the_conf_cannot_be_written(sparks: Spark
     assert worker.run("docker exec vllm_node cat /etc/nccl.conf", check=False).stdout == ""
 
 
-def spark_cockpit(sparks: Sparks, tmp_path: Path, extra: dict[str, str] | None = None, launch: str = "") -> SparkApp:
-    """The cockpit on the replayed two-node hang (plus ``extra`` logs on spark-a), with the spark nodes as
-    its cluster, ``vllm_node`` as their container and ``launch`` as the cluster file's launch command."""
-    loaded = bundle.load(make_bundle(tmp_path / "bundle", extra))
-    nodes = tuple(Node(n.name, n.name, "head" if n is sparks.head else "worker") for n in sparks)
-    deployment = Deployment(containers=("vllm_node",), launch=launch)
-    cluster = Cluster(tmp_path / "sparktui.toml", nodes, deployment)
-    return SparkApp(Session("t", loaded, speed=0), cat.load(), export_dir=tmp_path, cluster=cluster)
-
-
 async def test_from_the_cockpit_a_failed_shm_recreate_is_rolled_back_on_b(sparks: Sparks, tmp_path: Path) -> None:
     """The cockpit shows each node's docker run with --ipc host before it runs; memlock=-1, which this
     machine's Docker may not set, fails on the head after both containers were renamed: `b` puts them back."""
@@ -356,9 +339,8 @@ async def test_from_the_cockpit_a_failed_shm_recreate_is_rolled_back_on_b(sparks
         await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
         ran = "--name vllm_node --init --shm-size 536870912b --network host --ipc host --ulimit memlock=-1"
         assert shown(screen).count(ran) == 2
-        await pilot.press("r", "y")
-        await until(pilot, lambda: screen.phase == "offering", 60)
-        assert "Create it again with --ipc host and the memlock limit: exit 125" in shown(screen)
+        assert "Create it again with --ipc host and the memlock limit: exit 125" in await run(pilot, screen, 60)
+        assert screen.phase == "offering"
         await pilot.press("b")
         await until(pilot, lambda: screen.phase == "finished", 60)
         assert "Failed, rolled back" in shown(screen)
@@ -373,9 +355,7 @@ async def test_from_the_cockpit_hang_evidence_is_exported_with_the_incident(spar
     app = spark_cockpit(sparks, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "d")
-        await pilot.press("r", "y")
-        await until(pilot, lambda: screen.phase == "finished", 60)
-        assert "Succeeded: every command exited 0" in shown(screen)
+        assert "Succeeded: every command exited 0" in await run(pilot, screen, 60)
         await pilot.press("escape", "escape", "x")
         await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/*.md")), 30)
     (report,) = tmp_path.glob("sparktui-report-*/*.md")
@@ -388,20 +368,13 @@ async def test_from_the_cockpit_pin_interfaces_runs_with_the_values_typed_in(spa
     """pin-nccl-interfaces asks for the interface and the head's address, which no log gives: `e` takes them,
     then it runs on the Ray cluster and its /health check passes."""
     assert await asyncio.to_thread(ray_start_cluster, sparks) == 0  # play runs its own event loop
-    app = spark_cockpit(sparks, tmp_path, launch="vllm serve org/model --tensor-parallel-size 2")
+    launch = Deployment(containers=("vllm_node",), launch="vllm serve org/model --tensor-parallel-size 2")
+    app = spark_cockpit(sparks, tmp_path, deployment=launch)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "l")
         assert "no value for iface" in shown(screen)
-        await pilot.press("e")
-        await until(pilot, lambda: isinstance(app.screen, ValuesScreen))
-        typed = {"iface": IFACE, "head_ip": sparks.head.address, "hca": "", "port": "18089"}
-        for name, value in typed.items():
-            app.screen.query_one(f"#value-{name}", Input).value = value
-        await pilot.press("enter")
-        await until(pilot, lambda: app.screen is screen and "r runs it" in shown(screen))
-        await pilot.press("r", "y")
-        await until(pilot, lambda: screen.phase == "finished", 120)
-        assert "Succeeded, verified: GET http://localhost:18089/health: 200" in shown(screen)
+        await type_in(pilot, screen, {"iface": IFACE, "head_ip": sparks.head.address, "hca": "", "port": "18089"})
+        assert "Succeeded, verified: GET http://localhost:18089/health: 200" in await run(pilot, screen, 120)
 
 
 def test_discover_finds_the_link_the_nodes_share(sparks: Sparks, tmp_path: Path) -> None:
@@ -420,3 +393,92 @@ def test_lower_memory_stops_a_relaunch_that_never_answers(sparks: Sparks, tmp_pa
     assert ("spark-a", "verify", 1) in steps
     assert ("spark-a", "Stop the relaunched vllm serve (SIGINT, SIGKILL after 60 s)", 0) in steps
     assert sparks.head.run("pgrep -f 'vllm[ ]serve'", check=False).returncode == 1
+
+
+NO_RAY = "ConnectionError: Could not find any running Ray instance. Please specify the one to connect to by setting `--address` flag or `RAY_ADDRESS` environment variable."  # noqa: E501
+NO_KV_MEMORY = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."  # noqa: E501
+SGLANG = (
+    "python3 -m sglang.launch_server --model-path org/model --tp 2 --nnodes 2 --node-rank 0"
+    " --dist-init-addr 10.0.0.1:5000 --host 0.0.0.0 --trust-remote-code"
+)
+
+
+async def test_from_the_cockpit_ray_starts_with_the_cluster_files_network(sparks: Sparks, tmp_path: Path) -> None:
+    """The interface and the head's address come from the cluster file's [network]: nothing to type."""
+    for node in sparks:
+        node.engine_container("vllm_node")
+    network = config.Network(IFACE, sparks.head.address, "")
+    app = spark_cockpit(sparks, tmp_path, {"driver.log": NO_RAY + "\n"}, network=network)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "ray-no-running-instance", "r")
+        assert f"ray start --head --port=6379 --node-ip-address={sparks.head.address}" in shown(screen)
+        assert "Succeeded, verified" in await run(pilot, screen, 120)
+    assert sparks.head.run("docker exec vllm_node ray status").stdout.count(" node_") == 2
+
+
+async def test_from_the_cockpit_serve_is_relaunched_with_the_ray_backend(sparks: Sparks, tmp_path: Path) -> None:
+    assert await asyncio.to_thread(ray_start_cluster, sparks) == 0
+    line = "ValueError: World size (2) is larger than the number of available GPUs (1) in this node."
+    launch = Deployment(containers=("vllm_node",), launch="vllm serve org/model --tensor-parallel-size 2")
+    app = spark_cockpit(sparks, tmp_path, {"server.log": line + "\n"}, deployment=launch)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "b")
+        await type_in(pilot, screen, {"port": "18096"})
+        assert "Succeeded, verified: GET http://localhost:18096/health: 200" in await run(pilot, screen, 120)
+    running = sparks.head.run("docker exec vllm_node ps -o args").stdout
+    assert "--distributed-executor-backend ray --port 18096" in running
+
+
+async def test_from_the_cockpit_lower_memory_relaunches_then_b_stops_it(sparks: Sparks, tmp_path: Path) -> None:
+    """The relaunch listens where the check does not ask, so the verification fails; `b` stops it."""
+    sparks.head.engine_container("vllm_node", ray=False)
+    serve = "vllm serve org/model --distributed-executor-backend ray --host 127.0.0.2"
+    books = [Path(quick(tmp_path, "vllm-lower-memory", 3))]
+    launch = Deployment(containers=("vllm_node",), launch=serve)
+    app = spark_cockpit(sparks, tmp_path, {"server.log": NO_KV_MEMORY + "\n"}, deployment=launch, books=books)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "vllm-no-memory-for-kv-cache", "o")
+        await type_in(pilot, screen, {"max_model_len": "4096", "port": "18097"})
+        assert "--gpu-memory-utilization 0.7 --max-model-len 4096 --port 18097" in shown(screen)
+        assert "spark-a: cannot reach localhost:18097: Connection refused" in await run(pilot, screen, 60)
+        assert "Failed, rolled back" in await roll_back(pilot, screen, 90)
+    assert sparks.head.run("pgrep -f 'vllm[ ]serve'", check=False).returncode == 1
+
+
+async def test_from_the_cockpit_sglang_is_switched_to_vllm_from_its_launch(sparks: Sparks, tmp_path: Path) -> None:
+    """The cluster file says SGLang and gives its launch: the screen shows the vLLM launch translated from
+    it, and the run brings vLLM up on Ray in place of SGLang."""
+    for node in sparks:
+        node.engine_container("sglang_node", ray=False)
+    deployment = Deployment(engine="sglang", containers=("sglang_node",), launch=SGLANG)
+    network = config.Network(IFACE, sparks.head.address, "")
+    app = spark_cockpit(sparks, tmp_path, deployment=deployment, network=network)
+    options = ["--ulimit", f"memlock={memlock_limit(sparks.head)}", *ray_run_options()[2:]]
+    typed = {"image": ENGINE_IMAGE, "hf_home": str(tmp_path), "docker_options": shlex.join(options), "port": "18098"}
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "v")
+        await type_in(pilot, screen, typed)
+        assert "vllm serve org/model --tensor-parallel-size 2" in shown(screen)
+        assert "Succeeded, verified: GET http://localhost:18098/health: 200" in await run(pilot, screen, 180)
+    for node in sparks:
+        assert not node.docker.api.inspect_container("sglang_node")["State"]["Running"]
+        assert node.docker.api.inspect_container("vllm_node")["State"]["Running"]
+    assert sparks.head.run("docker exec vllm_node ray status").stdout.count(" node_") == 2
+
+
+async def test_from_the_cockpit_b_brings_sglang_back_when_vllm_cannot_start(sparks: Sparks, tmp_path: Path) -> None:
+    """With the default --gpus all, which this machine cannot honour, creating the vLLM container fails."""
+    sglang = {node.name: node.engine_container("sglang_node", ray=False).id for node in sparks}
+    deployment = Deployment(engine="sglang", containers=("sglang_node",), launch=SGLANG)
+    network = config.Network(IFACE, sparks.head.address, "")
+    app = spark_cockpit(sparks, tmp_path, deployment=deployment, network=network)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "v")
+        await type_in(pilot, screen, {"image": ENGINE_IMAGE, "hf_home": str(tmp_path)})
+        assert "Create the vLLM container with the node's own Spark environment: exit 125" in await run(
+            pilot, screen, 120
+        )
+        assert "Failed, rolled back" in await roll_back(pilot, screen, 120)
+    for node in sparks:
+        state = node.docker.api.inspect_container("sglang_node")
+        assert state["Id"] == sglang[node.name] and state["State"]["Running"]

@@ -19,7 +19,9 @@ from sparktui.core import playbooks as pb
 from sparktui.core.audit import AuditEntry, read_log
 from sparktui.core.spool import state_dir
 from tests.sources import wheelhouse
+from tests.sources.cockpit import roll_back, run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, PATH, SparkNode, Sparks, ray_volumes
+from tests.tui.test_play_screen import SIZE, open_playbook, shown
 
 BOOK = "ray-install-in-image"
 PLAY = ["play", BOOK, "--node", "spark-a", "--node", "spark-b", "--set", "container=vllm_node", "--yes"]
@@ -145,3 +147,33 @@ def test_without_pypi_pip_fails_the_run_and_says_what_to_give(
     assert codes(rollback) == [("spark-a", 0), ("spark-b", 0)]
     assert all("Ray was not installed by sparktui here" in e.output for e in rollback)
     assert not any(ray_installed(c) for c in containers)
+
+
+NO_RAY = "ValueError: Failed to import Ray, please install Ray with `pip install ray`."
+
+
+async def test_from_the_cockpit_ray_is_installed_with_the_pip_options_typed_in(
+    sparks: Sparks, bare_venv: Path, wheels: Path, tmp_path: Path
+) -> None:
+    containers = engines(sparks, bare_venv, tmp_path, {node.name: wheels for node in sparks})
+    app = spark_cockpit(sparks, tmp_path, {"server.log": NO_RAY + "\n"})
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "vllm-ray-not-installed", "i")
+        await type_in(pilot, screen, {"pip_options": OFFLINE[1].removeprefix("pip_options=")})
+        assert f"--find-links {WHEELS} --no-compile" in shown(screen)
+        assert "Succeeded" in await run(pilot, screen, 300)
+    assert all(ray_installed(c) for c in containers)
+
+
+async def test_from_the_cockpit_b_uninstalls_ray_where_it_was_installed(
+    sparks: Sparks, bare_venv: Path, wheels: Path, tmp_path: Path
+) -> None:
+    """spark-b has no wheelhouse: its install fails, and `b` uninstalls Ray from spark-a again."""
+    head, worker = engines(sparks, bare_venv, tmp_path, {"spark-a": wheels})
+    app = spark_cockpit(sparks, tmp_path, {"server.log": NO_RAY + "\n"})
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "vllm-ray-not-installed", "i")
+        await type_in(pilot, screen, {"pip_options": OFFLINE[1].removeprefix("pip_options=")})
+        assert f"spark-b: {INSTALL}: exit 1" in await run(pilot, screen, 300)
+        assert "Failed, rolled back" in await roll_back(pilot, screen, 120)
+    assert not ray_installed(head) and not ray_installed(worker)

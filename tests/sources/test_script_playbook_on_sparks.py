@@ -12,9 +12,12 @@ import docker
 import pytest
 
 from sparktui.cli import main
+from sparktui.config import Deployment
 from sparktui.core.playbooks import builtin_dir
+from tests.sources.cockpit import run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, SparkNode, Sparks, audit
 from tests.sources.sshd import wait_until
+from tests.tui.test_play_screen import SIZE, log_lines, open_playbook, shown
 
 BOOK = "vllm-script-add-ray-backend"
 NODES = ["--node", "spark-a", "--node", "spark-b"]
@@ -136,3 +139,22 @@ def test_a_path_with_shell_metacharacters_stays_one_word(sparks: Sparks, folder:
     assert main(["play", BOOK, *NODES, "--set", f"script={script}", "--set", "port=18095", "--yes"]) == 0
     assert "--distributed-executor-backend ray" in read(head, script)
     assert not head.run(f"ls -d /root/pwned* {shlex.quote(folder)}/pwned*", check=False).stdout
+
+
+async def test_from_the_cockpit_the_script_named_in_the_cluster_file_is_edited(
+    sparks: Sparks, folder: str, tmp_path: Path
+) -> None:
+    """The cluster file names the launch script: the screen shows the run and its check, and the script now
+    launches vllm serve with the Ray backend."""
+    head, script = sparks.head, f"{folder}/launch.sh"
+    write(head, script, launch(18099))
+    line = "ValueError: World size (2) is larger than the number of available GPUs (1) in this node."
+    deployment = Deployment(containers=("vllm_serve",), launch_script=script)
+    app = spark_cockpit(sparks, tmp_path, {"server.log": line + "\n"}, deployment=deployment)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "L")
+        assert f"mktemp {script}.sparktui-XXXXXX" in shown(screen)
+        await type_in(pilot, screen, {"port": "18099"})
+        assert "Succeeded, verified: GET http://localhost:18099/health: 200" in await run(pilot, screen, 120)
+        assert any("+docker run -d --name vllm_serve --network host" in line for line in log_lines(screen))
+    assert command_of(head, "vllm_serve")[2:4] == ["--distributed-executor-backend", "ray"]
