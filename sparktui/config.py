@@ -34,6 +34,7 @@ from typing import Any
 import regex
 
 from sparktui.core import tomlfile
+from sparktui.core.playbooks import fits
 
 ENGINES = ("vllm", "sglang")
 ROLES = ("head", "worker")
@@ -184,6 +185,8 @@ def _deployment(path: Path, raw: Any) -> Deployment:
     for key in ("image", "launch", "launch_script"):
         if not isinstance(raw.get(key, ""), str):
             raise ConfigError(f"{path}: deployment.{key}: needs a string")
+    _fit(f"{path}: deployment.image", raw.get("image", ""), "image")
+    _fit(f"{path}: deployment.launch_script", raw.get("launch_script", ""), "path")
     return Deployment(
         engine, raw.get("image", ""), tuple(containers), raw.get("launch", ""), raw.get("launch_script", "")
     )
@@ -198,4 +201,12 @@ def _network(path: Path, raw: Any) -> Network:
     for key in ("iface", "head_ip", "hca"):
         if not isinstance(raw.get(key, ""), str):
             raise ConfigError(f"{path}: network.{key}: needs a string")
+    _fit(f"{path}: network.iface", raw.get("iface", ""), "iface")
+    _fit(f"{path}: network.head_ip", raw.get("head_ip", ""), "host")
     return Network(raw.get("iface", ""), raw.get("head_ip", ""), raw.get("hca", ""))
+
+
+def _fit(where: str, value: str, kind: str) -> None:
+    """Refuse a value that playbooks, which take it as a ``kind``, would refuse: here the key can be named."""
+    if value and not fits(kind, value):
+        raise ConfigError(f"{where}: {value[:200]!r} is not a valid {kind}")

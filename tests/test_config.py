@@ -59,6 +59,9 @@ def test_a_good_file(tmp_path: Path) -> None:
         (("image =", "imagee ="), "deployment.imagee: unknown key"),
         (('hca = ""', "hca = 1"), "network.hca: needs a string"),
         (('hca = ""', 'hcas = ""'), "network.hcas: unknown key (iface, head_ip, hca)"),
+        (('iface = "enp1s0f1np1"', 'iface = "eth0; reboot"'), "network.iface: 'eth0; reboot' is not a valid iface"),
+        (('head_ip = "192.168.100.10"', 'head_ip = "$(id)"'), "network.head_ip: '$(id)' is not a valid host"),
+        (("image = ", "image = 'Bad Image' #"), "deployment.image: 'Bad Image' is not a valid image"),
     ],
 )
 def test_bad_files_name_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
