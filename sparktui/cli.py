@@ -333,10 +333,10 @@ def _play(args: argparse.Namespace) -> int:
         else:
             out.print(Text(f"{name}: translated from the SGLang launch", style="dim"))
             out.print(translation_text(translation))
-    per_node: dict[str, dict[str, str]] = {}
+    per_node: dict[str, dict[str, str]] | None = {}
     if book.reads_nodes:
-        per_node = _probe(book, values, nodes, remedy.targets(cluster, nodes), finding_nodes, out)
-    rendered = pb.render(book, values, nodes, finding_nodes, per_node=per_node)
+        per_node = _probe(book, values, nodes, remedy.targets(cluster, nodes), finding_nodes, out, args.dry_run)
+    rendered = pb.render(book, values, nodes, finding_nodes, per_node=per_node, unread=per_node is None)
     out.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
     for name, value in rendered.values.items():
         out.print(Text(f"  {name} = {value}", style="dim"))
@@ -395,15 +395,22 @@ def _probe(
     targets: dict[str, str],
     finding_nodes: Sequence[str],
     out: Console,
-) -> dict[str, dict[str, str]]:
-    """Read what the playbook needs from the nodes (read-only commands, each shown), before rendering."""
+    dry_run: bool,
+) -> dict[str, dict[str, str]] | None:
+    """Read what the playbook needs from the nodes (read-only commands, each shown), before rendering. A dry
+    run goes on where they cannot be read (None): its commands show what would be read as ``<name>``."""
     from sparktui import remedy
 
     out.print(Text("reading the nodes first (docker inspect, read-only)", style="dim"))
     try:
         per_node, notes = asyncio.run(remedy.probe_over_ssh(book, values, nodes, targets, finding_nodes))
     except remedy.ProbeError as exc:
-        raise UsageError(str(exc)) from None
+        if not dry_run:
+            raise UsageError(str(exc)) from None
+        unread = ", ".join(f"<{p.name}>" for p in book.params if p.probe and p.name not in values)
+        out.print(Text(f"cannot read the nodes: {exc}", style="yellow"))
+        out.print(Text(f"shown with {unread} where the commands would use what docker inspect finds", style="yellow"))
+        return None
     for note in notes:
         out.print(Text(f"note: {note}", style="yellow"))
     return per_node

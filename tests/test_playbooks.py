@@ -188,3 +188,15 @@ def test_an_unusable_node_address_is_one_line(capsys: pytest.CaptureFixture[str]
 def test_an_unknown_parameter_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "free-port", "--node", "spark-a", "--set", "prot=8000", "--dry-run"]) == 2
     assert "--set prot: free-port has no such parameter (its parameters: port)" in capsys.readouterr().err
+
+
+def test_a_dry_run_shows_what_it_cannot_read_on_the_nodes_as_names(capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listens on loopback's port 9: the probe cannot read the container, so the dry run shows the
+    docker run with <options>, <image> and <command>; a real run stops there."""
+    play = ["play", "docker-shm-ipc-host", "--node", "127.0.0.1:9", "--set", "container=vllm_node"]
+    assert main([*play, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "cannot read the nodes: 127.0.0.1:9:" in out
+    assert "$ <options> --ipc host --ulimit memlock=-1 --ulimit stack=67108864 <image> <command>" in out
+    assert main([*play, "--yes"]) == 2
+    assert "127.0.0.1:9:" in capsys.readouterr().err

@@ -400,11 +400,14 @@ def fits(kind: str, value: str) -> bool:
     return True
 
 
-def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str]) -> str:
-    """Each placeholder becomes its value, quoted for the shell (``argv`` values are quoted words already)."""
+def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str], unread: bool = False) -> str:
+    """Each placeholder becomes its value, quoted for the shell (``argv`` values are quoted words already);
+    with ``unread``, one without a value (a probe that did not run) is shown as ``<name>``."""
 
     def one(match: regex.Match[str]) -> str:
         name = match.group(1)
+        if name not in values and unread:
+            return f"<{name}>"
         if name not in values:
             raise PlaybookError(
                 f"no value for {name} on {values.get('node', 'this node')} (its probe did not run there)"
@@ -464,19 +467,27 @@ def render(
     *,
     per_node: Mapping[str, Mapping[str, str]] | None = None,
     since: int | None = None,
+    unread: bool = False,
 ) -> Rendered:
     """The exact commands per node. ``per_node`` overrides values on one node (what a probe found there);
     ``since`` is the ``{since}`` placeholder (default: now). Raises :class:`PlaybookError` for a missing
-    value or one that does not fit its parameter's kind."""
+    value or one that does not fit its parameter's kind. With ``unread`` (a preview of nodes that could not
+    be read), a value a probe should have found shows as ``<name>``: such commands are never to be run."""
     builtins = {"head": nodes.head, "since": str(int(time.time()) if since is None else since)}
     checked = _checked(playbook, values, per_node or {}, nodes)
     base = {**next(iter(checked.values())), **builtins} if checked else builtins
 
     def expand(steps: Sequence[Step]) -> tuple[Command, ...]:
-        return tuple(c for step in steps for c in _commands(playbook, step, checked, builtins, nodes, finding_nodes))
+        return tuple(
+            c for step in steps for c in _commands(playbook, step, checked, builtins, nodes, finding_nodes, unread)
+        )
 
     return Rendered(
-        playbook, base, expand(playbook.steps), expand(playbook.rollback), _check(playbook, checked, builtins, nodes)
+        playbook,
+        base,
+        expand(playbook.steps),
+        expand(playbook.rollback),
+        _check(playbook, checked, builtins, nodes, unread),
     )
 
 
@@ -511,13 +522,14 @@ def _commands(
     builtins: Mapping[str, str],
     nodes: Nodes,
     finding_nodes: Sequence[str],
+    unread: bool,
 ) -> list[Command]:
     targets = _targets(step.on, nodes, finding_nodes)
     kinds = {p.name: p.kind for p in playbook.params}
     out = []
     for node in targets:
         local = {**checked[node], **builtins, "node": node}
-        command = _in_place(_substitute(step.run, local, kinds), step.place, local)
+        command = _in_place(_substitute(step.run, local, kinds, unread), step.place, local)
         out.append(Command(step.title, node, step.place, command, step.changes))
     return out
 
@@ -532,7 +544,11 @@ _URL_SAFE = regex.compile(r"[A-Za-z0-9._~:\[\]-]*")
 
 
 def _check(
-    playbook: Playbook, checked: Mapping[str, Mapping[str, str]], builtins: Mapping[str, str], nodes: Nodes
+    playbook: Playbook,
+    checked: Mapping[str, Mapping[str, str]],
+    builtins: Mapping[str, str],
+    nodes: Nodes,
+    unread: bool,
 ) -> Check:
     verify = playbook.verify
     if verify.kind == "none":
@@ -553,7 +569,7 @@ def _check(
             raise PlaybookError(f"{playbook.id}: verify.{what}: {text!r} is not a whole number")
         return int(text)
 
-    command = _in_place(_substitute(verify.run, local, kinds), verify.place, local) if verify.run else ""
+    command = _in_place(_substitute(verify.run, local, kinds, unread), verify.place, local) if verify.run else ""
     return Check(
         verify.kind,
         node,
