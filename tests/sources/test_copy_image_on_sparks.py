@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
+from tests.sources.books import changed
 from tests.sources.cockpit import run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit
 from tests.sources.sshd import wait_until
@@ -114,6 +115,31 @@ def test_a_stream_cut_off_midway_fails_the_step(sparks: Sparks, capsys: pytest.C
     assert re.search(r"spark-b the stream failed: docker save on the source exited [1-9]\d*, docker load here 1\n", out)
     assert ("spark-b", STREAM, 1) in audit()
     assert not sparks.workers[0].docker.api.images(IMAGE)
+    assert "spark-b unchanged here" in out, out  # by the rollback: nothing was loaded
+
+
+@pytest.mark.parametrize("tagged_before", [True, False])
+def test_the_rollback_gives_the_tag_back_to_the_image_that_had_it(
+    sparks: Sparks, tmp_path: Path, capsys: pytest.CaptureFixture[str], tagged_before: bool
+) -> None:
+    """spark-b gets the source's image under IMAGE, then a later step fails: the rollback tags spark-b's old
+    image again, or removes the copy where no image had the tag."""
+    worker = sparks.workers[0].docker.api
+    big_image(sparks.head)
+    if tagged_before:
+        worker.tag(ENGINE_IMAGE, *IMAGE.split(":"))
+    old = worker.inspect_image(IMAGE)["Id"] if tagged_before else ""
+    books = changed(tmp_path, "copy-image-to-nodes", then_fail=True)
+    given = ["--set", f"image={IMAGE}", "--set", f"source={sparks.head.address}"]
+    assert main(["play", "copy-image-to-nodes", "--playbooks", str(books), *NODES, *given, "--yes"]) == 1
+    out = capsys.readouterr().out
+    assert f"spark-b Loaded image: {IMAGE}" in out and "spark-a no image was loaded here by this run" in out
+    if tagged_before:
+        assert f"spark-b tagged again: {IMAGE} = {old}" in out
+        assert worker.inspect_image(IMAGE)["Id"] == old
+    else:
+        assert "spark-b removed the copy: no image had the tag before" in out
+        assert not worker.images(IMAGE)
 
 
 async def test_from_the_cockpit_the_image_in_the_log_streams_with_progress(sparks: Sparks, tmp_path: Path) -> None:

@@ -15,22 +15,13 @@ from sparktui.cli import main
 from sparktui.config import Deployment
 from sparktui.core import bundle
 from sparktui.core.audit import read_log
-from sparktui.core.playbooks import builtin_dir
+from tests.sources.books import changed
 from tests.sources.cockpit import roll_back, run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit, ray_run_options
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
 
 NODES = ["--node", "spark-a", "--node", "spark-b"]
-
-
-def quick(tmp_path: Path, playbook: str, within: int) -> str:
-    """A copy of a built-in playbook whose verification gives up after ``within`` seconds."""
-    folder = tmp_path / "books"
-    folder.mkdir(exist_ok=True)
-    text = (builtin_dir() / f"{playbook}.toml").read_text()
-    (folder / f"{playbook}.toml").write_text(text.replace("within = 1800", f"within = {within}"))
-    return str(folder)
 
 
 def test_recreate_puts_the_flag_in_the_containers_command(sparks: Sparks) -> None:
@@ -60,7 +51,7 @@ def test_recreate_puts_the_flag_in_the_containers_command(sparks: Sparks) -> Non
 def test_failed_verification_brings_the_old_container_back(sparks: Sparks, tmp_path: Path) -> None:
     head = sparks.head
     old = head.engine_container("vllm_node", ["vllm", "serve", "org/model", "--port", "18081"], ray=False)
-    books = quick(tmp_path, "vllm-recreate-with-ray-backend", 4)
+    books = str(changed(tmp_path, "vllm-recreate-with-ray-backend", within=4))
     given = ["--set", "container=vllm_node", "--set", "port=18082"]  # nothing will answer there
     assert main(["play", "vllm-recreate-with-ray-backend", "--playbooks", books, *NODES, *given, "--yes"]) == 1
 
@@ -86,6 +77,23 @@ def test_ray_start_cluster_joins_the_worker_and_counts_the_gpus(sparks: Sparks) 
     assert ("spark-a", "verify", 0) in audit()
     joined = sparks.head.run("docker exec vllm_node ray status").stdout
     assert joined.count(" node_") == 2
+
+
+def test_ray_start_cluster_stops_the_ray_it_started_when_gpus_are_missing(sparks: Sparks, tmp_path: Path) -> None:
+    """Two GPUs are there and four are asked for: the verification fails, and the rollback stops the Ray this
+    run started on each node."""
+    for node in sparks:
+        node.engine_container("vllm_node")
+    given = ["--set", "container=vllm_node", "--set", f"iface={IFACE}", "--set", f"head_ip={sparks.head.address}"]
+    books = str(changed(tmp_path, "ray-start-cluster", within=3))
+    play = ["play", "ray-start-cluster", "--playbooks", books, *NODES, *given, "--set", "gpu_count=4", "--yes"]
+    assert main(play) == 1
+    steps = audit()
+    assert ("spark-a", "verify", 1) in steps
+    stopped = [(node, code) for node, step, code in steps if step == "Stop Ray where this run started it"]
+    assert stopped == [("spark-a", 0), ("spark-b", 0)]
+    for node in sparks:
+        assert "raylet" not in node.run("docker exec vllm_node ps -o args").stdout
 
 
 def test_copy_image_streams_it_to_the_node_that_lacks_it(sparks: Sparks) -> None:
@@ -183,6 +191,18 @@ def test_add_ray_backend_relaunches_serve_inside_the_ray_container(sparks: Spark
     assert "--distributed-executor-backend ray --port 18083" in running
 
 
+def test_add_ray_backend_stops_a_relaunch_that_never_answers(sparks: Sparks, tmp_path: Path) -> None:
+    assert ray_start_cluster(sparks) == 0
+    serve = "vllm serve org/model --tensor-parallel-size 2 --host 127.0.0.2"  # the check asks 127.0.0.1
+    given = ["--set", "container=vllm_node", "--set", f"serve={serve}", "--set", "port=18100"]
+    books = str(changed(tmp_path, "vllm-add-ray-backend", within=3))
+    assert main(["play", "vllm-add-ray-backend", "--playbooks", books, *NODES, *given, "--yes"]) == 1
+    steps = audit()
+    assert ("spark-a", "verify", 1) in steps
+    assert ("spark-a", "Stop the relaunched vllm serve (SIGINT, SIGKILL after 60 s)", 0) in steps
+    assert "vllm serve" not in sparks.head.run("docker exec vllm_node ps -o args").stdout
+
+
 def memlock_limit(node: SparkNode) -> int:
     """The hard locked-memory limit on the node, in bytes: a container may have up to that without the
     privilege to raise limits, which this machine's Docker lacks."""
@@ -261,7 +281,7 @@ def test_pin_interfaces_restarts_ray_and_serve_with_them(sparks: Sparks) -> None
 
 def test_pin_interfaces_stops_a_server_that_never_comes_up(sparks: Sparks, tmp_path: Path) -> None:
     assert ray_start_cluster(sparks) == 0
-    books = quick(tmp_path, "pin-nccl-interfaces", 3)
+    books = str(changed(tmp_path, "pin-nccl-interfaces", within=3))
     serve = "vllm serve org/model --host 127.0.0.2"  # it runs, but the check asks 127.0.0.1
     assert pin(sparks, serve, "--playbooks", books, "--set", "port=18085") == 1
     steps = audit()
@@ -387,7 +407,7 @@ def test_lower_memory_stops_a_relaunch_that_never_answers(sparks: Sparks, tmp_pa
     sparks.head.engine_container("vllm_node", ray=False)
     serve = "vllm serve org/model --distributed-executor-backend ray --host 127.0.0.2"  # the check asks 127.0.0.1
     given = ["--set", "container=vllm_node", "--set", f"serve={serve}", "--set", "max_model_len=4096"]
-    books = quick(tmp_path, "vllm-lower-memory", 3)
+    books = str(changed(tmp_path, "vllm-lower-memory", within=3))
     assert main(["play", "vllm-lower-memory", "--playbooks", books, *NODES, *given, "--yes"]) == 1
     steps = audit()
     assert ("spark-a", "verify", 1) in steps
@@ -433,7 +453,7 @@ async def test_from_the_cockpit_lower_memory_relaunches_then_b_stops_it(sparks: 
     """The relaunch listens where the check does not ask, so the verification fails; `b` stops it."""
     sparks.head.engine_container("vllm_node", ray=False)
     serve = "vllm serve org/model --distributed-executor-backend ray --host 127.0.0.2"
-    books = [Path(quick(tmp_path, "vllm-lower-memory", 3))]
+    books = [changed(tmp_path, "vllm-lower-memory", within=3)]
     launch = Deployment(containers=("vllm_node",), launch=serve)
     app = spark_cockpit(sparks, tmp_path, {"server.log": NO_KV_MEMORY + "\n"}, deployment=launch, books=books)
     async with app.run_test(size=SIZE) as pilot:

@@ -13,7 +13,7 @@ import pytest
 
 from sparktui.cli import main
 from sparktui.config import Deployment
-from sparktui.core.playbooks import builtin_dir
+from tests.sources.books import changed
 from tests.sources.cockpit import run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, SparkNode, Sparks, audit
 from tests.sources.sshd import wait_until
@@ -59,15 +59,6 @@ def command_of(node: SparkNode, container: str) -> list[str]:
         return []
 
 
-def quick(tmp_path: Path, within: int) -> str:
-    """A copy of the playbook whose verification gives up after ``within`` seconds."""
-    books = tmp_path / "books"
-    books.mkdir(exist_ok=True)
-    text = (builtin_dir() / f"{BOOK}.toml").read_text()
-    (books / f"{BOOK}.toml").write_text(text.replace("within = 1800", f"within = {within}"))
-    return str(books)
-
-
 def test_the_flag_goes_right_after_vllm_serve_and_the_server_answers(sparks: Sparks, folder: str) -> None:
     head, script = sparks.head, f"{folder}/launch.sh"
     old = launch(18090)
@@ -108,7 +99,7 @@ def test_a_failed_check_puts_the_old_script_back_and_runs_it(sparks: Sparks, fol
     old = launch(18092)
     write(head, script, old)
     given = ["--set", f"script={script}", "--set", "port=18093"]  # nothing will answer there
-    assert main(["play", BOOK, "--playbooks", quick(tmp_path, 4), *NODES, *given, "--yes"]) == 1
+    assert main(["play", BOOK, "--playbooks", str(changed(tmp_path, BOOK, within=4)), *NODES, *given, "--yes"]) == 1
 
     assert read(head, script) == old
     assert head.run(f"ls {folder}").stdout.split() == ["launch.sh", "launch.sh.log"]
