@@ -170,21 +170,28 @@ def _node(path: Path, index: int, raw: Any) -> Node:
     return Node(name, ssh, role, tuple(sources))
 
 
-def _deployment(path: Path, raw: Any) -> Deployment:
+def _table(path: Path, name: str, raw: Any, keys: tuple[str, ...], strings: tuple[str, ...]) -> dict[str, Any]:
+    """``raw`` as the table ``name``: only ``keys`` in it, and a string at each of ``strings`` given."""
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: deployment: must be a table")
-    unknown = set(raw) - {"engine", "image", "containers", "launch", "launch_script"}
+        raise ConfigError(f"{path}: {name}: must be a table")
+    unknown = set(raw) - set(keys)
     if unknown:
-        raise ConfigError(f"{path}: deployment.{sorted(unknown)[0]}: unknown key")
+        raise ConfigError(f"{path}: {name}.{sorted(unknown)[0]}: unknown key ({', '.join(keys)})")
+    for key in strings:
+        if not isinstance(raw.get(key, ""), str):
+            raise ConfigError(f"{path}: {name}.{key}: needs a string")
+    return raw
+
+
+def _deployment(path: Path, raw: Any) -> Deployment:
+    strings = ("image", "launch", "launch_script")
+    raw = _table(path, "deployment", raw, ("engine", "containers", *strings), strings)
     engine = raw.get("engine", "vllm")
     if engine not in ENGINES:
         raise ConfigError(f"{path}: deployment.engine: {engine!r} is not vllm or sglang")
     containers = raw.get("containers", [])
     if not isinstance(containers, list) or not all(isinstance(c, str) and _NAME.match(c) for c in containers):
         raise ConfigError(f"{path}: deployment.containers: needs an array of container names")
-    for key in ("image", "launch", "launch_script"):
-        if not isinstance(raw.get(key, ""), str):
-            raise ConfigError(f"{path}: deployment.{key}: needs a string")
     _fit(f"{path}: deployment.image", raw.get("image", ""), "image")
     _fit(f"{path}: deployment.launch_script", raw.get("launch_script", ""), "path")
     return Deployment(
@@ -193,14 +200,8 @@ def _deployment(path: Path, raw: Any) -> Deployment:
 
 
 def _network(path: Path, raw: Any) -> Network:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: network: must be a table")
-    unknown = set(raw) - {"iface", "head_ip", "hca"}
-    if unknown:
-        raise ConfigError(f"{path}: network.{sorted(unknown)[0]}: unknown key (iface, head_ip, hca)")
-    for key in ("iface", "head_ip", "hca"):
-        if not isinstance(raw.get(key, ""), str):
-            raise ConfigError(f"{path}: network.{key}: needs a string")
+    keys = ("iface", "head_ip", "hca")
+    raw = _table(path, "network", raw, keys, keys)
     _fit(f"{path}: network.iface", raw.get("iface", ""), "iface")
     _fit(f"{path}: network.head_ip", raw.get("head_ip", ""), "host")
     return Network(raw.get("iface", ""), raw.get("head_ip", ""), raw.get("hca", ""))

@@ -400,7 +400,7 @@ def fits(kind: str, value: str) -> bool:
     return True
 
 
-def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str], unread: bool = False) -> str:
+def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str], unread: bool) -> str:
     """Each placeholder becomes its value, quoted for the shell (``argv`` values are quoted words already);
     with ``unread``, one without a value (a probe that did not run) is shown as ``<name>``."""
 
