@@ -15,12 +15,20 @@ from sparktui.core import catalogue as cat
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
-from tests.sources.sparks import Sparks
+from tests.sources.sparks import IFACE, Sparks
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import shown, until
 
 ENGINE = Deployment(containers=("vllm_node",))  # the engine container on each node, nothing else known
 NO_NETWORK = Network()
+#: vLLM's refusal when tensor parallelism spans nodes without the Ray executor (a finding with three
+#: remediations: relaunch, recreate, or edit the launch script).
+WORLD_SIZE = "ValueError: World size (2) is larger than the number of available GPUs (1) in this node.\n"
+
+
+def link(sparks: Sparks) -> Network:
+    """The cluster file's [network] for the spark nodes: their test bridge, and the head's address on it."""
+    return Network(IFACE, sparks.head.address, "")
 
 
 def spark_cockpit(

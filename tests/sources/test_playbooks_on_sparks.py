@@ -16,7 +16,7 @@ from sparktui.config import Deployment
 from sparktui.core import bundle
 from sparktui.core.audit import read_log
 from tests.sources.books import changed
-from tests.sources.cockpit import roll_back, run, spark_cockpit, type_in
+from tests.sources.cockpit import WORLD_SIZE, link, roll_back, run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit, ray_run_options
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
@@ -167,8 +167,7 @@ async def test_from_the_cockpit_the_recreate_reads_the_container_then_runs(spark
     `y`, and the verification decides."""
     head = sparks.head
     head.engine_container("vllm_node", ["vllm", "serve", "org/model"], ray=False)
-    line = "ValueError: World size (2) is larger than the number of available GPUs (1) in this node."
-    app = spark_cockpit(sparks, tmp_path, {"server.log": line + "\n"})
+    app = spark_cockpit(sparks, tmp_path, {"server.log": WORLD_SIZE})
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "B")
         await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
@@ -388,7 +387,7 @@ async def test_from_the_cockpit_pin_interfaces_runs_with_the_values_typed_in(spa
 def test_discover_finds_the_link_the_nodes_share(sparks: Sparks, tmp_path: Path) -> None:
     out = tmp_path / "sparktui.toml"
     assert main(["discover", "spark-a", "spark-b", "--output", str(out)]) == 0
-    assert config.load(out).network == config.Network(IFACE, sparks.head.address, "")
+    assert config.load(out).network == link(sparks)
 
 
 @pytest.mark.parametrize(
@@ -412,11 +411,13 @@ def test_a_relaunch_that_never_answers_is_stopped(
     assert "vllm serve" not in sparks.head.run("docker exec vllm_node ps -o args").stdout
 
 
-NO_RAY = "ConnectionError: Could not find any running Ray instance. Please specify the one to connect to by setting `--address` flag or `RAY_ADDRESS` environment variable."  # noqa: E501
+RAY_NOT_RUNNING = "ConnectionError: Could not find any running Ray instance. Please specify the one to connect to by setting `--address` flag or `RAY_ADDRESS` environment variable."  # noqa: E501
 NO_KV_MEMORY = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."  # noqa: E501
-SGLANG = (
-    "python3 -m sglang.launch_server --model-path org/model --tp 2 --nnodes 2 --node-rank 0"
-    " --dist-init-addr 10.0.0.1:5000 --host 0.0.0.0 --trust-remote-code"
+SGLANG = Deployment(  # what the cluster file says of an SGLang deployment
+    engine="sglang",
+    containers=("sglang_node",),
+    launch="python3 -m sglang.launch_server --model-path org/model --tp 2 --nnodes 2 --node-rank 0"
+    " --dist-init-addr 10.0.0.1:5000 --host 0.0.0.0 --trust-remote-code",
 )
 
 
@@ -424,8 +425,7 @@ async def test_from_the_cockpit_ray_starts_with_the_cluster_files_network(sparks
     """The interface and the head's address come from the cluster file's [network]: nothing to type."""
     for node in sparks:
         node.engine_container("vllm_node")
-    network = config.Network(IFACE, sparks.head.address, "")
-    app = spark_cockpit(sparks, tmp_path, {"driver.log": NO_RAY + "\n"}, network=network)
+    app = spark_cockpit(sparks, tmp_path, {"driver.log": RAY_NOT_RUNNING + "\n"}, network=link(sparks))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "ray-no-running-instance", "r")
         assert f"ray start --head --port=6379 --node-ip-address={sparks.head.address}" in shown(screen)
@@ -435,9 +435,8 @@ async def test_from_the_cockpit_ray_starts_with_the_cluster_files_network(sparks
 
 async def test_from_the_cockpit_serve_is_relaunched_with_the_ray_backend(sparks: Sparks, tmp_path: Path) -> None:
     assert await asyncio.to_thread(ray_start_cluster, sparks) == 0
-    line = "ValueError: World size (2) is larger than the number of available GPUs (1) in this node."
     launch = Deployment(containers=("vllm_node",), launch="vllm serve org/model --tensor-parallel-size 2")
-    app = spark_cockpit(sparks, tmp_path, {"server.log": line + "\n"}, deployment=launch)
+    app = spark_cockpit(sparks, tmp_path, {"server.log": WORLD_SIZE}, deployment=launch)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "b")
         await type_in(pilot, screen, {"port": "18096"})
@@ -467,9 +466,7 @@ async def test_from_the_cockpit_sglang_is_switched_to_vllm_from_its_launch(spark
     it, and the run brings vLLM up on Ray in place of SGLang."""
     for node in sparks:
         node.engine_container("sglang_node", ray=False)
-    deployment = Deployment(engine="sglang", containers=("sglang_node",), launch=SGLANG)
-    network = config.Network(IFACE, sparks.head.address, "")
-    app = spark_cockpit(sparks, tmp_path, deployment=deployment, network=network)
+    app = spark_cockpit(sparks, tmp_path, deployment=SGLANG, network=link(sparks))
     options = ["--ulimit", f"memlock={memlock_limit(sparks.head)}", *ray_run_options()[2:]]
     typed = {"image": ENGINE_IMAGE, "hf_home": str(tmp_path), "docker_options": shlex.join(options), "port": "18098"}
     async with app.run_test(size=SIZE) as pilot:
@@ -486,9 +483,7 @@ async def test_from_the_cockpit_sglang_is_switched_to_vllm_from_its_launch(spark
 async def test_from_the_cockpit_b_brings_sglang_back_when_vllm_cannot_start(sparks: Sparks, tmp_path: Path) -> None:
     """With the default --gpus all, which this machine cannot honour, creating the vLLM container fails."""
     sglang = {node.name: node.engine_container("sglang_node", ray=False).id for node in sparks}
-    deployment = Deployment(engine="sglang", containers=("sglang_node",), launch=SGLANG)
-    network = config.Network(IFACE, sparks.head.address, "")
-    app = spark_cockpit(sparks, tmp_path, deployment=deployment, network=network)
+    app = spark_cockpit(sparks, tmp_path, deployment=SGLANG, network=link(sparks))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "v")
         await type_in(pilot, screen, {"image": ENGINE_IMAGE, "hf_home": str(tmp_path)})

@@ -149,14 +149,14 @@ def test_without_pypi_pip_fails_the_run_and_says_what_to_give(
     assert not any(ray_installed(c) for c in containers)
 
 
-NO_RAY = "ValueError: Failed to import Ray, please install Ray with `pip install ray`."
+RAY_NOT_INSTALLED = "ValueError: Failed to import Ray, please install Ray with `pip install ray`."
 
 
 async def test_from_the_cockpit_ray_is_installed_with_the_pip_options_typed_in(
     sparks: Sparks, bare_venv: Path, wheels: Path, tmp_path: Path
 ) -> None:
     containers = engines(sparks, bare_venv, tmp_path, {node.name: wheels for node in sparks})
-    app = spark_cockpit(sparks, tmp_path, {"server.log": NO_RAY + "\n"})
+    app = spark_cockpit(sparks, tmp_path, {"server.log": RAY_NOT_INSTALLED + "\n"})
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "vllm-ray-not-installed", "i")
         await type_in(pilot, screen, {"pip_options": OFFLINE[1].removeprefix("pip_options=")})
@@ -170,7 +170,7 @@ async def test_from_the_cockpit_b_uninstalls_ray_where_it_was_installed(
 ) -> None:
     """spark-b has no wheelhouse: its install fails, and `b` uninstalls Ray from spark-a again."""
     head, worker = engines(sparks, bare_venv, tmp_path, {"spark-a": wheels})
-    app = spark_cockpit(sparks, tmp_path, {"server.log": NO_RAY + "\n"})
+    app = spark_cockpit(sparks, tmp_path, {"server.log": RAY_NOT_INSTALLED + "\n"})
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "vllm-ray-not-installed", "i")
         await type_in(pilot, screen, {"pip_options": OFFLINE[1].removeprefix("pip_options=")})

@@ -14,7 +14,7 @@ import pytest
 from sparktui.cli import main
 from sparktui.config import Deployment
 from tests.sources.books import changed
-from tests.sources.cockpit import run, spark_cockpit, type_in
+from tests.sources.cockpit import WORLD_SIZE, run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, SparkNode, Sparks, audit
 from tests.sources.sshd import wait_until
 from tests.tui.test_play_screen import SIZE, log_lines, open_playbook, shown
@@ -139,9 +139,8 @@ async def test_from_the_cockpit_the_script_named_in_the_cluster_file_is_edited(
     launches vllm serve with the Ray backend."""
     head, script = sparks.head, f"{folder}/launch.sh"
     write(head, script, launch(18099))
-    line = "ValueError: World size (2) is larger than the number of available GPUs (1) in this node."
     deployment = Deployment(containers=("vllm_serve",), launch_script=script)
-    app = spark_cockpit(sparks, tmp_path, {"server.log": line + "\n"}, deployment=deployment)
+    app = spark_cockpit(sparks, tmp_path, {"server.log": WORLD_SIZE}, deployment=deployment)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "L")
         assert f"mktemp {script}.sparktui-XXXXXX" in shown(screen)
