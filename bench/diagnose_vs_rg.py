@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis import Analyzer
-from sparktui.core.literals import required_literals
-from sparktui.core.matcher import Engine, HyperscanEngine, LiteralEngine
+from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.literals import required_literals
+from sparktui.core.analysis.matcher import Engine, HyperscanEngine, LiteralEngine
 from sparktui.core.sources.files import FileSource
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,26 +22,28 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from sparktui import __version__, config
-from sparktui.core import bundle
+from sparktui import __version__
 from sparktui.core import catalogue as cat
-from sparktui.core import playbooks as pb
-from sparktui.core.bundle import BundleError
-from sparktui.core.diagnosis import Diagnosis
+from sparktui.core import cluster as config
+from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.examples import check
+from sparktui.core.errors import Refused
 from sparktui.core.events import Severity
-from sparktui.core.examples import check
-from sparktui.core.export import export
-from sparktui.core.incident import Incident
 from sparktui.core.live import LiveSession
 from sparktui.core.pipeline import diagnose_files
-from sparktui.core.report import diagnosis_markdown
+from sparktui.core.remedy import playbook as pb
+from sparktui.core.report.export import export
+from sparktui.core.report.incident import Incident
+from sparktui.core.report.markdown import diagnosis_markdown
+from sparktui.core.sources import bundle
 from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChange
+from sparktui.core.sources.bundle import BundleError
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.files import SourceError
+from sparktui.core.sources.spool import Spool, new_incident_dir
 from sparktui.core.sources.uri import Opener, UriError
-from sparktui.core.spool import Spool, new_incident_dir
 from sparktui.core.text import display
-from sparktui.render import SEVERITY_STYLE, print_text, translation_text
+from sparktui.richtext import SEVERITY_STYLE, print_text, translation_text
 
 USAGE_ERROR = 2
 
@@ -277,8 +279,8 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from sparktui import remedy
-    from sparktui.approvals import Approvals, cluster_id
+    from sparktui.core.remedy import plan as remedy
+    from sparktui.core.remedy.approvals import Approvals, cluster_id
 
     out = Console(highlight=False, soft_wrap=True)
     playbooks = pb.load_all([Path(d) for d in args.playbooks])
@@ -369,7 +371,7 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _translate(args: argparse.Namespace) -> int:
-    from sparktui.core.translate import TranslateError, sglang_to_vllm
+    from sparktui.core.launch.sglang_to_vllm import TranslateError, sglang_to_vllm
 
     words = args.launch
     if not words and sys.stdin.isatty():
@@ -399,7 +401,7 @@ def _probe(
 ) -> dict[str, dict[str, str]] | None:
     """Read what the playbook needs from the nodes (read-only commands, each shown), before rendering. A dry
     run goes on where they cannot be read (None): its commands show what would be read as ``<name>``."""
-    from sparktui import remedy
+    from sparktui.core.remedy import plan as remedy
 
     out.print(Text("reading the nodes first (docker inspect, read-only)", style="dim"))
     try:
@@ -417,8 +419,8 @@ def _probe(
 
 
 def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse.Namespace, out: Console) -> int:
-    from sparktui import remedy
-    from sparktui.core import actions  # the one module that changes nodes
+    from sparktui.core.remedy import actions  # the one module that changes nodes
+    from sparktui.core.remedy import plan as remedy
 
     audit = remedy.audit_log([Path(args.incident)] if args.incident else [])
 
@@ -438,7 +440,7 @@ def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse
     )
     try:
         outcome = asyncio.run(run)
-    except actions.ActionError as exc:
+    except (actions.ActionError, Refused) as exc:
         raise UsageError(str(exc)) from None
     for entry in outcome.entries + outcome.rolled_back:
         style = "green" if entry.exit_code == 0 else "red"
@@ -454,7 +456,7 @@ def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse
 
 
 def _discover(args: argparse.Namespace, err: Console) -> int:
-    from sparktui import discovery
+    from sparktui.core.inventory import discover as discovery
 
     looks = asyncio.run(discovery.discover(args.targets, trust_new_host_key=args.trust_new_host_key))
     for seen in looks:
@@ -521,7 +523,7 @@ def _report(args: argparse.Namespace, incident: Incident, err: Console) -> None:
     hosts: list[str] = []
     found = config.find()
     if found is not None and args.anonymise_hosts:
-        from sparktui.core.sources.ssh import split_target  # asyncssh: only when it is needed
+        from sparktui.core.remote.ssh import split_target  # asyncssh: only when it is needed
 
         cluster = config.load(found)
         hosts = [n.name for n in cluster.nodes] + [split_target(n.ssh)[1] for n in cluster.nodes]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sparktui.core import catalogue as cat
-from sparktui.core.examples import check
+from sparktui.core.analysis.examples import check
 
 SIGNATURES = cat.load().signatures
 

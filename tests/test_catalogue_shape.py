@@ -9,9 +9,9 @@ import subprocess
 import pytest
 
 from sparktui.core import catalogue as cat
-from sparktui.core import playbooks as pb
+from sparktui.core.analysis.literals import required_literals
 from sparktui.core.events import Severity
-from sparktui.core.literals import required_literals
+from sparktui.core.remedy import playbook as pb
 from sparktui.core.taxonomy import CATEGORIES
 
 NAMED = {

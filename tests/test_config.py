@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sparktui import config
 from sparktui.cli import main
+from sparktui.core import cluster as config
 
 GOOD = """
 [[nodes]]

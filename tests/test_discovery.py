@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparktui import config
-from sparktui.discovery import NodeLook, cluster_file, network
+from sparktui.core import cluster as config
+from sparktui.core.inventory.discover import NodeLook, cluster_file, network
 
 # Two DGX Sparks as they are usually set up: the LAN with the default route on enP7s7, the QSFP link on
 # enp1s0f1np1 (whose RDMA device is rocep1s0f1, its twin roceP2p1s0f1 on the other half of the port), and

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from sparktui.core.analysis.matcher import HyperscanEngine, LiteralEngine, Matcher
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.matcher import HyperscanEngine, LiteralEngine, Matcher
 
 from .conftest import FIXTURES
 

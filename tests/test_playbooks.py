@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from sparktui.core import playbooks as pb
-from sparktui.core.sources.ssh import split_target
+from sparktui.core.remedy import playbook as pb
+from sparktui.core.remote.ssh import split_target
 
 BOOK = """
 id = "{id}"

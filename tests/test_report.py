@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core import bundle
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Position, Severity, SourceSummary
-from sparktui.core.export import export
-from sparktui.core.incident import Environment, Incident
 from sparktui.core.pipeline import diagnose_files
-from sparktui.core.report import OUTPUT_LINES, diagnosis_markdown, tail
+from sparktui.core.report.export import export
+from sparktui.core.report.incident import Environment, Incident
+from sparktui.core.report.markdown import OUTPUT_LINES, diagnosis_markdown, tail
+from sparktui.core.sources import bundle
 from sparktui.core.sources.discover import discover
 
 from .conftest import FIXTURES, ROOT

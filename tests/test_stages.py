@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparktui.core.analysis import Analyzer
+from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.catalogue import Catalogue
 
 START = (

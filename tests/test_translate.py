@@ -9,7 +9,7 @@ from functools import cache
 
 import pytest
 
-from sparktui.core.translate import (
+from sparktui.core.launch.sglang_to_vllm import (
     _FAMILIES,
     _RULES,
     _TOOL_CALL_PARSERS,

@@ -12,10 +12,12 @@ from typing import ClassVar
 
 import pytest
 
-from sparktui.core import actions
-from sparktui.core import playbooks as pb
 from sparktui.core.audit import AuditLog, read_log
-from sparktui.core.verify import Verdict, ray_cluster_size, run_check
+from sparktui.core.remedy import actions
+from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy.verify import Verdict, ray_cluster_size, run_check
+from sparktui.core.remote.command import Command
+from sparktui.core.remote.runner import LocalRunner
 
 from .conftest import FIXTURES
 
@@ -63,7 +65,7 @@ async def test_http_check_waits_for_2xx(server: int) -> None:
     seen: list[str] = []
     verdict = await run_check(
         check("http", url=f"http://localhost:{server}/health", within=10),
-        actions.LocalRunner(),
+        LocalRunner(),
         lambda node, text: seen.append(text),
         interval=0.05,
     )
@@ -74,7 +76,7 @@ async def test_http_check_waits_for_2xx(server: int) -> None:
 async def test_http_check_gives_up_naming_what_it_saw(server: int) -> None:
     verdict = await run_check(
         check("http", url=f"http://localhost:{server}/nothing", within=1),
-        actions.LocalRunner(),
+        LocalRunner(),
         lambda node, text: None,
         interval=0.2,
     )
@@ -83,7 +85,7 @@ async def test_http_check_gives_up_naming_what_it_saw(server: int) -> None:
 
 async def test_http_check_on_a_closed_port() -> None:
     verdict = await run_check(
-        check("http", url="http://127.0.0.1:9/health", within=1), actions.LocalRunner(), lambda n, t: None
+        check("http", url="http://127.0.0.1:9/health", within=1), LocalRunner(), lambda n, t: None
     )
     assert not verdict.passed and "connection refused" in verdict.note
 
@@ -95,7 +97,7 @@ async def test_log_check_stops_the_command_once_the_pattern_shows(tmp_path: Path
     )
     verdict = await run_check(
         check("log", command=command, pattern=r"startup complete", within=20),
-        actions.LocalRunner(),
+        LocalRunner(),
         lambda n, t: None,
     )
     assert verdict.passed
@@ -105,7 +107,7 @@ async def test_log_check_stops_the_command_once_the_pattern_shows(tmp_path: Path
 async def test_ray_status_check_needs_enough_nodes_and_gpus() -> None:
     one = shlex.quote(str(STATUS / "ray-status-2.60.0-head-only.txt"))
     two = shlex.quote(str(STATUS / "ray-status-2.60.0-two-nodes.txt"))
-    runner = actions.LocalRunner()
+    runner = LocalRunner()
     passed = await run_check(check("ray-status", command=f"cat {two}", nodes=2, gpus=2, within=5), runner, print)
     assert passed == Verdict(True, "Ray: 2 nodes, 2 GPUs (needs 2 and 2)")
     failed = await run_check(
@@ -155,7 +157,7 @@ def book(tmp_path: Path) -> pb.Playbook:
 async def test_failed_verification_runs_the_rollback(book: pb.Playbook, tmp_path: Path) -> None:
     rendered = pb.render(book, {"dir": str(tmp_path), "port": "9"}, pb.Nodes("spark-a"))
     audit = AuditLog((tmp_path / "audit.jsonl",))
-    outcome = await actions.execute(rendered, actions.LocalRunner(), audit=audit)
+    outcome = await actions.execute(rendered, LocalRunner(), audit=audit)
     assert not outcome.ok and outcome.failure.startswith("verification failed: ")
     assert [e.step for e in outcome.entries] == ["touch {dir}/made", "verify"]
     assert [e.exit_code for e in outcome.rolled_back] == [0]
@@ -171,7 +173,7 @@ async def test_rollback_declined_leaves_things_as_they_are(book: pb.Playbook, tm
         offered.append(outcome.failure)
         return False
 
-    outcome = await actions.execute(rendered, actions.LocalRunner(), offer_rollback=decline)
+    outcome = await actions.execute(rendered, LocalRunner(), offer_rollback=decline)
     assert offered and offered[0].startswith("verification failed")
     assert outcome.rolled_back == [] and (tmp_path / "made").exists()
 
@@ -179,7 +181,7 @@ async def test_rollback_declined_leaves_things_as_they_are(book: pb.Playbook, tm
 async def test_passing_verification_keeps_the_change(book: pb.Playbook, tmp_path: Path, server: int) -> None:
     _Health.answers = []
     rendered = pb.render(book, {"dir": str(tmp_path), "port": str(server)}, pb.Nodes("spark-a"))
-    outcome = await actions.execute(rendered, actions.LocalRunner())
+    outcome = await actions.execute(rendered, LocalRunner())
     assert outcome.ok and outcome.verdict is not None and outcome.verdict.passed
     assert outcome.rolled_back == [] and (tmp_path / "made").exists()
 
@@ -188,5 +190,5 @@ async def test_runner_output_comes_in_whole_lines() -> None:
     """A line written in two pieces, a character cut between two writes, and a last line without newline."""
     script = r"printf 'half'; sleep 0.2; printf ' line\n\303'; sleep 0.2; printf '\251 end'"
     lines: list[str] = []
-    code = await actions.LocalRunner().run(pb.Command("t", "local", "host", script), lambda n, line: lines.append(line))
+    code = await LocalRunner().run(Command("t", "local", "host", script), lambda n, line: lines.append(line))
     assert code == 0 and lines == ["half line", "é end"]

@@ -14,7 +14,7 @@ class AuditEntry:
     """One command that ran: what, where, when, how it ended and what it printed.
 
     ``command``, ``node``, ``place``, ``playbook`` and ``step`` are those of the rendered
-    :class:`sparktui.core.playbooks.Command` that ran. ``exit_code`` is None when the command did not finish
+    :class:`sparktui.core.remote.runner.Command` that ran. ``exit_code`` is None when the command did not finish
     (timed out, cancelled, connection lost). ``started`` is timezone-aware.
     """
 

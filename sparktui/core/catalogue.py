@@ -14,7 +14,7 @@ from typing import Any
 
 import regex
 
-from sparktui.core import tomlfile
+from sparktui.core import dirs, tomlfile
 from sparktui.core.classify import PROGRAMS
 from sparktui.core.events import Severity
 from sparktui.core.taxonomy import CATEGORIES
@@ -137,11 +137,7 @@ class Catalogue:
 
 def builtin_dir() -> Path:
     """The catalogue shipped with sparktui (the ``diagnostics/`` folder of the checkout or the install)."""
-    here = Path(__file__).resolve()
-    for candidate in (here.parents[2] / "diagnostics", here.parents[1] / "diagnostics"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("the built-in diagnostics/ folder is missing from this installation")
+    return dirs.builtin("diagnostics")
 
 
 def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:

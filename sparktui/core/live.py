@@ -11,22 +11,13 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from sparktui.core.analysis import Analyzer
+from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import SourceSummary
-from sparktui.core.sources.base import (
-    Backoff,
-    LiveSource,
-    Received,
-    SourceGroup,
-    SourceRefused,
-    SourceUnavailable,
-    State,
-    StateChange,
-    supervise,
-)
-from sparktui.core.spool import Spool
+from sparktui.core.sources.base import Backoff, LiveSource, Received, SourceGroup, State, StateChange, supervise
+from sparktui.core.sources.spool import Spool
 
 QUEUE_BATCHES = 256
 
@@ -100,10 +91,10 @@ class LiveSession:
             try:
                 found = await group.expand()
                 break
-            except SourceRefused as exc:
+            except Refused as exc:
                 self._report(StateChange(group.name, State.FAILED, str(exc)))
                 return
-            except SourceUnavailable as exc:
+            except Unavailable as exc:
                 delay = backoff.next_delay()
                 self._report(StateChange(group.name, State.RETRYING, f"{exc}; retrying in {delay:.1f} s"))
                 await asyncio.sleep(delay)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from sparktui.core.analysis import Analyzer
+from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.sources.files import FileSource, SourceError
 
 #: Called after each block with (source name, lines read so far in that source).

@@ -18,21 +18,21 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
-from sparktui.config import Cluster
-from sparktui.core import bundle
 from sparktui.core import catalogue as cat
-from sparktui.core import playbooks as pb
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry
-from sparktui.core.bundle import Bundle
-from sparktui.core.diagnosis import Diagnosis
-from sparktui.core.export import export
-from sparktui.core.incident import Incident
+from sparktui.core.cluster import Cluster
+from sparktui.core.remedy import playbook as pb
+from sparktui.core.report.export import export
+from sparktui.core.report.incident import Incident
+from sparktui.core.sources import bundle
 from sparktui.core.sources.base import LiveSource, SourceGroup
+from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import SourceError
-from sparktui.core.spool import Spool, new_incident_dir
+from sparktui.core.sources.spool import Spool, new_incident_dir
 from sparktui.tui.bindings import bindings
 from sparktui.tui.feed import Batch, Feeder, LiveFeeder, bundle_timeline
-from sparktui.tui.screens.detail import FindingScreen
+from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.welcome import WelcomeScreen

@@ -10,14 +10,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from sparktui.core.analysis import Analyzer
-from sparktui.core.bundle import Bundle
+from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
-from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.live import LiveSession
 from sparktui.core.sources.base import LiveSource, Received, SourceGroup, State, StateChange
-from sparktui.core.spool import Spool
+from sparktui.core.sources.bundle import Bundle
+from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 
 BATCH_SECONDS = 0.1

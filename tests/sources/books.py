@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sparktui.core.playbooks import builtin_dir
+from sparktui.core.remedy.playbook import builtin_dir
 
 FAILING_STEP = """
 [[steps]]

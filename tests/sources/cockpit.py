@@ -9,9 +9,9 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from sparktui.config import Cluster, Deployment, Network, Node
-from sparktui.core import bundle
 from sparktui.core import catalogue as cat
+from sparktui.core.cluster import Cluster, Deployment, Network, Node
+from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen

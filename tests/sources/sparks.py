@@ -41,8 +41,8 @@ import docker
 from docker.models.containers import Container
 
 from sparktui.core.audit import read_log
-from sparktui.core.sources.ssh import SshNode
-from sparktui.core.spool import state_dir
+from sparktui.core.dirs import state_dir
+from sparktui.core.remote.ssh import SshNode
 from tests.sources.dockerd import IMAGE, _busybox_root, _Daemon
 from tests.sources.sshd import SSHD, SshClient, accepts, children, command_line, keygen, wait_until
 

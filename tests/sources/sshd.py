@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from sparktui.core.sources.ssh import SshNode
+from sparktui.core.remote.ssh import SshNode
 
 SSHD = "/usr/sbin/sshd"
 JOURNALD = "/lib/systemd/systemd-journald"

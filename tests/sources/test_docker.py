@@ -14,28 +14,14 @@ from typing import Any
 
 import pytest
 
-from sparktui.core.analysis import Analyzer
+from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.errors import Unavailable
+from sparktui.core.inventory.containers import discover_containers
 from sparktui.core.pipeline import diagnose_files
-from sparktui.core.sources.base import (
-    Backoff,
-    LiveSource,
-    Received,
-    SourceUnavailable,
-    State,
-    StateChange,
-    supervise,
-)
-from sparktui.core.sources.docker import (
-    MARGIN,
-    DockerSource,
-    LogReader,
-    Resume,
-    discover_containers,
-    nanoseconds,
-)
+from sparktui.core.sources.base import Backoff, LiveSource, Received, State, StateChange, supervise
+from sparktui.core.sources.docker import MARGIN, DockerSource, LogReader, Resume, nanoseconds
 from sparktui.core.sources.files import FileSource
-from sparktui.core.sources.ssh import forward_docker_socket
 from sparktui.core.text import decode
 from tests.conftest import FIXTURES
 from tests.sources.dockerd import Containers, DockerEngine, log_lines
@@ -268,7 +254,7 @@ async def test_through_a_socket_forwarded_over_ssh(
     name = docker_containers.create(log=RAY_BACKEND, env={"PAUSE_AT": "20"})
     node = sshd_cluster.node("node-a")
     try:
-        forwarded = await forward_docker_socket(node, docker_engine.base_url.removeprefix("unix://"))
+        forwarded = await node.forward_unix(docker_engine.base_url.removeprefix("unix://"))
         source = DockerSource(name, base_url=f"unix://{forwarded}", name=f"ssh://node-a/docker/{name}", node="node-a")
         async with Watch(source) as watch:
             await watch.lines_reach(20)
@@ -359,17 +345,17 @@ async def test_terminal_container_and_long_lines(docker_engine: DockerEngine, do
 
 async def test_missing_container_and_unreachable_engine(docker_engine: DockerEngine, tmp_path: Path) -> None:
     source = DockerSource("sparktui-test-nowhere", base_url=docker_engine.base_url)
-    with pytest.raises(SourceUnavailable) as missing:
+    with pytest.raises(Unavailable) as missing:
         await anext(source.stream(None))
     assert (
         str(missing.value)
         == f"no container named sparktui-test-nowhere on the Docker engine at {docker_engine.base_url}"
     )
     gone = f"unix://{tmp_path}/no-engine.sock"
-    with pytest.raises(SourceUnavailable) as unreachable:
+    with pytest.raises(Unavailable) as unreachable:
         await anext(DockerSource("vllm", base_url=gone).stream(None))
     assert str(unreachable.value) == f"cannot reach the Docker engine at {gone}: No such file or directory"
-    with pytest.raises(SourceUnavailable) as listing:
+    with pytest.raises(Unavailable) as listing:
         await asyncio.to_thread(discover_containers, gone)
     assert str(listing.value) == str(unreachable.value)
 

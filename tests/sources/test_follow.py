@@ -91,8 +91,8 @@ async def test_a_one_batch_queue_loses_nothing(tmp_path: Path, catalogue: Catalo
 
 
 async def test_the_spool_is_a_replayable_bundle(tmp_path: Path, catalogue: Catalogue) -> None:
-    from sparktui.core import bundle
-    from sparktui.core.spool import Spool
+    from sparktui.core.sources import bundle
+    from sparktui.core.sources.spool import Spool
 
     real = (FIXTURES / "nccl" / "two-hosts-second-group-not-joined" / "rank0.log").read_text()
     path = tmp_path / "rank0.log"

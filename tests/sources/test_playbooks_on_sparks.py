@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sparktui import config
 from sparktui.cli import main
-from sparktui.config import Deployment
-from sparktui.core import bundle
+from sparktui.core import cluster as config
 from sparktui.core.audit import read_log
+from sparktui.core.cluster import Deployment
+from sparktui.core.sources import bundle
 from tests.sources.books import changed
 from tests.sources.cockpit import WORLD_SIZE, link, roll_back, run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit, ray_run_options

@@ -15,15 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core.sources.base import (
-    Backoff,
-    Received,
-    SourceRefused,
-    SourceUnavailable,
-    State,
-    StateChange,
-    supervise,
-)
+from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.sources.base import Backoff, Received, State, StateChange, supervise
 from sparktui.core.sources.files import MAX_LINE
 from sparktui.core.sources.ray import LineSplitter, RayAddress, RayLogs, RayLogSource, parse_address, ray_log_sources
 
@@ -62,10 +55,10 @@ def test_ray_addresses(address: str, expected: RayAddress) -> None:
     ],
 )
 async def test_ray_bad_addresses_are_refused_in_one_line(address: str) -> None:
-    with pytest.raises(SourceRefused) as refused:
+    with pytest.raises(Refused) as refused:
         parse_address(address)
     assert "\n" not in str(refused.value) and address in str(refused.value)
-    with pytest.raises(SourceRefused):
+    with pytest.raises(Refused):
         await RayLogs(address).expand()
 
 
@@ -77,12 +70,10 @@ def closed_port() -> int:
 
 def test_ray_listing_refuses_bad_globs_and_reports_an_unreachable_head() -> None:
     for glob in ("", "/etc/*", "../*", "logs/../../*"):
-        with pytest.raises(SourceRefused, match="must name files inside the Ray log directory"):
+        with pytest.raises(Refused, match="must name files inside the Ray log directory"):
             ray_log_sources("ray://127.0.0.1", glob)
     port = closed_port()
-    with pytest.raises(
-        SourceUnavailable, match=rf"^cannot reach the Ray head at 127\.0\.0\.1:{port}: Connection refused$"
-    ):
+    with pytest.raises(Unavailable, match=rf"^cannot reach the Ray head at 127\.0\.0\.1:{port}: Connection refused$"):
         ray_log_sources(f"ray://127.0.0.1:{port}")
 
 

@@ -15,9 +15,9 @@ import pytest
 from docker.models.containers import Container
 
 from sparktui.cli import main
-from sparktui.core import playbooks as pb
 from sparktui.core.audit import AuditEntry, read_log
-from sparktui.core.spool import state_dir
+from sparktui.core.dirs import state_dir
+from sparktui.core.remedy import playbook as pb
 from tests.sources import wheelhouse
 from tests.sources.cockpit import roll_back, run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, PATH, SparkNode, Sparks, ray_volumes

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sparktui.core.recreate import docker_run
+from sparktui.core.launch.docker_run import docker_run
 from tests.sources.dockerd import PREFIX, DockerEngine
 
 COMPARED = {

@@ -12,7 +12,7 @@ import docker
 import pytest
 
 from sparktui.cli import main
-from sparktui.config import Deployment
+from sparktui.core.cluster import Deployment
 from tests.sources.books import changed
 from tests.sources.cockpit import WORLD_SIZE, run, spark_cockpit, type_in
 from tests.sources.sparks import ENGINE_IMAGE, SparkNode, Sparks, audit

@@ -14,25 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core.analysis import Analyzer
+from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.sources.base import (
-    Backoff,
-    LiveSource,
-    Received,
-    SourceRefused,
-    SourceUnavailable,
-    State,
-    StateChange,
-    supervise,
-)
+from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.sources.base import Backoff, LiveSource, Received, State, StateChange, supervise
 from sparktui.core.sources.files import FileSource
 from sparktui.core.sources.ssh import (
     SshFileSource,
     SshJournalSource,
     SshUri,
     _TailReader,
-    forward_docker_socket,
     parse_ssh_uri,
     ray_session_sources,
 )
@@ -288,9 +279,9 @@ async def test_unknown_host_key_is_refused_until_trusted_explicitly(
 
 async def test_missing_command_is_refused(cluster: SshdCluster) -> None:
     node = cluster.node("node-a")
-    with pytest.raises(SourceRefused, match=r"^probe: cannot run the command on node-a: .*not-a-command.*not found"):
+    with pytest.raises(Refused, match=r"^probe: cannot run the command on node-a: .*not-a-command.*not found"):
         await node.run("not-a-command", "probe")
-    with pytest.raises(SourceUnavailable, match=r"^probe: the command on node-a ended \(exit 3\)$"):
+    with pytest.raises(Unavailable, match=r"^probe: the command on node-a ended \(exit 3\)$"):
         await node.run("sh -c 'exit 3'", "probe")
 
 
@@ -377,7 +368,7 @@ async def test_ray_session_logs_are_followed_over_one_node(cluster: SshdCluster,
         await watch.until(lambda w=watch, e=expected: w.lines == e, f"all of {name}")
     for watch in watches:
         await watch.stop()
-    with pytest.raises(SourceUnavailable, match=r"^node-a:ray: the command on node-a ended \(exit 1\): find: "):
+    with pytest.raises(Unavailable, match=r"^node-a:ray: the command on node-a ended \(exit 1\): find: "):
         await ray_session_sources(node, str(tmp_path / "no-session"))
 
 
@@ -401,12 +392,12 @@ async def test_docker_socket_forward_survives_a_reconnect(cluster: SshdCluster, 
         return reply
 
     try:
-        local = await forward_docker_socket(node, str(remote))
+        local = await node.forward_unix(str(remote))
         assert oct(Path(local).parent.stat().st_mode & 0o777) == "0o700"
         assert (await ping(local)).endswith(b"\r\n\r\nOK")
         cluster["node-a"].kill_connections()
         await until(lambda: not cluster["node-a"].sessions(), "the connection to drop")
-        assert await forward_docker_socket(node, str(remote)) == local
+        assert await node.forward_unix(str(remote)) == local
         assert (await ping(local)).endswith(b"\r\n\r\nOK")
         await node.close()
         assert not Path(local).exists()

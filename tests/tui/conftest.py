@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core import bundle
 from sparktui.core import catalogue as cat
+from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 
 from ..conftest import FIXTURES

@@ -5,11 +5,11 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from sparktui.core import bundle
 from sparktui.core import catalogue as cat
+from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.bindings import KEYS
-from sparktui.tui.screens.detail import FindingScreen
+from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.widgets.logpane import LogPane
 
@@ -146,7 +146,7 @@ async def test_live_files_are_followed(tmp_path: Path) -> None:
 
 
 async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> None:
-    from sparktui.tui.screens.detail import FindingScreen
+    from sparktui.tui.screens.finding import FindingScreen
     from sparktui.tui.screens.playbook import PlaybookScreen
 
     line = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"

@@ -15,17 +15,17 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from sparktui.approvals import Approvals, cluster_id
 from sparktui.cli import build_parser
-from sparktui.config import Cluster, Deployment, Node
-from sparktui.core import bundle
 from sparktui.core import catalogue as cat
 from sparktui.core.audit import read_log
+from sparktui.core.cluster import Cluster, Deployment, Node
+from sparktui.core.dirs import state_dir
+from sparktui.core.remedy.approvals import Approvals, cluster_id
+from sparktui.core.sources import bundle
 from sparktui.core.sources.follow import FollowedFile
-from sparktui.core.spool import state_dir
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.feed import LiveFeeder
-from sparktui.tui.screens.detail import FindingScreen
+from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
 from tests.sources.sshd import SshdCluster, start_cluster, stop_cluster

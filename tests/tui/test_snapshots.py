@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sparktui.core import bundle
 from sparktui.core import catalogue as cat
+from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 
 from .conftest import make_bundle, wait_done

@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from sparktui.core.errors import Refused, Unavailable
+
 #: Where to resume a stream: a byte offset, a Docker timestamp, a Ray log offset... opaque to the caller,
 #: meaningful to the source that produced it.
 Cursor = int | float | str
@@ -44,16 +46,6 @@ class Received:
     cursor: Cursor
 
 
-class SourceUnavailable(Exception):
-    """The source cannot be read right now (connection refused or dropped, container gone, host down);
-    the supervisor retries. The message is one line for the user."""
-
-
-class SourceRefused(Exception):
-    """Retrying cannot help (authentication refused, unknown or changed host key, bad address); the
-    supervisor stops with this one-line message."""
-
-
 class LiveSource(ABC):
     """One stream of log lines.
 
@@ -61,8 +53,8 @@ class LiveSource(ABC):
     cursor from an earlier batch it continues right after that batch, so nothing is lost or repeated
     across reconnects; with ``None`` it starts where the source starts (the beginning of a file, the
     container's first log line). It returns when the source has ended for good (a finished container
-    whose logs are all read; never for a followed file), and raises :class:`SourceUnavailable` or
-    :class:`SourceRefused`. It may yield empty batches to show it is alive. Undecodable bytes are
+    whose logs are all read; never for a followed file), and raises :class:`Unavailable` or
+    :class:`Refused`. It may yield empty batches to show it is alive. Undecodable bytes are
     replaced, never raised.
     """
 
@@ -76,7 +68,7 @@ class LiveSource(ABC):
 class SourceGroup(ABC):
     """A name that stands for several sources found only once connected (every Ray log of a node, a
     container reached through a forwarded socket). ``expand`` returns them, or raises
-    :class:`SourceUnavailable` / :class:`SourceRefused` like a source does."""
+    :class:`Unavailable` / :class:`Refused` like a source does."""
 
     name: str
 
@@ -129,10 +121,10 @@ async def supervise(
                 if received.lines:
                     await deliver(source.name, received)
                 cursor = received.cursor
-        except SourceRefused as exc:
+        except Refused as exc:
             report(StateChange(source.name, State.FAILED, str(exc)))
             return
-        except SourceUnavailable as exc:
+        except Unavailable as exc:
             delay = backoff.next_delay()
             report(StateChange(source.name, State.RETRYING, f"{exc}; retrying in {delay:.1f} s"))
             await sleep(delay)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from sparktui.core.bundle import BundleError, is_bundle
-from sparktui.core.bundle import load as load_bundle
+from sparktui.core.sources.bundle import BundleError, is_bundle
+from sparktui.core.sources.bundle import load as load_bundle
 from sparktui.core.sources.files import FileSource, looks_binary, unique_names
 
 

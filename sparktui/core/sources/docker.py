@@ -30,12 +30,12 @@ from functools import lru_cache
 from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException, NotFound
+from docker.errors import NotFound
 from docker.types.daemon import CancellableStream
-from requests.exceptions import RequestException
-from urllib3.exceptions import HTTPError
 
-from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceRefused, SourceUnavailable
+from sparktui.core.errors import Unavailable
+from sparktui.core.remote.docker import SDK_ERRORS, connect, engine_name, problem
+from sparktui.core.sources.base import Cursor, LiveSource, Received
 from sparktui.core.text import decode
 
 #: How far (nanoseconds) a resume reaches back before the newest delivered message.
@@ -51,7 +51,6 @@ BUFFERED_LINES = 4096
 
 _STAMP = re.compile(rb"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z")
 _STAMP_AHEAD = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ")
-_SDK_ERRORS = (DockerException, RequestException, HTTPError, OSError)
 _RUNNING = frozenset({"running", "paused"})
 
 
@@ -317,7 +316,7 @@ class _Pump:
         with self._room:
             self._stopped = True
             self._room.notify()
-        with suppress(*_SDK_ERRORS):  # already closed by the engine
+        with suppress(*SDK_ERRORS):  # already closed by the engine
             self._logs.close()
 
 
@@ -325,13 +324,13 @@ class DockerSource(LiveSource):
     """The logs of the container named ``container`` (stdout and stderr, in the order written, without
     Docker's time stamps), followed through restarts and recreations.
 
-    Yields batches of lines; the cursor is a :class:`Resume`. Raises :class:`SourceUnavailable` when the
+    Yields batches of lines; the cursor is a :class:`Resume`. Raises :class:`Unavailable` when the
     engine cannot be reached or the connection drops, and once for each new reason the container has
     no live logs: it is missing, it exited (``container vllm exited with code 137 (OOM killed)``), it
     was restarted or removed. After reporting a reason, the next ``stream`` waits quietly (connecting,
     looking every :data:`POLL` seconds) until the container runs again, then continues where it left
     off; a container recreated under the same name is read from its first line. Raises
-    :class:`SourceRefused` when retrying cannot help: permission denied on the engine's socket, or a
+    :class:`Refused` when retrying cannot help: permission denied on the engine's socket, or a
     logging driver that cannot be read back. Never returns: a container can always come back.
     """
 
@@ -342,7 +341,7 @@ class DockerSource(LiveSource):
         self.base_url = base_url
         self.name = name or f"docker://{container}"
         self.node = node
-        self.engine = f"the Docker engine at {base_url}" if base_url else "the local Docker engine"
+        self.engine = engine_name(base_url)
         self._reported: tuple[str, ...] | None = None  # the last reason raised
         self._drained: tuple[str, ...] | None = None  # the stopped container whose logs were read to the end
 
@@ -380,14 +379,14 @@ class DockerSource(LiveSource):
         """Raise ``reason`` once per new ``key``; after that, the caller waits."""
         if key != self._reported:
             self._reported = key
-            raise SourceUnavailable(reason)
+            raise Unavailable(reason)
 
     async def _look(self, client: docker.DockerClient) -> _Look | None:
         try:
             attrs = await asyncio.to_thread(client.api.inspect_container, self.container)
         except NotFound:
             return None
-        except _SDK_ERRORS as exc:
+        except SDK_ERRORS as exc:
             raise problem(exc, self.engine) from None
         return _Look.of(attrs)
 
@@ -404,14 +403,14 @@ class DockerSource(LiveSource):
                 since=resume.since or None,
             )
         except NotFound:
-            raise SourceUnavailable(f"container {self.container} was removed") from None
-        except _SDK_ERRORS as exc:
+            raise Unavailable(f"container {self.container} was removed") from None
+        except SDK_ERRORS as exc:
             raise problem(exc, self.engine, self.container) from None
         pump = _Pump(logs, LogReader(resume), look.tty, self.name)
         try:
             async for received in pump.batches():
                 yield received
-        except _SDK_ERRORS as exc:
+        except SDK_ERRORS as exc:
             raise problem(exc, self.engine, self.container, "lost the connection to") from None
         finally:
             pump.close()
@@ -421,17 +420,17 @@ class DockerSource(LiveSource):
         after = await self._look(client)
         if after is None:
             self._reported = _MISSING
-            raise SourceUnavailable(f"container {self.container} was removed")
+            raise Unavailable(f"container {self.container} was removed")
         if not after.running:
             self._reported = after.key
-            raise SourceUnavailable(after.describe(self.container))
+            raise Unavailable(after.describe(self.container))
         if after.id != before.id:
-            raise SourceUnavailable(f"container {self.container} was replaced by a new container of that name")
+            raise Unavailable(f"container {self.container} was replaced by a new container of that name")
         if after.started_at == before.started_at:
-            raise SourceUnavailable(f"{self.engine} closed the log stream of container {self.container}")
+            raise Unavailable(f"{self.engine} closed the log stream of container {self.container}")
         died = await asyncio.to_thread(_exit_between, client, before, after)
         how = f" after exiting with {died}" if died else ""
-        raise SourceUnavailable(f"container {self.container} restarted{how}")
+        raise Unavailable(f"container {self.container} restarted{how}")
 
 
 def _exit_between(client: docker.DockerClient, before: _Look, after: _Look) -> str:
@@ -449,109 +448,8 @@ def _exit_between(client: docker.DockerClient, before: _Look, after: _Look) -> s
                 oom = True
             elif event.get("Action") == "die":
                 code = str(event.get("Actor", {}).get("Attributes", {}).get("exitCode", ""))
-    except _SDK_ERRORS:
+    except SDK_ERRORS:
         return ""
     if not code:
         return ""
     return f"code {code}" + (" (OOM killed)" if oom else "")
-
-
-def connect(base_url: str | None) -> docker.DockerClient:
-    """A client for the engine at ``base_url`` (default: the local engine, as ``DOCKER_HOST`` says).
-    Blocks; raises :class:`SourceUnavailable` or :class:`SourceRefused` with a one-line reason."""
-    engine = f"the Docker engine at {base_url}" if base_url else "the local Docker engine"
-    try:
-        if base_url is None:
-            return docker.from_env(version="auto", timeout=30)
-        return docker.DockerClient(base_url=base_url, version="auto", timeout=30)
-    except _SDK_ERRORS as exc:
-        raise problem(exc, engine) from None
-
-
-def problem(
-    exc: BaseException, engine: str, container: str | None = None, doing: str = "cannot reach"
-) -> SourceUnavailable | SourceRefused:
-    """The one-line error for something the SDK raised (``doing`` what to the engine, when it is not an
-    answer of the engine's)."""
-    if isinstance(exc, APIError):
-        reason = _one_line(str(exc.explanation or exc))
-        subject = f"container {container}" if container else engine
-        if exc.status_code == 501:  # e.g. "configured logging driver does not support reading"
-            return SourceRefused(f"{subject}: {reason}")
-        return SourceUnavailable(f"{subject}: {reason}")
-    cause = _root_cause(exc)
-    if isinstance(cause, PermissionError):
-        return SourceRefused(f"permission denied on {engine} (is this user allowed to use Docker?)")
-    if isinstance(cause, OSError) and cause.strerror:
-        return SourceUnavailable(f"{doing} {engine}: {cause.strerror}")
-    return SourceUnavailable(f"{doing} {engine}: {_one_line(str(cause) or type(cause).__name__)}")
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    """The innermost error: requests and urllib3 nest theirs in ``args`` as well as in ``__cause__``."""
-    seen: set[int] = set()
-    while id(exc) not in seen:
-        seen.add(id(exc))
-        inner = exc.__cause__ or next((a for a in exc.args if isinstance(a, BaseException)), None)
-        if inner is None:
-            inner = getattr(exc, "reason", None)  # urllib3's MaxRetryError and friends
-        if not isinstance(inner, BaseException):
-            return exc
-        exc = inner
-    return exc
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
-@dataclass(frozen=True, slots=True)
-class ContainerInfo:
-    """A running container that runs an inference engine or Ray."""
-
-    name: str
-    id: str
-    image: str
-    role: str  # vllm, sglang, ray-head, ray-worker, or ray (a Ray image running something else)
-    command: str
-
-
-_COMMAND_ROLES = (
-    ("vllm", re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\b")),
-    ("sglang", re.compile(r"\bsglang\.launch_server\b")),
-    ("ray-head", re.compile(r"\bray\s+start\b.*\s--head\b")),
-    ("ray-worker", re.compile(r"\bray\s+start\b")),
-)
-_IMAGE_ROLES = (("vllm", "vllm"), ("sglang", "sglang"), ("ray", "ray"), ("rayproject", "ray"))
-
-
-def role_of(image: str, command: str) -> str | None:
-    """What a container runs, judged from its command first (an engine before Ray, when a script
-    starts both) and then from the words of its image name; None for anything else."""
-    for role, pattern in _COMMAND_ROLES:
-        if pattern.search(command):
-            return role
-    words = set(re.split(r"[/:@._-]", image.lower()))
-    return next((role for word, role in _IMAGE_ROLES if word in words), None)
-
-
-def discover_containers(base_url: str | None = None) -> list[ContainerInfo]:
-    """The running containers of the engine at ``base_url`` (default: the local engine) that run vLLM,
-    SGLang or Ray, by name. Blocks; raises :class:`SourceUnavailable` or :class:`SourceRefused` with a
-    one-line reason when the engine cannot be asked."""
-    engine = f"the Docker engine at {base_url}" if base_url else "the local Docker engine"
-    client = connect(base_url)
-    try:
-        listed = client.api.containers()
-    except _SDK_ERRORS as exc:
-        raise problem(exc, engine) from None
-    finally:
-        client.close()
-    found = []
-    for c in listed:
-        role = role_of(c["Image"], c["Command"])
-        if role is not None:
-            name = c["Names"][0].lstrip("/") if c["Names"] else c["Id"][:12]
-            found.append(ContainerInfo(name, c["Id"], c["Image"], role, c["Command"]))
-    return sorted(found, key=lambda info: info.name)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sparktui.core.classify import classify
-from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceUnavailable
+from sparktui.core.errors import Unavailable
+from sparktui.core.sources.base import Cursor, LiveSource, Received
 from sparktui.core.sources.files import MAX_LINE, node_from_path
 from sparktui.core.text import decode
 
@@ -22,7 +23,7 @@ class FollowedFile(LiveSource):
 
     A file replaced by a new one (log rotation: another inode at the same path) is read to its end and
     the new file is followed from its start; a file that shrank below the cursor (truncation) is read
-    again from its start. A missing or unreadable file raises :class:`SourceUnavailable`, so the
+    again from its start. A missing or unreadable file raises :class:`Unavailable`, so the
     supervisor waits for it to appear, as ``tail -F`` does. A line is only delivered once its newline
     has been written, unless it grows past :data:`MAX_LINE` bytes.
     """
@@ -70,7 +71,7 @@ class FollowedFile(LiveSource):
         try:
             return self.path.open("rb")
         except OSError as exc:
-            raise SourceUnavailable(f"cannot open {self.path}: {exc.strerror or exc}") from None
+            raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}") from None
 
     def _learn_node(self, lines: tuple[str, ...]) -> None:
         for line in lines:

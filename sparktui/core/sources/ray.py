@@ -35,8 +35,9 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
-from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceGroup, SourceRefused, SourceUnavailable
+from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceGroup
 
 if TYPE_CHECKING:
     from ray.util.state.common import NodeState
@@ -92,23 +93,23 @@ class RayAddress:
 
 
 def parse_address(address: str) -> RayAddress:
-    """``ray://head[:port]`` or ``head[:port]`` as a :class:`RayAddress`; :class:`SourceRefused` with a
+    """``ray://head[:port]`` or ``head[:port]`` as a :class:`RayAddress`; :class:`Refused` with a
     one-line reason for anything else (another scheme, a path, a bad host or port)."""
     rest = address.strip().removeprefix("ray://")
     if "://" in rest:
-        raise SourceRefused(f"{address}: not a Ray head address (expected ray://head[:port])")
+        raise Refused(f"{address}: not a Ray head address (expected ray://head[:port])")
     try:
         parts = urlsplit(f"ray://{rest}")
         port = parts.port
     except ValueError as exc:
-        raise SourceRefused(f"{address}: {exc}") from None
+        raise Refused(f"{address}: {exc}") from None
     if parts.path.strip("/") or parts.query or parts.fragment or parts.username or parts.password:
-        raise SourceRefused(f"{address}: expected ray://head[:port] and nothing more")
+        raise Refused(f"{address}: expected ray://head[:port] and nothing more")
     host = parts.hostname or ""
     if not (_HOST.fullmatch(host) or _is_ip(host)):
-        raise SourceRefused(f"{address}: no valid head host name in it (expected ray://head[:port])")
+        raise Refused(f"{address}: no valid head host name in it (expected ray://head[:port])")
     if port == 0:
-        raise SourceRefused(f"{address}: port 0 is not a port a Ray head listens on")
+        raise Refused(f"{address}: port 0 is not a port a Ray head listens on")
     return RayAddress(host, port or DEFAULT_PORT)
 
 
@@ -118,7 +119,7 @@ def ray_log_sources(address: str, glob: str | None = None, *, node_filter: str |
     ``glob`` is matched by each node's agent against paths relative to its Ray log directory (``*.out``,
     ``events/*``); without one, only the files in :data:`DEFAULT_GLOBS`. ``node_filter`` is a shell
     pattern matched against each node's name, IP address and id. Blocks while it asks the head. Raises
-    :class:`SourceRefused` for an address or glob that cannot work and :class:`SourceUnavailable` when
+    :class:`Refused` for an address or glob that cannot work and :class:`Unavailable` when
     the head cannot be reached or does not answer. A node whose files cannot be listed (its agent has
     not registered yet, or stopped) gets a source for :data:`ALWAYS_THERE` if the glob matches it, whose
     state then says what is wrong. Files written after the call (a new worker's log) are not included:
@@ -126,7 +127,7 @@ def ray_log_sources(address: str, glob: str | None = None, *, node_filter: str |
     """
     target = parse_address(address)
     if glob is not None and (not glob or PurePosixPath(glob).is_absolute() or ".." in PurePosixPath(glob).parts):
-        raise SourceRefused(f"glob {glob!r}: must name files inside the Ray log directory")
+        raise Refused(f"glob {glob!r}: must name files inside the Ray log directory")
     _reach(target)
     from ray.util.state import list_logs, list_nodes
 
@@ -175,7 +176,7 @@ class RayLogSource(LiveSource):
     the file; then it yields an empty batch. It checks again, and yields another, after every
     ``probe_every`` seconds of silence.
 
-    Raises :class:`SourceRefused` for an address that cannot be a Ray head and :class:`SourceUnavailable`
+    Raises :class:`Refused` for an address that cannot be a Ray head and :class:`Unavailable`
     when the head cannot be reached or does not answer, when the node is dead, gone or unreachable, when
     the file is not there, or when the stream breaks; each with a one-line message. Never returns: a
     followed file can always grow.
@@ -200,7 +201,7 @@ class RayLogSource(LiveSource):
                 try:
                     chunks = await reader.chunks(self.probe_every)
                 except _Ended:
-                    raise SourceUnavailable(
+                    raise Unavailable(
                         f"the Ray head closed the stream of {self.filename} on node {self.node}"
                     ) from None
                 except Exception as exc:
@@ -216,12 +217,12 @@ class RayLogSource(LiveSource):
             reader.close()
 
     async def _check(self, target: RayAddress) -> None:
-        """Raise :class:`SourceUnavailable` unless, in time, the head says the node is alive and relays its
+        """Raise :class:`Unavailable` unless, in time, the head says the node is alive and relays its
         agent's listing of the file."""
         try:
             await asyncio.wait_for(asyncio.to_thread(self._ask_node, target), CHECK_SECONDS)
         except TimeoutError:
-            raise SourceUnavailable(
+            raise Unavailable(
                 f"the Ray head at {target} did not answer within {CHECK_SECONDS:.0f} s "
                 f"(is {target.port} its GCS port? the dashboard's port does not work here)"
             ) from None
@@ -240,10 +241,10 @@ class RayLogSource(LiveSource):
         except Exception as exc:
             raise _unavailable(exc, f"asking the Ray head at {target} about node {self.node}") from None
         if not nodes:
-            raise SourceUnavailable(f"node {self.node} ({self.node_id[:12]}) is not in the Ray cluster at {target}")
+            raise Unavailable(f"node {self.node} ({self.node_id[:12]}) is not in the Ray cluster at {target}")
         if nodes[0].state != "ALIVE":
             why = _first_line(nodes[0].state_message or "")
-            raise SourceUnavailable(f"node {self.node} is {str(nodes[0].state).lower()}" + (f": {why}" if why else ""))
+            raise Unavailable(f"node {self.node} is {str(nodes[0].state).lower()}" + (f": {why}" if why else ""))
         # The head may not have noticed yet that the node stopped: ask its agent, through the head.
         try:
             groups = list_logs(
@@ -252,7 +253,7 @@ class RayLogSource(LiveSource):
         except Exception as exc:
             raise _unavailable(exc, f"asking node {self.node} for {self.filename}") from None
         if not any(self.filename in names for names in groups.values()):
-            raise SourceUnavailable(f"node {self.node} has no log file {self.filename}")
+            raise Unavailable(f"node {self.node} has no log file {self.filename}")
 
     def _follow(self, target: RayAddress) -> Iterator[bytes]:
         from ray.util.state import get_log
@@ -349,12 +350,12 @@ class _Reader:
 
 
 def _reach(target: RayAddress) -> None:
-    """Raise :class:`SourceUnavailable` unless a TCP connection to the head's GCS port opens: Ray itself
+    """Raise :class:`Unavailable` unless a TCP connection to the head's GCS port opens: Ray itself
     would try for 40 s before saying the head is not there."""
     try:
         socket.create_connection((target.host, target.port), timeout=REACH_SECONDS).close()
     except OSError as exc:
-        raise SourceUnavailable(f"cannot reach the Ray head at {target}: {exc.strerror or exc}") from None
+        raise Unavailable(f"cannot reach the Ray head at {target}: {exc.strerror or exc}") from None
 
 
 def _node_matches(node: NodeState, pattern: str) -> bool:
@@ -369,8 +370,8 @@ def _is_ip(host: str) -> bool:
     return True
 
 
-def _unavailable(exc: BaseException, doing: str) -> SourceUnavailable:
-    """A one-line :class:`SourceUnavailable` for an error of Ray, gRPC, requests or the network."""
+def _unavailable(exc: BaseException, doing: str) -> Unavailable:
+    """A one-line :class:`Unavailable` for an error of Ray, gRPC, requests or the network."""
     text = str(exc)
     response = getattr(exc, "response", None)  # requests' HTTPError: the body says nothing more
     if response is not None:
@@ -381,7 +382,7 @@ def _unavailable(exc: BaseException, doing: str) -> SourceUnavailable:
         reason = errno.group().strip()
     else:
         reason = _first_line(text) or type(exc).__name__
-    return SourceUnavailable(f"{doing}: {reason}")
+    return Unavailable(f"{doing}: {reason}")
 
 
 def _first_line(text: str) -> str:

@@ -8,12 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sparktui.core.sources.base import LiveSource, SourceGroup, SourceRefused
+from sparktui.core.errors import Refused
+from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.discover import discover
 from sparktui.core.sources.follow import FollowedFile
 
 if TYPE_CHECKING:  # imported when an ssh:// source is opened, not at start-up
-    from sparktui.core.sources.ssh import SshNode
+    from sparktui.core.remote.ssh import SshNode
 
 
 class UriError(ValueError):
@@ -45,6 +46,7 @@ class Opener:
         return sources
 
     def _ssh(self, arg: str) -> LiveSource | SourceGroup:
+        from sparktui.core.remote.ssh import SshNode
         from sparktui.core.sources import ssh
 
         try:
@@ -54,7 +56,7 @@ class Opener:
         key = (uri.user, uri.host, uri.port)
         node = self._nodes.get(key)
         if node is None:
-            node = self._nodes[key] = ssh.SshNode(
+            node = self._nodes[key] = SshNode(
                 uri.host, user=uri.user, port=uri.port, trust_new_host_key=self.trust_new_host_key
             )
         if uri.kind == "file":
@@ -83,9 +85,10 @@ class _SshDocker(SourceGroup):
         self.name, self.node, self.container = name, node, container
 
     async def expand(self) -> list[LiveSource]:
-        from sparktui.core.sources import docker, ssh
+        from sparktui.core.remote.docker import SOCKET
+        from sparktui.core.sources import docker
 
-        socket = await ssh.forward_docker_socket(self.node)
+        socket = await self.node.forward_unix(SOCKET)
         return [docker.DockerSource(self.container, base_url=f"unix://{socket}", name=self.name, node=self.node.name)]
 
 
@@ -106,7 +109,7 @@ def _ray(arg: str) -> SourceGroup:
     address, _, glob = arg.split("://", 1)[1].partition("/")
     try:
         ray.parse_address(address)
-    except SourceRefused as exc:
+    except Refused as exc:
         raise UriError(str(exc)) from None
     return ray.RayLogs(address, glob or None)
 

@@ -20,15 +20,17 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, RichLog, Static
 
-from sparktui import remedy
-from sparktui.approvals import Approvals, cluster_id
-from sparktui.config import Cluster
-from sparktui.core import actions
-from sparktui.core import playbooks as pb
 from sparktui.core.audit import AuditEntry, AuditLog
+from sparktui.core.cluster import Cluster
+from sparktui.core.errors import Refused
 from sparktui.core.events import Finding
+from sparktui.core.remedy import actions
+from sparktui.core.remedy import plan as remedy
+from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy.approvals import Approvals, cluster_id
+from sparktui.core.remote.command import Command
 from sparktui.core.text import display
-from sparktui.render import translation_text
+from sparktui.richtext import translation_text
 from sparktui.tui.bindings import KEYS, PLAYBOOK, bindings
 from sparktui.tui.screens.values import ValuesScreen
 
@@ -349,7 +351,7 @@ class PlaybookScreen(ModalScreen[None]):
                 output=self._line,
                 offer_rollback=self._offer,
             )
-        except (actions.ActionError, OSError) as exc:
+        except (actions.ActionError, Refused, OSError) as exc:
             final = Text(f"Failed: {display(str(exc))}", style="bold red")
         else:
             final = _final(rendered, outcome)
@@ -411,7 +413,7 @@ def _final(rendered: pb.Rendered, outcome: actions.Outcome) -> Text:
     return Text(f"Failed, left as is ({why}): {outcome.failure}", style="bold red")
 
 
-def _commands(commands: Iterable[pb.Command]) -> Text:
+def _commands(commands: Iterable[Command]) -> Text:
     return Text("\n").join(Text.assemble((f"{c.node:>14} ", "cyan"), ("$ ", "dim"), c.command) for c in commands)
 
 

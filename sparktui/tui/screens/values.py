@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from sparktui.core import playbooks as pb
+from sparktui.core.remedy import playbook as pb
 from sparktui.core.text import display
 
 #: Kinds whose empty value means something (an option left unset): an empty field gives "" rather than nothing.

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from sparktui.core.events import Finding
-from sparktui.render import SEVERITY_STYLE
+from sparktui.richtext import SEVERITY_STYLE
 
 
 class FindingsTable(DataTable[Text]):

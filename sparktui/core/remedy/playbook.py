@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from sparktui.core import tomlfile
+from sparktui.core import dirs, tomlfile
+from sparktui.core.remote.command import Command
 
 if TYPE_CHECKING:
-    from sparktui.core.translate import Translation
+    from sparktui.core.launch.sglang_to_vllm import Translation
 
 RISKS = ("read-only", "restarts", "changes-node")
 #: Values sparktui reads on the nodes themselves before rendering (``docker inspect`` of the node's
@@ -159,17 +160,6 @@ class Playbook:
 
 
 @dataclass(frozen=True, slots=True)
-class Command:
-    """One command for one node, exactly as it would run there (``local`` for the machine of sparktui)."""
-
-    step: str
-    node: str
-    place: str
-    command: str
-    changes: bool = True
-
-
-@dataclass(frozen=True, slots=True)
 class Rendered:
     playbook: Playbook
     values: Mapping[str, str]
@@ -188,17 +178,9 @@ class Nodes:
         return (self.head, *self.workers)
 
 
-def builtin_dir() -> Path:
-    here = Path(__file__).resolve()
-    for candidate in (here.parents[2] / "playbooks", here.parents[1] / "playbooks"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("the built-in playbooks/ folder is missing from this installation")
-
-
 def load_all(extra_dirs: Iterable[Path] = ()) -> dict[str, Playbook]:
     found: dict[str, Playbook] = {}
-    for folder in [builtin_dir(), *extra_dirs]:
+    for folder in [dirs.builtin("playbooks"), *extra_dirs]:
         for path in sorted(Path(folder).glob("*.toml")):
             playbook = load(path)
             found[playbook.id] = playbook
@@ -448,7 +430,7 @@ def resolve(
 def translated(cluster: Mapping[str, str] | None, key: str) -> Translation | str | None:
     """The vLLM launch translated from the SGLang launch in the cluster file's ``key`` (the ``sglang:KEY``
     source), why it cannot be translated, or None when there is none."""
-    from sparktui.core.translate import TranslateError, sglang_to_vllm  # its tables load on first use
+    from sparktui.core.launch.sglang_to_vllm import TranslateError, sglang_to_vllm  # its tables load on first use
 
     launch = (cluster or {}).get(key)
     if not launch:

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import regex
 
+from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.findings import finding_from_stall, new_finding, rank
+from sparktui.core.analysis.matcher import Engine, Matcher, best_engine
+from sparktui.core.analysis.stages import StageTracker
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.classify import Classification, classify
-from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Position, SourceSummary
-from sparktui.core.findings import finding_from_stall, new_finding, rank
-from sparktui.core.matcher import Engine, Matcher, best_engine
-from sparktui.core.stages import StageTracker
 from sparktui.core.text import display
 
 CONTEXT_LINES = 3

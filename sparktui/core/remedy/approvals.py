@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sparktui import config
-from sparktui.core.playbooks import Playbook
+from sparktui.core import cluster as config
+from sparktui.core import dirs
+from sparktui.core.remedy.playbook import Playbook
 
 
 def cluster_id(cluster: config.Cluster | None, nodes: tuple[str, ...]) -> str:
@@ -36,7 +37,7 @@ class Approvals:
 
     @classmethod
     def default(cls) -> Approvals:
-        return cls(config.config_dir() / "approvals.json")
+        return cls(dirs.config_dir() / "approvals.json")
 
     def _entries(self) -> list[dict[str, str]]:
         try:

@@ -26,15 +26,14 @@ A file that cannot be used is rejected with one line naming the file, the key an
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from sparktui.core import tomlfile
-from sparktui.core.playbooks import fits
+from sparktui.core import dirs, tomlfile
+from sparktui.core.remedy.playbook import fits
 
 ENGINES = ("vllm", "sglang")
 ROLES = ("head", "worker")
@@ -112,19 +111,8 @@ class Cluster:
         return uris
 
 
-def config_dir() -> Path:
-    """Where sparktui keeps what the user configures: ``$SPARKTUI_CONFIG_DIR``, else
-    ``$XDG_CONFIG_HOME/sparktui`` (``~/.config/sparktui``)."""
-    if os.environ.get("SPARKTUI_CONFIG_DIR"):
-        return Path(os.environ["SPARKTUI_CONFIG_DIR"])
-    return Path(os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")) / "sparktui"
-
-
 def find(cwd: Path | None = None) -> Path | None:
-    candidates = [(cwd or Path.cwd()) / "sparktui.toml", config_dir() / "cluster.toml"]
-    if os.environ.get("SPARKTUI_CONFIG_DIR"):
-        base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-        candidates.append(Path(base) / "sparktui" / "cluster.toml")
+    candidates = [(cwd or Path.cwd()) / "sparktui.toml", *(d / "cluster.toml" for d in dirs.config_dirs())]
     return next((p for p in candidates if p.is_file()), None)
 
 

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Severity
-from sparktui.core.incident import Incident
+from sparktui.core.report.incident import Incident
 from sparktui.core.text import display
 
 #: The version of the report's own JSON keys, beside the diagnosis' ``version``.

@@ -17,14 +17,10 @@ from pathlib import Path
 from typing import TextIO
 
 from sparktui.core import tomlfile
+from sparktui.core.dirs import state_dir
 
 MAX_BYTES = 64 << 20
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "sparktui"
 
 
 def new_incident_dir(root: Path | None = None) -> Path:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import html
 
-from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import Finding
-from sparktui.core.incident import Incident
-from sparktui.core.report import (
+from sparktui.core.report.incident import Incident
+from sparktui.core.report.markdown import (
     INVENTORY_NOTE,
     counts,
     evidence_by_node,

@@ -1,10 +1,6 @@
-"""Running a rendered playbook: the only module that changes anything on a node.
-
-The commands are exactly those :func:`sparktui.core.playbooks.render` produced (and a dry run showed):
-each runs on its node over that node's SSH connection, or on this machine for ``local`` steps, in order;
-the first failure stops the run and the rollback steps run; every command becomes an
-:class:`~sparktui.core.audit.AuditEntry`, appended to the audit log as it finishes. Read-only mode
-refuses any playbook whose risk is not ``read-only`` before a single command runs.
+"""Running one command on one node: over the node's SSH connection, or on this machine for ``local``; and
+fetching a URL from a node. Nothing here decides whether a command should run (that is
+:mod:`sparktui.core.remedy.actions`); this is only how it runs.
 """
 
 from __future__ import annotations
@@ -14,34 +10,23 @@ import contextlib
 import os
 import shlex
 import signal
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping
 from typing import Protocol
 from urllib.parse import urlsplit
 
 import asyncssh
 
-from sparktui.core.audit import AuditEntry, AuditLog
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
-from sparktui.core.playbooks import Command, Rendered
-from sparktui.core.sources.base import SourceRefused, SourceUnavailable
-from sparktui.core.sources.ssh import SshNode, split_target
+from sparktui.core.remote.command import Command
+from sparktui.core.remote.ssh import SshNode, split_target
 from sparktui.core.text import decode, display
-from sparktui.core.verify import Verdict, run_check
 
 #: Called with (node, one line of output, without its newline) as each line arrives.
 Output = Callable[[str, str], None]
-#: The most of one command's output an audit entry keeps.
-OUTPUT_LIMIT = 1 << 20
 #: A line of output longer than this (a progress bar redrawn with \r) is shown in pieces as it grows.
 LINE_LIMIT = 8192
-
-
-class ActionError(Exception):
-    """The run was refused before anything ran (read-only mode, an unknown node); one line."""
 
 
 class Runner(ABC):
@@ -106,7 +91,7 @@ class SshRunner(Runner):
             try:
                 user, host, port = split_target(target)
             except ValueError as exc:
-                raise ActionError(str(exc)) from None
+                raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name)
         return cls(nodes)
 
@@ -119,7 +104,7 @@ class SshRunner(Runner):
             return await self.local.run(command, output)
         node = self.nodes.get(command.node)
         if node is None:
-            raise ActionError(f"no way to reach node {command.node!r}: it is not in the cluster file")
+            raise Refused(f"no way to reach node {command.node!r}: it is not in the cluster file")
         script = f"sh -c {shlex.quote('{ ' + command.command + chr(10) + '} 2>&1')}"
         try:
             async with node.session(script, f"{command.node}: {command.step}") as session:
@@ -129,7 +114,7 @@ class SshRunner(Runner):
                 _emit(command.node, lines.rest(), output)
                 await session.ended()
                 return session.process.exit_status
-        except (SourceUnavailable, SourceRefused) as exc:
+        except (Unavailable, Refused) as exc:
             output(command.node, f"[sparktui: {exc}]")
             return None
 
@@ -139,10 +124,10 @@ class SshRunner(Runner):
         host, port, path = split_url(url)
         ssh = self.nodes.get(node)
         if ssh is None:
-            raise ActionError(f"no way to reach node {node!r}: it is not in the cluster file")
+            raise Refused(f"no way to reach node {node!r}: it is not in the cluster file")
         try:
             reader, writer = await ssh.open_tcp(host, port)
-        except (SourceUnavailable, SourceRefused) as exc:
+        except (Unavailable, Refused) as exc:
             return str(exc)
         return await http_status(reader, writer, host, port, path)
 
@@ -156,7 +141,7 @@ def split_url(url: str) -> tuple[str, int, str]:
     """Host, port and path of an ``http://`` URL."""
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.hostname:
-        raise ActionError(f"{url}: only http:// URLs can be checked")
+        raise Refused(f"{url}: only http:// URLs can be checked")
     return parts.hostname, parts.port or 80, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
@@ -192,127 +177,3 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "no answer within 30 s"
     return str(exc) or type(exc).__name__
-
-
-@dataclass
-class Outcome:
-    entries: list[AuditEntry] = field(default_factory=list)  # the steps, then the verification
-    verdict: Verdict | None = None  # None when a step failed before the check
-    rolled_back: list[AuditEntry] = field(default_factory=list)
-    changed: bool = False  # whether a command that changes something ran (only checks: nothing to undo)
-
-    @property
-    def ok(self) -> bool:
-        return all(e.exit_code == 0 for e in self.entries)
-
-    @property
-    def failure(self) -> str:
-        """One line: what went wrong, or "" when nothing did."""
-        if self.verdict is not None and not self.verdict.passed:
-            return f"verification failed: {self.verdict.note}"
-        for entry in self.entries:
-            if entry.exit_code != 0:
-                return f"{entry.node}: {entry.step}: {entry.outcome}"
-        return ""
-
-
-#: Asked, with what went wrong, whether to run the rollback now; None runs it without asking.
-OfferRollback = Callable[[Outcome], Awaitable[bool]]
-
-
-async def execute(
-    rendered: Rendered,
-    runner: Runner,
-    *,
-    readonly: bool = False,
-    audit: AuditLog | None = None,
-    output: Output = lambda node, text: None,
-    offer_rollback: OfferRollback | None = None,
-) -> Outcome:
-    """Run the commands in order, then the verification; on the first failure (or a failed verification)
-    stop, and run the rollback commands (after asking ``offer_rollback``, when given) unless every command
-    that ran was one that changes nothing."""
-    if readonly and rendered.playbook.risk != "read-only":
-        raise ActionError(f"{rendered.playbook.id} is {rendered.playbook.risk}: refused in read-only mode")
-    outcome = Outcome()
-    for command in rendered.commands:
-        outcome.changed = outcome.changed or command.changes
-        entry = await _one(command, rendered, runner, output, audit)
-        outcome.entries.append(entry)
-        if entry.exit_code != 0:
-            break
-    else:
-        outcome.verdict = await _verify(rendered, runner, output, audit, outcome)
-    if outcome.ok or not rendered.rollback or not outcome.changed:
-        return outcome
-    if offer_rollback is None or await offer_rollback(outcome):
-        for step in rendered.rollback:
-            outcome.rolled_back.append(await _one(step, rendered, runner, output, audit))
-    return outcome
-
-
-async def _verify(
-    rendered: Rendered, runner: Runner, output: Output, audit: AuditLog | None, outcome: Outcome
-) -> Verdict:
-    check = rendered.check
-    started, clock = datetime.now(UTC), time.monotonic()
-    printed = _Captured(output)
-    output(check.node, f"[verify] {check.describe()}")
-    verdict = await run_check(check, runner, printed.line)
-    output(check.node, f"[verify] {'passed' if verdict.passed else 'FAILED'}: {verdict.note}")
-    if check.kind != "none":
-        entry = AuditEntry(
-            check.describe(),
-            check.node,
-            started,
-            0 if verdict.passed else 1,
-            printed.text() + verdict.note + "\n",
-            time.monotonic() - clock,
-            "host",
-            rendered.playbook.id,
-            "verify",
-        )
-        outcome.entries.append(entry)
-        if audit is not None:
-            audit.add(entry)
-    return verdict
-
-
-class _Captured:
-    """Passes each line on to ``output`` and keeps the first :data:`OUTPUT_LIMIT` characters for the audit."""
-
-    def __init__(self, output: Output) -> None:
-        self.output = output
-        self.kept: list[str] = []
-        self.size = 0
-
-    def line(self, node: str, line: str) -> None:
-        if self.size < OUTPUT_LIMIT:
-            self.kept.append(line)
-            self.size += len(line) + 1
-        self.output(node, line)
-
-    def text(self) -> str:
-        return "".join(f"{line}\n" for line in self.kept)
-
-
-async def _one(
-    command: Command, rendered: Rendered, runner: Runner, output: Output, audit: AuditLog | None
-) -> AuditEntry:
-    started, clock = datetime.now(UTC), time.monotonic()
-    printed = _Captured(output)
-    code = await runner.run(command, printed.line)
-    entry = AuditEntry(
-        command.command,
-        command.node,
-        started,
-        code,
-        printed.text(),
-        time.monotonic() - clock,
-        command.place,
-        rendered.playbook.id,
-        command.step,
-    )
-    if audit is not None:
-        audit.add(entry)
-    return entry

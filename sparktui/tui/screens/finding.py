@@ -14,12 +14,12 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from sparktui import remedy
-from sparktui.config import Cluster
-from sparktui.core import playbooks as pb
 from sparktui.core.catalogue import Signature
+from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding
-from sparktui.render import SEVERITY_STYLE
+from sparktui.core.remedy import plan as remedy
+from sparktui.core.remedy import playbook as pb
+from sparktui.richtext import SEVERITY_STYLE
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
 
 

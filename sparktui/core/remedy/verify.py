@@ -1,7 +1,7 @@
 """Deciding whether a run worked: the playbook's ``[verify]`` check, polled until it passes or time runs out.
 
 The check runs where the playbook says (the head, through its SSH connection, or this machine) with the
-same :class:`~sparktui.core.actions.Runner` the steps used: an HTTP check opens a TCP connection from the
+same :class:`~sparktui.core.remote.runner.Runner` the steps used: an HTTP check opens a TCP connection from the
 node itself, so ``http://localhost:8000/health`` is the head's own port; a log check runs a command (say
 ``docker logs --since {since} -f C``) and waits for a line of its output to match a pattern; a Ray check runs
 ``ray status`` until the cluster holds enough nodes and GPUs. Reading ``ray status`` is pure and separate.
@@ -13,14 +13,12 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import regex
 
-from sparktui.core.playbooks import Check, Command
-
-if TYPE_CHECKING:
-    from sparktui.core.actions import Runner
+from sparktui.core.remedy.playbook import Check
+from sparktui.core.remote.command import Command
+from sparktui.core.remote.runner import Runner
 
 #: Seconds between two tries of a check that did not pass yet.
 INTERVAL = 2.0

@@ -14,13 +14,13 @@ from rich.console import Console, Group
 from rich.padding import Padding
 from rich.text import Text
 
-from sparktui.core.diagnosis import Diagnosis
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Severity
-from sparktui.core.report import counts, sources_line
+from sparktui.core.report.markdown import counts, sources_line
 from sparktui.core.text import display
 
 if TYPE_CHECKING:
-    from sparktui.core.translate import Translation
+    from sparktui.core.launch.sglang_to_vllm import Translation
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",

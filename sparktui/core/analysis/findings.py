@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from sparktui.core.analysis.stages import StallHit, Unit
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Finding, Position, Severity
-from sparktui.core.stages import StallHit, Unit
 from sparktui.core.text import display
 
 

@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 
 import regex
 
-from sparktui.core.analysis import Analyzer
+from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.literals import required_literals
+from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.classify import classify
-from sparktui.core.literals import required_literals
-from sparktui.core.matcher import Engine, LiteralEngine, best_engine
 from sparktui.core.taxonomy import CATEGORIES
 
 EngineFactory = Callable[[Sequence[str]], Engine]

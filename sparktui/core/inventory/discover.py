@@ -16,8 +16,9 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sparktui.core.sources import docker, ssh
-from sparktui.core.sources.base import SourceRefused, SourceUnavailable
+from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.inventory.containers import ContainerInfo, discover_containers
+from sparktui.core.remote import docker, ssh
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 ENGINE_PROCESSES = r"vllm serve|vllm\.entrypoints|sglang\.launch_server|ray start|raylet|gcs_server"
@@ -34,7 +35,7 @@ _RDMA = (
 class NodeLook:
     target: str  # as given: [user@]host[:port] or an ssh alias
     hostname: str = ""
-    containers: list[docker.ContainerInfo] = field(default_factory=list)
+    containers: list[ContainerInfo] = field(default_factory=list)
     ray_session: bool = False
     processes: list[str] = field(default_factory=list)
     addresses: list[tuple[str, str]] = field(default_factory=list)  # (interface, address/prefix)
@@ -67,11 +68,11 @@ async def look(target: str, *, trust_new_host_key: bool = False) -> NodeLook:
         devices = await node.run(_sh(_RDMA), f"{target}: RDMA devices")
         seen.rdma = {w[0].split("/")[0]: w[0].rsplit("/", 1)[-1] for w in _words(devices) if "/" in w[0]}
         try:
-            socket = await ssh.forward_docker_socket(node)
-            seen.containers = await asyncio.to_thread(docker.discover_containers, f"unix://{socket}")
-        except (SourceUnavailable, SourceRefused) as exc:
+            socket = await node.forward_unix(docker.SOCKET)
+            seen.containers = await asyncio.to_thread(discover_containers, f"unix://{socket}")
+        except (Unavailable, Refused) as exc:
             seen.problem = f"docker: {exc}"
-    except (SourceUnavailable, SourceRefused) as exc:
+    except (Unavailable, Refused) as exc:
         seen.problem = str(exc)
     finally:
         await node.close()

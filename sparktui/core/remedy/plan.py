@@ -10,17 +10,21 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sparktui import config
-from sparktui.core import playbooks as pb
+from sparktui.core import cluster as config
 from sparktui.core.audit import AuditLog
-from sparktui.core.bundle import AUDIT
-from sparktui.core.recreate import Recreate, RecreateError, docker_run
-from sparktui.core.spool import state_dir
+from sparktui.core.dirs import state_dir
+from sparktui.core.errors import Refused
+from sparktui.core.launch.docker_run import Recreate, RecreateError, docker_run
+from sparktui.core.launch.sglang_to_vllm import Translation
+from sparktui.core.remedy import playbook as pb
+from sparktui.core.remote.command import Command
+from sparktui.core.remote.runner import SshRunner
+from sparktui.core.sources.bundle import AUDIT
 from sparktui.core.text import display
-from sparktui.core.translate import Translation
 
 if TYPE_CHECKING:
-    from sparktui.core.actions import OfferRollback, Outcome, Output, Runner
+    from sparktui.core.remedy.actions import OfferRollback, Outcome
+    from sparktui.core.remote.runner import Output, Runner
 
 
 def nodes_of(cluster: config.Cluster) -> pb.Nodes:
@@ -97,11 +101,10 @@ async def probe_over_ssh(
     finding_nodes: Sequence[str] = (),
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
     """:func:`probe` over SSH connections to the nodes (``reach``: see :func:`targets`), closed afterwards."""
-    from sparktui.core import actions
 
     try:
-        runner = actions.SshRunner.to(reach)
-    except actions.ActionError as exc:
+        runner = SshRunner.to(reach)
+    except Refused as exc:
         raise ProbeError(str(exc)) from None
     try:
         return await probe(playbook, values, nodes, runner, finding_nodes)
@@ -119,9 +122,9 @@ async def execute_over_ssh(
     offer_rollback: OfferRollback,
 ) -> Outcome:
     """Run a rendered playbook over SSH connections to the nodes, closed afterwards."""
-    from sparktui.core import actions  # the one module that changes nodes
+    from sparktui.core.remedy import actions  # the one module that changes nodes
 
-    runner = actions.SshRunner.to(reach)
+    runner = SshRunner.to(reach)
     try:
         return await actions.execute(
             rendered, runner, readonly=readonly, audit=audit, output=output, offer_rollback=offer_rollback
@@ -150,7 +153,7 @@ async def _recreate(runner: Runner, node: str, container: str) -> Recreate:
 
 async def _json(runner: Runner, node: str, command: str) -> dict[str, Any]:
     printed: list[str] = []
-    code = await runner.run(pb.Command("probe", node, "host", command), lambda n, line: printed.append(line))
+    code = await runner.run(Command("probe", node, "host", command), lambda n, line: printed.append(line))
     text = "\n".join(printed)
     if code != 0:
         first = next((line for line in text.splitlines() if line.strip()), f"exit {code}")

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from sparktui import __version__
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry
-from sparktui.core.bundle import Bundle
-from sparktui.core.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Position, SourceSummary
-from sparktui.core.redact import Redactor
+from sparktui.core.report.redact import Redactor
+from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import FileSource
 
 

@@ -16,12 +16,12 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import regex
 
-from sparktui.core.literals import required_literals
+from sparktui.core.analysis.literals import required_literals
+from sparktui.core.dirs import cache_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +165,7 @@ def _compile(hyperscan: Any, patterns: Sequence[str], ids: list[int], flags: int
     Compiling the whole catalogue takes about a second, so databases are kept in the user's cache folder,
     keyed by everything that went into them."""
     key = hashlib.sha256(repr((hyperscan.__version__, flags, ids, list(patterns))).encode()).hexdigest()[:32]
-    cached = _cache_dir() / f"hs-{key}.db"
+    cached = cache_dir() / f"hs-{key}.db"
     try:
         db = hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
         db.scratch = hyperscan.Scratch(db)
@@ -185,11 +185,6 @@ def _compile(hyperscan: Any, patterns: Sequence[str], ids: list[int], flags: int
     except OSError:
         pass  # a read-only home only costs the compile next time
     return db
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "sparktui"
 
 
 def best_engine(patterns: Sequence[str]) -> Engine:

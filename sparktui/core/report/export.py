@@ -26,12 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sparktui.core import bundle, tomlfile
-from sparktui.core.bundle import AUDIT
-from sparktui.core.incident import Incident
-from sparktui.core.redact import Redactor
-from sparktui.core.report import as_dict, markdown
-from sparktui.core.report_html import page
+from sparktui.core import tomlfile
+from sparktui.core.report.html import page
+from sparktui.core.report.incident import Incident
+from sparktui.core.report.markdown import as_dict, markdown
+from sparktui.core.report.redact import Redactor
+from sparktui.core.sources import bundle
+from sparktui.core.sources.bundle import AUDIT
 from sparktui.core.sources.files import FileSource
 
 #: Characters a file name in a bundle may not hold on some systems; each becomes ``_``.

@@ -1,0 +1,152 @@
+"""Running a rendered playbook: the only module that changes anything on a node.
+
+The commands are exactly those :func:`sparktui.core.remedy.playbook.render` produced (and a dry run showed):
+each runs on its node over that node's SSH connection, or on this machine for ``local`` steps, in order;
+the first failure stops the run and the rollback steps run; every command becomes an
+:class:`~sparktui.core.audit.AuditEntry`, appended to the audit log as it finishes. Read-only mode
+refuses any playbook whose risk is not ``read-only`` before a single command runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sparktui.core.audit import AuditEntry, AuditLog
+from sparktui.core.remedy.playbook import Rendered
+from sparktui.core.remedy.verify import Verdict, run_check
+from sparktui.core.remote.command import Command
+from sparktui.core.remote.runner import Output, Runner
+
+#: The most of one command's output an audit entry keeps.
+OUTPUT_LIMIT = 1 << 20
+
+
+class ActionError(Exception):
+    """The run was refused before anything ran (read-only mode); one line."""
+
+
+@dataclass
+class Outcome:
+    entries: list[AuditEntry] = field(default_factory=list)  # the steps, then the verification
+    verdict: Verdict | None = None  # None when a step failed before the check
+    rolled_back: list[AuditEntry] = field(default_factory=list)
+    changed: bool = False  # whether a command that changes something ran (only checks: nothing to undo)
+
+    @property
+    def ok(self) -> bool:
+        return all(e.exit_code == 0 for e in self.entries)
+
+    @property
+    def failure(self) -> str:
+        """One line: what went wrong, or "" when nothing did."""
+        if self.verdict is not None and not self.verdict.passed:
+            return f"verification failed: {self.verdict.note}"
+        for entry in self.entries:
+            if entry.exit_code != 0:
+                return f"{entry.node}: {entry.step}: {entry.outcome}"
+        return ""
+
+
+#: Asked, with what went wrong, whether to run the rollback now; None runs it without asking.
+OfferRollback = Callable[[Outcome], Awaitable[bool]]
+
+
+async def execute(
+    rendered: Rendered,
+    runner: Runner,
+    *,
+    readonly: bool = False,
+    audit: AuditLog | None = None,
+    output: Output = lambda node, text: None,
+    offer_rollback: OfferRollback | None = None,
+) -> Outcome:
+    """Run the commands in order, then the verification; on the first failure (or a failed verification)
+    stop, and run the rollback commands (after asking ``offer_rollback``, when given) unless every command
+    that ran was one that changes nothing."""
+    if readonly and rendered.playbook.risk != "read-only":
+        raise ActionError(f"{rendered.playbook.id} is {rendered.playbook.risk}: refused in read-only mode")
+    outcome = Outcome()
+    for command in rendered.commands:
+        outcome.changed = outcome.changed or command.changes
+        entry = await _one(command, rendered, runner, output, audit)
+        outcome.entries.append(entry)
+        if entry.exit_code != 0:
+            break
+    else:
+        outcome.verdict = await _verify(rendered, runner, output, audit, outcome)
+    if outcome.ok or not rendered.rollback or not outcome.changed:
+        return outcome
+    if offer_rollback is None or await offer_rollback(outcome):
+        for step in rendered.rollback:
+            outcome.rolled_back.append(await _one(step, rendered, runner, output, audit))
+    return outcome
+
+
+async def _verify(
+    rendered: Rendered, runner: Runner, output: Output, audit: AuditLog | None, outcome: Outcome
+) -> Verdict:
+    check = rendered.check
+    started, clock = datetime.now(UTC), time.monotonic()
+    printed = _Captured(output)
+    output(check.node, f"[verify] {check.describe()}")
+    verdict = await run_check(check, runner, printed.line)
+    output(check.node, f"[verify] {'passed' if verdict.passed else 'FAILED'}: {verdict.note}")
+    if check.kind != "none":
+        entry = AuditEntry(
+            check.describe(),
+            check.node,
+            started,
+            0 if verdict.passed else 1,
+            printed.text() + verdict.note + "\n",
+            time.monotonic() - clock,
+            "host",
+            rendered.playbook.id,
+            "verify",
+        )
+        outcome.entries.append(entry)
+        if audit is not None:
+            audit.add(entry)
+    return verdict
+
+
+class _Captured:
+    """Passes each line on to ``output`` and keeps the first :data:`OUTPUT_LIMIT` characters for the audit."""
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+        self.kept: list[str] = []
+        self.size = 0
+
+    def line(self, node: str, line: str) -> None:
+        if self.size < OUTPUT_LIMIT:
+            self.kept.append(line)
+            self.size += len(line) + 1
+        self.output(node, line)
+
+    def text(self) -> str:
+        return "".join(f"{line}\n" for line in self.kept)
+
+
+async def _one(
+    command: Command, rendered: Rendered, runner: Runner, output: Output, audit: AuditLog | None
+) -> AuditEntry:
+    started, clock = datetime.now(UTC), time.monotonic()
+    printed = _Captured(output)
+    code = await runner.run(command, printed.line)
+    entry = AuditEntry(
+        command.command,
+        command.node,
+        started,
+        code,
+        printed.text(),
+        time.monotonic() - clock,
+        command.place,
+        rendered.playbook.id,
+        command.step,
+    )
+    if audit is not None:
+        audit.add(entry)
+    return entry

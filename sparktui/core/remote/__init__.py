@@ -1,0 +1,1 @@
+"""How sparktui reaches a node: SSH, the command runner, a Docker engine."""
