@@ -28,20 +28,20 @@ from sparktui.core import cluster as config
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.examples import check
 from sparktui.core.errors import Refused
-from sparktui.core.events import Severity
+from sparktui.core.events import Severity, State, StateChange
 from sparktui.core.live import LiveSession
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy import render as rd
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.markdown import diagnosis_markdown
 from sparktui.core.sources import bundle
-from sparktui.core.sources.base import LiveSource, SourceGroup, State, StateChange
+from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import BundleError
-from sparktui.core.sources.discover import discover
 from sparktui.core.sources.files import SourceError
+from sparktui.core.sources.open import Opener, UriError, file_sources
 from sparktui.core.sources.spool import Spool, new_incident_dir
-from sparktui.core.sources.uri import Opener, UriError
 from sparktui.core.text import display
 from sparktui.richtext import SEVERITY_STYLE, print_text, translation_text
 
@@ -245,7 +245,7 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
             return USAGE_ERROR  # nothing could be read at all
         worst = diagnosis.worst()
         return 1 if worst is not None and worst >= fail_on else 0
-    sources, problems = discover(args.sources)
+    sources, problems = file_sources(args.sources)
     if not sources:
         raise UsageError(problems[0] if problems else "no log files found in " + " ".join(args.sources))
     for problem in problems:
@@ -311,7 +311,7 @@ def _play(args: argparse.Namespace) -> int:
     facts: dict[str, str] = {}
     finding_nodes: list[str] = []
     if args.logs:
-        sources, problems = discover(args.logs)
+        sources, problems = file_sources(args.logs)
         if not sources:
             raise UsageError(problems[0] if problems else "no logs found")
         for finding in diagnose_files(sources, _load([])).findings:
@@ -321,14 +321,14 @@ def _play(args: argparse.Namespace) -> int:
     found = config.find()
     cluster = config.load(found) if found is not None else None
     if args.node:
-        nodes = pb.Nodes(args.node[0], tuple(args.node[1:]))
+        nodes = rd.Nodes(args.node[0], tuple(args.node[1:]))
     elif cluster is not None:
         nodes = remedy.nodes_of(cluster)
     else:
         raise UsageError("no cluster file (sparktui.toml) names the nodes: give them with --node, head first")
     if args.incident and not bundle.is_bundle(Path(args.incident)):
         raise UsageError(f"--incident {args.incident}: not an incident folder (no bundle.toml)")
-    values = pb.resolve(book, facts, cluster.values() if cluster is not None else None, given)
+    values = rd.resolve(book, facts, cluster.values() if cluster is not None else None, given)
     for name, translation in remedy.translations(book, cluster.values() if cluster else None, given):
         if isinstance(translation, str):
             out.print(Text(f"cannot translate the SGLang launch: {display(translation)}", style="yellow"))
@@ -338,7 +338,7 @@ def _play(args: argparse.Namespace) -> int:
     per_node: dict[str, dict[str, str]] | None = {}
     if book.reads_nodes:
         per_node = _probe(book, values, nodes, remedy.targets(cluster, nodes), finding_nodes, out, args.dry_run)
-    rendered = pb.render(book, values, nodes, finding_nodes, per_node=per_node, unread=per_node is None)
+    rendered = rd.render(book, values, nodes, finding_nodes, per_node=per_node, unread=per_node is None)
     out.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
     for name, value in rendered.values.items():
         out.print(Text(f"  {name} = {value}", style="dim"))
@@ -393,7 +393,7 @@ def _translate(args: argparse.Namespace) -> int:
 def _probe(
     book: pb.Playbook,
     values: dict[str, str],
-    nodes: pb.Nodes,
+    nodes: rd.Nodes,
     targets: dict[str, str],
     finding_nodes: Sequence[str],
     out: Console,
@@ -418,7 +418,7 @@ def _probe(
     return per_node
 
 
-def _run_playbook(rendered: pb.Rendered, targets: dict[str, str], args: argparse.Namespace, out: Console) -> int:
+def _run_playbook(rendered: rd.Rendered, targets: dict[str, str], args: argparse.Namespace, out: Console) -> int:
     from sparktui.core.remedy import actions  # the one module that changes nodes
     from sparktui.core.remedy import plan as remedy
 

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import Evidence, Finding, Severity
-from sparktui.core.report.markdown import counts, sources_line
+from sparktui.core.report.summary import counts, sources_line
 from sparktui.core.text import display
 
 if TYPE_CHECKING:

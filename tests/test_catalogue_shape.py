@@ -12,6 +12,7 @@ from sparktui.core import catalogue as cat
 from sparktui.core.analysis.literals import required_literals
 from sparktui.core.events import Severity
 from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy import render as rd
 from sparktui.core.taxonomy import CATEGORIES
 
 NAMED = {
@@ -89,8 +90,8 @@ PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 @pytest.mark.parametrize("book", sorted(pb.load_all().values(), key=lambda b: b.id), ids=lambda b: b.id)
 def test_every_playbook_renders_from_its_example(book: pb.Playbook) -> None:
     assert book.example_nodes, f"{book.id}: [example] needs nodes (head first)"
-    nodes = pb.Nodes(book.example_nodes[0], book.example_nodes[1:])
-    rendered = pb.render(book, pb.resolve(book, {}, None, book.example), nodes)
+    nodes = rd.Nodes(book.example_nodes[0], book.example_nodes[1:])
+    rendered = rd.render(book, rd.resolve(book, {}, None, book.example), nodes)
     assert {c.step for c in rendered.commands} >= {s.title for s in book.steps if s.on != "workers" or nodes.workers}
     # every command, and the step inside a container's `sh -c`, is valid shell
     for command in (*rendered.commands, *rendered.rollback):

@@ -9,7 +9,7 @@ import pytest
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity
 from sparktui.core.pipeline import diagnose_files
-from sparktui.core.sources.discover import discover
+from sparktui.core.sources.open import file_sources
 
 from .conftest import FIXTURES
 
@@ -25,7 +25,7 @@ def test_every_fixture_has_expectations() -> None:
 @pytest.mark.parametrize("name", DIRS)
 def test_fixture(name: str, catalogue: Catalogue) -> None:
     want = EXPECTED.get(name, {})
-    sources, problems = discover([str(FIXTURES / name)])
+    sources, problems = file_sources([str(FIXTURES / name)])
     assert not problems
     diagnosis = diagnose_files(sources, catalogue)
     found = [f.signature for f in diagnosis.findings]

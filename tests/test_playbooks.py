@@ -10,6 +10,7 @@ import pytest
 
 from sparktui.cli import main
 from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy import render as rd
 from sparktui.core.remote.ssh import split_target
 
 BOOK = """
@@ -50,14 +51,14 @@ def write(tmp_path: Path, *, sudo: str = "", extra: str = "") -> pb.Playbook:
     return pb.load(path)
 
 
-NODES = pb.Nodes("spark-a", ("spark-b",))
+NODES = rd.Nodes("spark-a", ("spark-b",))
 
 
 def test_values_from_a_log_are_quoted_and_never_executed(tmp_path: Path) -> None:
     book = write(tmp_path)
     evil = "x'; touch " + str(tmp_path / "pwned") + "; echo '$(id)`id`"
     facts = {"container": "vllm_node", "message": evil, "iface": "enp1s0f1np1"}
-    rendered = pb.render(book, pb.resolve(book, facts), NODES, ["spark-b"])
+    rendered = rd.render(book, rd.resolve(book, facts), NODES, ["spark-b"])
     inner = rendered.commands[0].command
     assert inner.startswith("docker exec vllm_node sh -c ")
     # what `sh -c` would receive is the step with the value quoted: run that part for real
@@ -76,7 +77,7 @@ def test_values_that_do_not_fit_their_kind_are_refused(tmp_path: Path, name: str
     book = write(tmp_path)
     values = {"container": "c1", "message": "hi", "iface": "eth0", name: value}
     with pytest.raises(pb.PlaybookError, match=f"refused {name}="):
-        pb.render(book, values, NODES)
+        rd.render(book, values, NODES)
 
 
 def test_sudo_needs_a_declaration(tmp_path: Path) -> None:
@@ -110,25 +111,25 @@ def test_play_dry_run_prints_each_node_command(capsys: pytest.CaptureFixture[str
 def test_argv_values_are_quoted_words_appended_as_they_are() -> None:
     book = pb.load_all()["vllm-recreate-with-ray-backend"]
     recreate = shlex.join(["docker", "run", "-d", "--name", "vllm_node", "-e", "X=$(touch /tmp/p)", "img", "vllm"])
-    rendered = pb.render(
+    rendered = rd.render(
         book,
         {"container": "vllm_node", "port": "8000"},
-        pb.Nodes("spark-a", ("spark-b",)),
+        rd.Nodes("spark-a", ("spark-b",)),
         per_node={"spark-a": {"recreate": recreate}},
     )
     relaunch = [c for c in rendered.commands if "--distributed-executor-backend" in c.command]
     assert [c.node for c in relaunch] == ["spark-a"]
     assert shlex.split(relaunch[0].command)[-3:] == ["vllm", "--distributed-executor-backend", "ray"]
     assert "'X=$(touch /tmp/p)'" in relaunch[0].command
-    assert pb.probed_on(book, "recreate", pb.Nodes("spark-a", ("spark-b",))) == ("spark-a",)
+    assert rd.probed_on(book, "recreate", rd.Nodes("spark-a", ("spark-b",))) == ("spark-a",)
 
 
 @pytest.mark.parametrize("value", ["docker run x; rm -rf /", "a  b", "'unbalanced", "x $(y)"])
 def test_argv_values_must_be_canonically_quoted(value: str) -> None:
     book = pb.load_all()["vllm-recreate-with-ray-backend"]
     with pytest.raises(pb.PlaybookError, match="not a valid argv"):
-        pb.render(
-            book, {"container": "c", "port": "8000"}, pb.Nodes("spark-a"), per_node={"spark-a": {"recreate": value}}
+        rd.render(
+            book, {"container": "c", "port": "8000"}, rd.Nodes("spark-a"), per_node={"spark-a": {"recreate": value}}
         )
 
 

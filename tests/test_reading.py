@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from sparktui.core.sources.discover import discover
 from sparktui.core.sources.files import MAX_LINE, FileSource, node_from_path
+from sparktui.core.sources.open import file_sources
 from sparktui.core.text import display
 
 WARN = "spark-a:2201:2201 [0] misc/socket.cc:50 NCCL WARN NET/Socket : No usable listening interface found"
@@ -89,7 +89,7 @@ def test_a_broken_source_keeps_the_others(tmp_path: Path, capsys: pytest.Capture
 def test_node_names() -> None:
     assert node_from_path(Path("logs/spark-b/vllm.log")) == "spark-b"
     assert node_from_path(Path("rank1.log.gz")) == "rank1"
-    sources, problems = discover(["/definitely/not/here"])
+    sources, problems = file_sources(["/definitely/not/here"])
     assert sources == [] and problems == ["/definitely/not/here: no such file or directory"]
 
 

@@ -22,9 +22,10 @@ from sparktui.core.events import Evidence, Finding, Position, Severity, SourceSu
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Environment, Incident
-from sparktui.core.report.markdown import OUTPUT_LINES, diagnosis_markdown, tail
+from sparktui.core.report.markdown import diagnosis_markdown
+from sparktui.core.report.summary import OUTPUT_LINES, tail
 from sparktui.core.sources import bundle
-from sparktui.core.sources.discover import discover
+from sparktui.core.sources.open import file_sources
 
 from .conftest import FIXTURES, ROOT
 
@@ -90,7 +91,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def analyse(path: Path, catalogue: Catalogue) -> Diagnosis:
-    sources, problems = discover([str(path)])
+    sources, problems = file_sources([str(path)])
     assert not problems
     return diagnose_files(sources, catalogue)
 

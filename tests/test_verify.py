@@ -15,6 +15,7 @@ import pytest
 from sparktui.core.audit import AuditLog, read_log
 from sparktui.core.remedy import actions
 from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy import render as rd
 from sparktui.core.remedy.verify import Verdict, ray_cluster_size, run_check
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import LocalRunner
@@ -56,8 +57,8 @@ def server() -> Iterator[int]:
     httpd.server_close()
 
 
-def check(kind: str, **fields: object) -> pb.Check:
-    return pb.Check(kind, node="local", **fields)  # type: ignore[arg-type]
+def check(kind: str, **fields: object) -> rd.Check:
+    return rd.Check(kind, node="local", **fields)  # type: ignore[arg-type]
 
 
 async def test_http_check_waits_for_2xx(server: int) -> None:
@@ -155,7 +156,7 @@ def book(tmp_path: Path) -> pb.Playbook:
 
 
 async def test_failed_verification_runs_the_rollback(book: pb.Playbook, tmp_path: Path) -> None:
-    rendered = pb.render(book, {"dir": str(tmp_path), "port": "9"}, pb.Nodes("spark-a"))
+    rendered = rd.render(book, {"dir": str(tmp_path), "port": "9"}, rd.Nodes("spark-a"))
     audit = AuditLog((tmp_path / "audit.jsonl",))
     outcome = await actions.execute(rendered, LocalRunner(), audit=audit)
     assert not outcome.ok and outcome.failure.startswith("verification failed: ")
@@ -166,7 +167,7 @@ async def test_failed_verification_runs_the_rollback(book: pb.Playbook, tmp_path
 
 
 async def test_rollback_declined_leaves_things_as_they_are(book: pb.Playbook, tmp_path: Path) -> None:
-    rendered = pb.render(book, {"dir": str(tmp_path), "port": "9"}, pb.Nodes("spark-a"))
+    rendered = rd.render(book, {"dir": str(tmp_path), "port": "9"}, rd.Nodes("spark-a"))
     offered: list[str] = []
 
     async def decline(outcome: actions.Outcome) -> bool:
@@ -180,7 +181,7 @@ async def test_rollback_declined_leaves_things_as_they_are(book: pb.Playbook, tm
 
 async def test_passing_verification_keeps_the_change(book: pb.Playbook, tmp_path: Path, server: int) -> None:
     _Health.answers = []
-    rendered = pb.render(book, {"dir": str(tmp_path), "port": str(server)}, pb.Nodes("spark-a"))
+    rendered = rd.render(book, {"dir": str(tmp_path), "port": str(server)}, rd.Nodes("spark-a"))
     outcome = await actions.execute(rendered, LocalRunner())
     assert outcome.ok and outcome.verdict is not None and outcome.verdict.passed
     assert outcome.rolled_back == [] and (tmp_path / "made").exists()

@@ -17,10 +17,10 @@ import regex
 from sparktui.core import dirs, tomlfile
 from sparktui.core.classify import PROGRAMS
 from sparktui.core.events import Severity
+from sparktui.core.kinds import ID
 from sparktui.core.taxonomy import CATEGORIES
 
 SCOPES = ("process", "source", "node", "all")
-_ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 class CatalogueError(ValueError):
@@ -167,7 +167,7 @@ def load_signature(path: Path) -> Signature:
     sig_id = r.text("id")
     if sig_id != path.stem:
         raise CatalogueError(path, "id", f"{sig_id!r} must equal the file name without .toml ({path.stem!r})")
-    if not _ID.match(sig_id):
+    if not ID.match(sig_id):
         raise CatalogueError(path, "id", "use lower-case letters, digits and single dashes")
     category = r.text("category")
     if category not in CATEGORIES:

@@ -33,7 +33,7 @@ from typing import Any
 import regex
 
 from sparktui.core import dirs, tomlfile
-from sparktui.core.remedy.playbook import fits
+from sparktui.core.kinds import fits
 
 ENGINES = ("vllm", "sglang")
 ROLES = ("head", "worker")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
 
 
 class Severity(IntEnum):
@@ -73,3 +73,23 @@ class SourceSummary:
     node: str
     lines: int
     error: str | None = None
+
+
+class State(Enum):
+    """Where a source is: connecting, streaming, waiting to retry, ended for good or failed for good."""
+
+    CONNECTING = "connecting"
+    STREAMING = "streaming"
+    RETRYING = "retrying"
+    ENDED = "ended"
+    FAILED = "failed"
+    EVENT = "event"  # something worth showing that does not change the connection (a container exited)
+
+
+@dataclass(frozen=True, slots=True)
+class StateChange:
+    """A source moved to ``state``, with the reason (or "in 4.2 s" for a retry) in ``detail``."""
+
+    source: str
+    state: State
+    detail: str = ""  # the reason, or "in 4.2 s" for a retry

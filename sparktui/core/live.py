@@ -15,8 +15,8 @@ from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.errors import Refused, Unavailable
-from sparktui.core.events import SourceSummary
-from sparktui.core.sources.base import Backoff, LiveSource, Received, SourceGroup, State, StateChange, supervise
+from sparktui.core.events import SourceSummary, State, StateChange
+from sparktui.core.sources.base import Backoff, LiveSource, Received, SourceGroup, supervise
 from sparktui.core.sources.spool import Spool
 
 QUEUE_BATCHES = 256

@@ -14,8 +14,9 @@ from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
+from sparktui.core.events import State, StateChange
 from sparktui.core.live import LiveSession
-from sparktui.core.sources.base import LiveSource, Received, SourceGroup, State, StateChange
+from sparktui.core.sources.base import LiveSource, Received, SourceGroup
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display

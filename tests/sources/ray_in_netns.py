@@ -28,7 +28,8 @@ from typing import IO, cast
 
 import pytest
 
-from sparktui.core.sources.base import Backoff, Cursor, Received, State, StateChange, supervise
+from sparktui.core.events import State, StateChange
+from sparktui.core.sources.base import Backoff, Cursor, Received, supervise
 from sparktui.core.sources.ray import DEFAULT_GLOBS, RayLogs, RayLogSource, ray_log_sources
 from sparktui.core.text import decode
 

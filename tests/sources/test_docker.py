@@ -17,9 +17,10 @@ import pytest
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.errors import Unavailable
+from sparktui.core.events import State, StateChange
 from sparktui.core.inventory.containers import discover_containers
 from sparktui.core.pipeline import diagnose_files
-from sparktui.core.sources.base import Backoff, LiveSource, Received, State, StateChange, supervise
+from sparktui.core.sources.base import Backoff, LiveSource, Received, supervise
 from sparktui.core.sources.docker import MARGIN, DockerSource, LogReader, Resume, nanoseconds
 from sparktui.core.sources.files import FileSource
 from sparktui.core.text import decode

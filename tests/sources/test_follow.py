@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.events import State, StateChange
 from sparktui.core.live import LiveSession
-from sparktui.core.sources.base import Received, State, StateChange, supervise
+from sparktui.core.sources.base import Received, supervise
 from sparktui.core.sources.follow import FollowedFile
 
 from ..conftest import FIXTURES

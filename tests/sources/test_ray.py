@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from sparktui.core.errors import Refused, Unavailable
-from sparktui.core.sources.base import Backoff, Received, State, StateChange, supervise
+from sparktui.core.events import State, StateChange
+from sparktui.core.sources.base import Backoff, Received, supervise
 from sparktui.core.sources.files import MAX_LINE
 from sparktui.core.sources.ray import LineSplitter, RayAddress, RayLogs, RayLogSource, parse_address, ray_log_sources
 

@@ -17,16 +17,11 @@ import pytest
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.errors import Refused, Unavailable
-from sparktui.core.sources.base import Backoff, LiveSource, Received, State, StateChange, supervise
+from sparktui.core.events import State, StateChange
+from sparktui.core.sources.base import Backoff, LiveSource, Received, supervise
 from sparktui.core.sources.files import FileSource
-from sparktui.core.sources.ssh import (
-    SshFileSource,
-    SshJournalSource,
-    SshUri,
-    _TailReader,
-    parse_ssh_uri,
-    ray_session_sources,
-)
+from sparktui.core.sources.open import SshUri, parse_ssh_uri
+from sparktui.core.sources.ssh import SshFileSource, SshJournalSource, _TailReader, ray_session_sources
 from tests.sources.sshd import SshdCluster, children, command_line
 
 from ..conftest import FIXTURES

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sparktui.core.audit import AuditEntry, AuditLog
-from sparktui.core.remedy.playbook import Rendered
+from sparktui.core.remedy.render import Rendered
 from sparktui.core.remedy.verify import Verdict, run_check
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import Output, Runner

@@ -17,6 +17,7 @@ from sparktui.core.errors import Refused
 from sparktui.core.launch.docker_run import Recreate, RecreateError, docker_run
 from sparktui.core.launch.sglang_to_vllm import Translation
 from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy import render as rd
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import SshRunner
 from sparktui.core.sources.bundle import AUDIT
@@ -27,11 +28,11 @@ if TYPE_CHECKING:
     from sparktui.core.remote.runner import Output, Runner
 
 
-def nodes_of(cluster: config.Cluster) -> pb.Nodes:
-    return pb.Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
+def nodes_of(cluster: config.Cluster) -> rd.Nodes:
+    return rd.Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
 
 
-def targets(cluster: config.Cluster | None, nodes: pb.Nodes) -> dict[str, str]:
+def targets(cluster: config.Cluster | None, nodes: rd.Nodes) -> dict[str, str]:
     """How to reach each node over SSH: its ``ssh`` entry in the cluster file, else its name (a host or a
     ~/.ssh/config alias)."""
     known = {n.name: n.ssh for n in cluster.nodes} if cluster is not None else {}
@@ -47,7 +48,7 @@ def translations(
     for param in playbook.params:
         for source in param.sources:
             if source.startswith("sglang:") and param.name not in (given or {}):
-                translation = pb.translated(cluster, source.partition(":")[2])
+                translation = rd.translated(cluster, source.partition(":")[2])
                 if translation is not None:
                     found.append((param.name, translation))
     return found
@@ -66,7 +67,7 @@ class ProbeError(Exception):
 async def probe(
     playbook: pb.Playbook,
     values: Mapping[str, str],
-    nodes: pb.Nodes,
+    nodes: rd.Nodes,
     runner: Runner,
     finding_nodes: Sequence[str] = (),
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
@@ -85,7 +86,7 @@ async def probe(
                 f"{playbook.id}: no value for container, whose settings {param.name} is read from; "
                 "give one with --set container=NAME (or containers = [...] in the cluster file)"
             )
-        for node in pb.probed_on(playbook, param.name, nodes, finding_nodes):
+        for node in rd.probed_on(playbook, param.name, nodes, finding_nodes):
             if node not in read:
                 read[node] = await _recreate(runner, node, container)
                 notes += [f"{node}: {note}" for note in read[node].notes]
@@ -96,7 +97,7 @@ async def probe(
 async def probe_over_ssh(
     playbook: pb.Playbook,
     values: Mapping[str, str],
-    nodes: pb.Nodes,
+    nodes: rd.Nodes,
     reach: Mapping[str, str],
     finding_nodes: Sequence[str] = (),
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
@@ -113,7 +114,7 @@ async def probe_over_ssh(
 
 
 async def execute_over_ssh(
-    rendered: pb.Rendered,
+    rendered: rd.Rendered,
     reach: Mapping[str, str],
     *,
     readonly: bool,

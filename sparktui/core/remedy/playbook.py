@@ -1,32 +1,23 @@
-"""Remediation playbooks: loading ``playbooks/*.toml`` and rendering them into exact commands, purely.
+"""Remediation playbooks: ``playbooks/*.toml`` loaded and checked into :class:`Playbook` values.
 
-Rendering never runs anything: it turns a playbook, parameter values (from a finding's facts, the cluster
-file or the user) and the nodes into the commands each node would run, so a dry run shows exactly what a
-real run does. Safety lives here, once:
-
-* every value is checked against the pattern its parameter's kind declares (an interface name, a host, a
-  port, a path...) and refused otherwise;
-* every value is shell-quoted where it is substituted, and a step run inside a container is quoted again
-  as a whole for ``sh -c``: nothing taken from a log reaches a shell unquoted;
-* ``sudo`` in a step is refused unless the playbook declares ``sudo = true``.
+A playbook declares its parameters (each of a kind, see :mod:`sparktui.core.kinds`, and where its value comes
+from), its steps (commands with ``{placeholders}``, run on the head, the workers, every node or this
+machine), how a run proves it worked (``[verify]``) and how to undo it (``[[rollback]]``). A file that cannot
+be used is refused on load, with the file, the key and the reason: an undeclared placeholder, ``sudo`` in a
+playbook that does not declare it, a step in a container without a container.
 """
 
 from __future__ import annotations
 
-import shlex
-import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import regex
 
 from sparktui.core import dirs, tomlfile
-from sparktui.core.remote.command import Command
-
-if TYPE_CHECKING:
-    from sparktui.core.launch.sglang_to_vllm import Translation
+from sparktui.core.kinds import ID, KINDS, fits
 
 RISKS = ("read-only", "restarts", "changes-node")
 #: Values sparktui reads on the nodes themselves before rendering (``docker inspect`` of the node's
@@ -38,28 +29,11 @@ TARGETS = ("head", "workers", "all", "finding", "local")
 PLACES = ("host", "container")
 VERIFY_KINDS = ("none", "log", "http", "ray-status")
 
-#: What a value of each kind may look like. A value that does not fit is refused, never escaped into shape.
-KINDS: dict[str, str] = {
-    "iface": r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}",
-    "host": r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?",
-    "port": r"(?:6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3})",
-    "path": r"[^\x00-\x1f\x7f]{1,4096}",
-    "name": r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}",
-    "image": r"[a-z0-9][a-z0-9._/:@-]{0,254}",
-    "int": r"\d{1,9}",
-    "number": r"\d{1,9}(?:\.\d{1,9})?",
-    "env": r"[A-Za-z_][A-Za-z0-9_]{0,127}=[^\x00-\x1f\x7f]{0,4096}",
-    "text": r"[^\x00-\x1f\x7f]{0,4096}",
-    # Shell words already quoted (the canonical shlex.join form, checked): substituted as they are, so
-    # ``{recreate} --flag`` appends words to a command. Probes produce these; a user may type them.
-    "argv": r"[^\x00-\x1f\x7f]{0,65536}",
-}
 #: Placeholders every playbook may use: the node a command runs on, the head, and when the run was rendered
 #: (Unix seconds, for ``docker logs --since {since}``).
 BUILTINS = ("node", "head", "since")
-_PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
+PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _SUDO = regex.compile(r"(?:^|[\s;&|()`$])sudo(?:\s|$)")
-_ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 class PlaybookError(ValueError):
@@ -114,30 +88,6 @@ class Verify:
 
 
 @dataclass(frozen=True, slots=True)
-class Check:
-    """A verification with its values filled in, as it will run."""
-
-    kind: str
-    node: str = ""
-    url: str = ""
-    command: str = ""
-    pattern: str = ""
-    nodes: int = 0
-    gpus: int = 0
-    within: int = 300
-
-    def describe(self) -> str:
-        where = f"from {self.node}" if self.node != "local" else "from this machine"
-        return {
-            "none": "none: the steps' exit codes decide",
-            "http": f"GET {self.url} {where} until it answers 2xx, up to {self.within} s",
-            "log": f"{self.pattern!r} in the output of `{self.command}` on {self.node}, up to {self.within} s",
-            "ray-status": f"`{self.command}` on {self.node} shows >= {self.nodes} nodes and >= {self.gpus} GPUs, "
-            f"up to {self.within} s",
-        }[self.kind]
-
-
-@dataclass(frozen=True, slots=True)
 class Playbook:
     id: str
     path: Path
@@ -157,25 +107,6 @@ class Playbook:
     def reads_nodes(self) -> bool:
         """Whether some values are read on the nodes (probes) before its commands can be shown."""
         return any(p.probe for p in self.params)
-
-
-@dataclass(frozen=True, slots=True)
-class Rendered:
-    playbook: Playbook
-    values: Mapping[str, str]
-    commands: tuple[Command, ...]
-    rollback: tuple[Command, ...]
-    check: Check
-
-
-@dataclass(frozen=True, slots=True)
-class Nodes:
-    head: str
-    workers: tuple[str, ...] = ()
-
-    @property
-    def all(self) -> tuple[str, ...]:
-        return (self.head, *self.workers)
 
 
 def load_all(extra_dirs: Iterable[Path] = ()) -> dict[str, Playbook]:
@@ -202,7 +133,7 @@ def load(path: Path) -> Playbook:
         return value
 
     pid = text("id")
-    if pid != path.stem or not _ID.match(pid):
+    if pid != path.stem or not ID.match(pid):
         raise PlaybookError(f"{path}: id: must be lower-case-with-dashes and equal the file name ({path.stem})")
     risk = text("risk")
     if risk not in RISKS:
@@ -340,225 +271,10 @@ def _check_templates(playbook: Playbook) -> None:
     checked += [("rollback", s.run, s.place) for s in playbook.rollback]
     checked += [("verify", text, verify.place) for text in verify.templates]
     for where, text, place in checked:
-        for name in _PLACEHOLDER.findall(text):
+        for name in PLACEHOLDER.findall(text):
             if name not in declared:
                 raise PlaybookError(f"{playbook.path}: {where}: {{{name}}} is not a declared parameter")
         if _SUDO.search(text) and not playbook.sudo:
             raise PlaybookError(f"{playbook.path}: {where}: uses sudo but the playbook does not declare sudo = true")
         if place == "container" and "container" not in declared:
             raise PlaybookError(f"{playbook.path}: {where}: runs in a container but declares no `container` parameter")
-
-
-def probed_on(playbook: Playbook, name: str, nodes: Nodes, finding_nodes: Sequence[str] = ()) -> tuple[str, ...]:
-    """The nodes whose commands use parameter ``name``: where its probe must run."""
-    steps = [s for s in (*playbook.steps, *playbook.rollback) if f"{{{name}}}" in s.run]
-    found: list[str] = []
-    for step in steps:
-        for node in _targets(step.on, nodes, finding_nodes):
-            if node not in found:
-                found.append(node)
-    return tuple(found)
-
-
-def _targets(on: str, nodes: Nodes, finding_nodes: Sequence[str]) -> tuple[str, ...]:
-    return {
-        "head": (nodes.head,),
-        "workers": nodes.workers,
-        "all": nodes.all,
-        "finding": tuple(finding_nodes) or nodes.all,
-        "local": ("local",),
-    }[on]
-
-
-def fits(kind: str, value: str) -> bool:
-    """Whether ``value`` looks like a value of ``kind`` (and, for ``argv``, is in canonical quoted form)."""
-    if regex.fullmatch(KINDS[kind], value) is None:
-        return False
-    if kind == "argv":
-        try:
-            return shlex.join(shlex.split(value)) == value
-        except ValueError:
-            return False
-    return True
-
-
-def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str], unread: bool) -> str:
-    """Each placeholder becomes its value, quoted for the shell (``argv`` values are quoted words already);
-    with ``unread``, one without a value (a probe that did not run) is shown as ``<name>``."""
-
-    def one(match: regex.Match[str]) -> str:
-        name = match.group(1)
-        if name not in values and unread:
-            return f"<{name}>"
-        if name not in values:
-            raise PlaybookError(
-                f"no value for {name} on {values.get('node', 'this node')} (its probe did not run there)"
-            )
-        return values[name] if kinds.get(name) == "argv" else shlex.quote(values[name])
-
-    return str(_PLACEHOLDER.sub(one, template))
-
-
-def resolve(
-    playbook: Playbook,
-    facts: Mapping[str, str],
-    cluster: Mapping[str, str] | None = None,
-    given: Mapping[str, str] | None = None,
-) -> dict[str, str]:
-    """Pick each parameter's value: given by the user first, then its sources in order, then its default."""
-    values: dict[str, str] = {}
-    for param in playbook.params:
-        value = (given or {}).get(param.name)
-        for source in param.sources:
-            if value is not None:
-                break
-            kind, _, key = source.partition(":")
-            if kind == "fact":
-                value = facts.get(key)
-            elif kind == "cluster":
-                value = (cluster or {}).get(key)
-            elif kind == "sglang":
-                found = translated(cluster, key)
-                value = None if found is None or isinstance(found, str) else found.launch
-        if value is None:
-            value = param.default
-        if value is not None:
-            values[param.name] = value
-    return values
-
-
-def translated(cluster: Mapping[str, str] | None, key: str) -> Translation | str | None:
-    """The vLLM launch translated from the SGLang launch in the cluster file's ``key`` (the ``sglang:KEY``
-    source), why it cannot be translated, or None when there is none."""
-    from sparktui.core.launch.sglang_to_vllm import TranslateError, sglang_to_vllm  # its tables load on first use
-
-    launch = (cluster or {}).get(key)
-    if not launch:
-        return None
-    try:
-        return sglang_to_vllm(launch)
-    except TranslateError as exc:
-        return str(exc)
-
-
-def render(
-    playbook: Playbook,
-    values: Mapping[str, str],
-    nodes: Nodes,
-    finding_nodes: Sequence[str] = (),
-    *,
-    per_node: Mapping[str, Mapping[str, str]] | None = None,
-    since: int | None = None,
-    unread: bool = False,
-) -> Rendered:
-    """The exact commands per node. ``per_node`` overrides values on one node (what a probe found there);
-    ``since`` is the ``{since}`` placeholder (default: now). Raises :class:`PlaybookError` for a missing
-    value or one that does not fit its parameter's kind. With ``unread`` (a preview of nodes that could not
-    be read), a value a probe should have found shows as ``<name>``: such commands are never to be run."""
-    builtins = {"head": nodes.head, "since": str(int(time.time()) if since is None else since)}
-    checked = _checked(playbook, values, per_node or {}, nodes)
-    base = {**next(iter(checked.values())), **builtins} if checked else builtins
-
-    def expand(steps: Sequence[Step]) -> tuple[Command, ...]:
-        return tuple(
-            c for step in steps for c in _commands(playbook, step, checked, builtins, nodes, finding_nodes, unread)
-        )
-
-    return Rendered(
-        playbook,
-        base,
-        expand(playbook.steps),
-        expand(playbook.rollback),
-        _check(playbook, checked, builtins, nodes, unread),
-    )
-
-
-def _checked(
-    playbook: Playbook, values: Mapping[str, str], per_node: Mapping[str, Mapping[str, str]], nodes: Nodes
-) -> dict[str, dict[str, str]]:
-    """Every node's values (``local`` included), each checked against its parameter's kind."""
-    out: dict[str, dict[str, str]] = {}
-    for node in (*nodes.all, "local"):
-        mine = {**values, **per_node.get(node, {})}
-        out[node] = {}
-        for param in playbook.params:
-            value = mine.get(param.name)
-            if value is None and param.probe:
-                continue  # found on the nodes that use it, by a probe there
-            if value is None:
-                raise PlaybookError(
-                    f"{playbook.id}: no value for {param.name} ({param.description or param.kind}); "
-                    f"give one with --set {param.name}=VALUE"
-                )
-            if not fits(param.kind, value):
-                shown = value if len(value) < 200 else value[:200] + "..."
-                raise PlaybookError(f"{playbook.id}: refused {param.name}={shown!r}: not a valid {param.kind}")
-            out[node][param.name] = value
-    return out
-
-
-def _commands(
-    playbook: Playbook,
-    step: Step,
-    checked: Mapping[str, Mapping[str, str]],
-    builtins: Mapping[str, str],
-    nodes: Nodes,
-    finding_nodes: Sequence[str],
-    unread: bool,
-) -> list[Command]:
-    targets = _targets(step.on, nodes, finding_nodes)
-    kinds = {p.name: p.kind for p in playbook.params}
-    out = []
-    for node in targets:
-        local = {**checked[node], **builtins, "node": node}
-        command = _in_place(_substitute(step.run, local, kinds, unread), step.place, local)
-        out.append(Command(step.title, node, step.place, command, step.changes))
-    return out
-
-
-def _in_place(command: str, place: str, values: Mapping[str, str]) -> str:
-    if place == "container":
-        return f"docker exec {shlex.quote(values['container'])} sh -c {shlex.quote(command)}"
-    return command
-
-
-_URL_SAFE = regex.compile(r"[A-Za-z0-9._~:\[\]-]*")
-
-
-def _check(
-    playbook: Playbook,
-    checked: Mapping[str, Mapping[str, str]],
-    builtins: Mapping[str, str],
-    nodes: Nodes,
-    unread: bool,
-) -> Check:
-    verify = playbook.verify
-    if verify.kind == "none":
-        return Check("none")
-    node = nodes.head if verify.on == "head" else "local"
-    local = {**checked[node], **builtins, "node": node}
-    kinds = {p.name: p.kind for p in playbook.params}
-
-    def plain(template: str, what: str) -> str:
-        for name in _PLACEHOLDER.findall(template):
-            if not _URL_SAFE.fullmatch(local[name]):
-                raise PlaybookError(f"{playbook.id}: refused {name}={local[name]!r} in verify.{what}")
-        return str(_PLACEHOLDER.sub(lambda m: local[m.group(1)], template))
-
-    def count(template: str, what: str) -> int:
-        text = plain(template, what)
-        if not text.isdigit():
-            raise PlaybookError(f"{playbook.id}: verify.{what}: {text!r} is not a whole number")
-        return int(text)
-
-    command = _in_place(_substitute(verify.run, local, kinds, unread), verify.place, local) if verify.run else ""
-    return Check(
-        verify.kind,
-        node,
-        plain(verify.url, "url"),
-        command,
-        verify.pattern,
-        count(verify.nodes, "nodes") if verify.kind == "ray-status" else 0,
-        count(verify.gpus, "gpus") if verify.kind == "ray-status" else 0,
-        verify.within,
-    )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import regex
 
-from sparktui.core.remedy.playbook import Check
+from sparktui.core.remedy.render import Check
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import Runner
 

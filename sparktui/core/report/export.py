@@ -29,8 +29,9 @@ from typing import Any
 from sparktui.core import tomlfile
 from sparktui.core.report.html import page
 from sparktui.core.report.incident import Incident
-from sparktui.core.report.markdown import as_dict, markdown
+from sparktui.core.report.markdown import markdown
 from sparktui.core.report.redact import Redactor
+from sparktui.core.report.summary import as_dict
 from sparktui.core.sources import bundle
 from sparktui.core.sources.bundle import AUDIT
 from sparktui.core.sources.files import FileSource

@@ -13,7 +13,7 @@ import html
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import Finding
 from sparktui.core.report.incident import Incident
-from sparktui.core.report.markdown import (
+from sparktui.core.report.summary import (
     INVENTORY_NOTE,
     counts,
     evidence_by_node,

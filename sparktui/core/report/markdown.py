@@ -1,5 +1,4 @@
-"""Reports: a diagnosis or a whole incident as Markdown (ready to paste into a GitHub issue) and as JSON, and
-the pieces every human-readable form shares (the counts line, evidence grouped per node and numbered).
+"""A diagnosis or a whole incident as Markdown, ready to paste into a GitHub issue.
 
 Everything taken from a log, a command or the user is kept out of Markdown's way: log lines and commands go
 in fenced blocks longer than any run of backticks inside them, names in code spans, free text is
@@ -10,93 +9,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime
-from typing import Any
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.events import Evidence, Finding, Severity
+from sparktui.core.events import Finding
 from sparktui.core.report.incident import Incident
-from sparktui.core.text import display
-
-#: The version of the report's own JSON keys, beside the diagnosis' ``version``.
-REPORT_VERSION = 1
-#: The most lines of one command's output shown in a report; the bundle's audit.jsonl keeps them all.
-OUTPUT_LINES = 200
-INVENTORY_NOTE = (
-    "Not collected yet: the inventory of each node (driver, CUDA, NCCL, engine and image versions, and what "
-    "differs between nodes) comes with the inventory probes."
+from sparktui.core.report.summary import (
+    INVENTORY_NOTE,
+    counts,
+    evidence_by_node,
+    inert,
+    numbered,
+    plural,
+    redaction_note,
+    sources_line,
+    stage_tracks,
+    tail,
+    when,
 )
+
 #: Markdown's special characters, and underscores that could start or end emphasis (not those inside a word).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _BACKTICKS = re.compile(r"`+")
-
-
-# -- shared by every human-readable form ---------------------------------------------------------------
-
-
-def plural(n: int, word: str) -> str:
-    """``"1 line"``, ``"2 lines"``."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def counts(diagnosis: Diagnosis) -> str:
-    """``"3 findings (1 critical, 2 warning)"`` or ``"no findings"``."""
-    if not diagnosis.findings:
-        return "no findings"
-    by = [(s, sum(f.severity == s for f in diagnosis.findings)) for s in reversed(Severity)]
-    parts = ", ".join(f"{n} {s.label}" for s, n in by if n)
-    return f"{plural(len(diagnosis.findings), 'finding')} ({parts})"
-
-
-def sources_line(diagnosis: Diagnosis) -> str:
-    return f"{plural(len(diagnosis.sources), 'source')}, {plural(sum(s.lines for s in diagnosis.sources), 'line')}"
-
-
-def stage_tracks(diagnosis: Diagnosis) -> list[str]:
-    """The start-up tracks any node reached (nccl, ray, vllm...), the columns of a stages table."""
-    return sorted({t for tracks in diagnosis.stages.values() for t in tracks})
-
-
-def evidence_by_node(finding: Finding) -> list[tuple[str, list[Evidence]]]:
-    """The finding's evidence grouped per node: its nodes in order, then any other node evidence names."""
-    order = list(finding.nodes) + [e.node for e in finding.evidence if e.node not in finding.nodes]
-    groups = [(node, [e for e in finding.evidence if e.node == node]) for node in dict.fromkeys(order)]
-    return [(node, items) for node, items in groups if items]
-
-
-def numbered(e: Evidence) -> list[tuple[int, str, bool]]:
-    """(line number, text, is the evidence line itself) for the evidence line and its context."""
-    first = e.line - len(e.before)
-    rows = [(first + i, text, False) for i, text in enumerate(e.before)]
-    rows.append((e.line, e.text, True))
-    rows += [(e.line + 1 + i, text, False) for i, text in enumerate(e.after)]
-    return rows
-
-
-def inert(text: str) -> list[str]:
-    """Text from a command or the user as lines safe to show (escape sequences gone, controls visible)."""
-    return [display(line) for line in text.rstrip("\n").split("\n")] if text.strip() else []
-
-
-def tail(output: str, limit: int = OUTPUT_LINES) -> tuple[list[str], int]:
-    """The last ``limit`` lines of a command's output, made inert, and how many earlier lines were left out."""
-    lines = inert(output)
-    return lines[-limit:], max(0, len(lines) - limit)
-
-
-def when(moment: datetime) -> str:
-    """A time as a reader wants it: to the second, with its zone."""
-    return moment.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
-
-
-def redaction_note(incident: Incident) -> str:
-    if incident.secrets_redacted and incident.hosts_replaced:
-        return "secrets redacted; hosts and addresses anonymised"
-    if incident.secrets_redacted:
-        return "secrets redacted"
-    if incident.hosts_replaced:
-        return "hosts and addresses anonymised; secrets NOT redacted"
-    return "not redacted"
 
 
 # -- Markdown -----------------------------------------------------------------------------------------
@@ -258,29 +191,3 @@ def _fenced(lines: Iterable[str], language: str = "text") -> list[str]:
     longest = max((len(run) for line in lines for run in _BACKTICKS.findall(line)), default=0)
     fence = "`" * max(3, longest + 1)
     return [f"{fence}{language}", *lines, fence]
-
-
-# -- JSON ---------------------------------------------------------------------------------------------
-
-
-def as_dict(incident: Incident) -> dict[str, Any]:
-    """The ``sparktui diagnose --json`` contract plus the report's own sections."""
-    env = incident.environment
-    return {
-        **incident.diagnosis.as_dict(),
-        "report": REPORT_VERSION,
-        "title": incident.title,
-        "description": incident.description,
-        "created": incident.created.isoformat(),
-        "duration_ms": incident.duration_ms,
-        "redaction": {"secrets": incident.secrets_redacted, "hosts": incident.hosts_replaced},
-        "command": incident.command,
-        "audit": [a.as_dict() for a in incident.audit],
-        "inventory": None,
-        "environment": {
-            "sparktui": env.sparktui,
-            "python": env.python,
-            "platform": env.platform,
-            "notes": env.notes,
-        },
-    }

@@ -13,29 +13,13 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from enum import Enum
 
 from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.events import State, StateChange
 
 #: Where to resume a stream: a byte offset, a Docker timestamp, a Ray log offset... opaque to the caller,
 #: meaningful to the source that produced it.
 Cursor = int | float | str
-
-
-class State(Enum):
-    CONNECTING = "connecting"
-    STREAMING = "streaming"
-    RETRYING = "retrying"
-    ENDED = "ended"
-    FAILED = "failed"
-    EVENT = "event"  # something worth showing that does not change the connection (a container exited)
-
-
-@dataclass(frozen=True, slots=True)
-class StateChange:
-    source: str
-    state: State
-    detail: str = ""  # the reason, or "in 4.2 s" for a retry
 
 
 @dataclass(frozen=True, slots=True)

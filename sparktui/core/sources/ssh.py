@@ -5,12 +5,9 @@ carried by the node's one connection (:class:`~sparktui.core.remote.ssh.SshNode`
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import shlex
 from collections.abc import AsyncIterator
-from typing import NamedTuple
-from urllib.parse import unquote, urlsplit
 
 from sparktui.core.errors import Refused
 from sparktui.core.remote.ssh import SshNode
@@ -32,9 +29,6 @@ _FOLLOW = (
     'exec -a "$0" tail ---disable-inotify -s 0.2 -c "+$((o + 1))" -F -- "$1" 2>&1'
 )
 _SWITCHED = (b"following new file", b": file truncated")
-_CONTAINER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-_UNIT = re.compile(r"[A-Za-z0-9:_.@\\-]+")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class SshFileSource(LiveSource):
@@ -203,57 +197,3 @@ async def ray_session_sources(node: SshNode, logs: str = RAY_LOGS) -> list[SshFi
     )
     base = logs.rstrip("/")
     return [SshFileSource(node, f"{base}/{name}", name=f"{node.name}:ray/{name}") for name in names]
-
-
-class SshUri(NamedTuple):
-    user: str | None
-    host: str
-    port: int | None
-    kind: str  # "file", "docker", "journal" or "ray"
-    target: str  # the path, the container, the unit; "" for ray
-
-
-def parse_ssh_uri(uri: str) -> SshUri:
-    """Split ``ssh://[user@]host[:port]/path/to/file``, ``ssh://host/docker/<container>``,
-    ``ssh://host/journal/<unit>`` or ``ssh://host/ray``. A file whose path starts with ``/docker/``,
-    ``/journal/`` or is ``/ray`` is written with a double slash (``ssh://host//docker/x.log``). Percent
-    escapes are decoded. Raises :class:`ValueError` with a one-line message."""
-    parts = urlsplit(uri)
-    shown = repr(uri if len(uri) <= 200 else uri[:200] + "…")
-    if parts.scheme != "ssh":
-        raise ValueError(f"{shown}: not an ssh:// address")
-    if parts.query or parts.fragment or uri.endswith(("?", "#")):
-        raise ValueError(f"{shown}: '?' and '#' are not allowed (write %3F and %23 in a path)")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"{shown}: the port must be a number from 1 to 65535") from None
-    if port == 0:
-        raise ValueError(f"{shown}: the port must be a number from 1 to 65535")
-    if parts.password is not None:
-        raise ValueError(f"{shown}: passwords are not accepted in addresses; use a key or the agent")
-    host = parts.hostname
-    if not host:
-        raise ValueError(f"{shown}: no host")
-    user = unquote(parts.username) if parts.username else None
-    path = unquote(parts.path)
-    if _CONTROL.search(path) or (user and _CONTROL.search(user)):
-        raise ValueError(f"{shown}: control characters are not allowed")
-    if path.startswith("//"):
-        return SshUri(user, host, port, "file", path[1:])
-    kind, _, rest = path[1:].partition("/")
-    if kind == "ray":
-        if rest:
-            raise ValueError(f"{shown}: ssh://host/ray takes nothing after it")
-        return SshUri(user, host, port, "ray", "")
-    if kind == "docker":
-        if not _CONTAINER.fullmatch(rest):
-            raise ValueError(f"{shown}: expected ssh://host/docker/<container name or id>")
-        return SshUri(user, host, port, "docker", rest)
-    if kind == "journal":
-        if not _UNIT.fullmatch(rest):
-            raise ValueError(f"{shown}: expected ssh://host/journal/<systemd unit>")
-        return SshUri(user, host, port, "journal", rest)
-    if path in ("", "/") or path.endswith("/"):
-        raise ValueError(f"{shown}: name a file, /docker/<container>, /journal/<unit> or /ray")
-    return SshUri(user, host, port, "file", path)

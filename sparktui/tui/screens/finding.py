@@ -19,6 +19,7 @@ from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding
 from sparktui.core.remedy import plan as remedy
 from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy import render as rd
 from sparktui.richtext import SEVERITY_STYLE
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
 
@@ -48,9 +49,9 @@ class FindingScreen(ModalScreen[None]):
                 if self.cluster is not None:  # the cluster file knows the head and the workers
                     nodes = remedy.nodes_of(self.cluster)
                 elif self.finding.nodes:
-                    nodes = pb.Nodes(self.finding.nodes[0], tuple(self.finding.nodes[1:]))
+                    nodes = rd.Nodes(self.finding.nodes[0], tuple(self.finding.nodes[1:]))
                 else:
-                    nodes = pb.Nodes("local")
+                    nodes = rd.Nodes("local")
                 self.app.push_screen(PlaybookScreen(book, self.finding, nodes, self.cluster, self.context))
                 return
 

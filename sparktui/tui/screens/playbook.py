@@ -27,6 +27,7 @@ from sparktui.core.events import Finding
 from sparktui.core.remedy import actions
 from sparktui.core.remedy import plan as remedy
 from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy import render as rd
 from sparktui.core.remedy.approvals import Approvals, cluster_id
 from sparktui.core.remote.command import Command
 from sparktui.core.text import display
@@ -101,7 +102,7 @@ class PlaybookScreen(ModalScreen[None]):
         self,
         playbook: pb.Playbook,
         finding: Finding,
-        nodes: pb.Nodes,
+        nodes: rd.Nodes,
         cluster: Cluster | None = None,
         context: PlayContext | None = None,
     ) -> None:
@@ -114,18 +115,18 @@ class PlaybookScreen(ModalScreen[None]):
         self.phase: Phase = "ready"
         self.status = Static(id="play-status")
         self.output = RichLog(id="play-output", wrap=True, max_lines=10_000)
-        self._rendered: pb.Rendered | str | None = None
+        self._rendered: rd.Rendered | str | None = None
         self._probed: dict[str, dict[str, str]] | None = None  # values read on the nodes, once read
         self._progress = _Progress(0, 0)
         self._answer: asyncio.Future[bool] | None = None
 
-    def rendered(self) -> pb.Rendered | str:
+    def rendered(self) -> rd.Rendered | str:
         """The commands, rendered once (what is shown is what runs), or why they cannot be rendered (a value
         missing or refused)."""
         if self._rendered is None:
             values = self._values()
             try:
-                self._rendered = pb.render(
+                self._rendered = rd.render(
                     self.playbook, values, self.nodes, self.finding.nodes, per_node=self._probed or {}
                 )
             except pb.PlaybookError as exc:
@@ -172,7 +173,7 @@ class PlaybookScreen(ModalScreen[None]):
             body = Text(f"cannot translate: {display(found)}") if isinstance(found, str) else translation_text(found)
             yield _section(title, body)
 
-    def _details(self, rendered: pb.Rendered) -> Iterable[Static]:
+    def _details(self, rendered: rd.Rendered) -> Iterable[Static]:
         values = [Text.assemble((f"{name:>14} ", "cyan"), value) for name, value in rendered.values.items()]
         yield _section("Values", Text("\n").join(values))
         yield _section("Commands, per node, exactly as they will run", _commands(rendered.commands))
@@ -205,7 +206,7 @@ class PlaybookScreen(ModalScreen[None]):
     def _values(self) -> dict[str, str]:
         """Each parameter's value: typed in, else from the finding, the cluster file or its default."""
         cluster = self.cluster.values() if self.cluster else None
-        return pb.resolve(self.playbook, self.finding.facts, cluster, self.given)
+        return rd.resolve(self.playbook, self.finding.facts, cluster, self.given)
 
     async def _show_again(self, notes: Iterable[str] = ()) -> None:
         """Render again (new values, or values read on the nodes) and show the result."""
@@ -322,14 +323,14 @@ class PlaybookScreen(ModalScreen[None]):
     def _approved(self) -> bool:
         return self.approvals.granted(self.cluster_key, self.playbook)
 
-    def _ready(self) -> pb.Rendered:
+    def _ready(self) -> rd.Rendered:
         result = self.rendered()
         assert not isinstance(result, str)  # asking happens only for a rendered playbook
         return result
 
     # -- running ---------------------------------------------------------------------------------
 
-    def _start(self, rendered: pb.Rendered, note: str = "") -> None:
+    def _start(self, rendered: rd.Rendered, note: str = "") -> None:
         self.query_one("#playbook").add_class("-ran")
         self._progress = _Progress(len(rendered.commands), len(rendered.rollback))
         self.output.write(Text(f"── {self.playbook.title}: {len(rendered.commands)} commands", style="bold"))
@@ -339,7 +340,7 @@ class PlaybookScreen(ModalScreen[None]):
         self._execute(rendered)
 
     @work(exclusive=True, group="play")
-    async def _execute(self, rendered: pb.Rendered) -> None:
+    async def _execute(self, rendered: rd.Rendered) -> None:
         incidents = [self.context.incident] if self.context.incident is not None else []
         audit = _Recorded(remedy.audit_log(incidents).paths, self._entry)
         try:
@@ -396,7 +397,7 @@ class PlaybookScreen(ModalScreen[None]):
         return rollback
 
 
-def _final(rendered: pb.Rendered, outcome: actions.Outcome) -> Text:
+def _final(rendered: rd.Rendered, outcome: actions.Outcome) -> Text:
     """The last line of a run: succeeded (verified) / failed, rolled back / failed, left as is."""
     if outcome.ok:
         if rendered.check.kind == "none":

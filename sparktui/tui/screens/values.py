@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from sparktui.core import kinds
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.text import display
 
@@ -73,7 +74,7 @@ class ValuesScreen(ModalScreen[dict[str, str] | None]):
                 else:
                     why.update("")
                 continue
-            if not pb.fits(param.kind, value):
+            if not kinds.fits(param.kind, value):
                 why.update(Text(f"refused: not a valid {param.kind}: {display(value[:200])}", style="bold red"))
                 refused = True
                 continue

@@ -1,0 +1,39 @@
+"""The kinds of value that playbooks and the cluster file take (an interface, a host, a port, a path...),
+what each may look like, and the shape of an id (a signature's, a playbook's)."""
+
+from __future__ import annotations
+
+import shlex
+
+import regex
+
+#: What a value of each kind may look like. A value that does not fit is refused, never escaped into shape.
+KINDS: dict[str, str] = {
+    "iface": r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}",
+    "host": r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?",
+    "port": r"(?:6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3})",
+    "path": r"[^\x00-\x1f\x7f]{1,4096}",
+    "name": r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}",
+    "image": r"[a-z0-9][a-z0-9._/:@-]{0,254}",
+    "int": r"\d{1,9}",
+    "number": r"\d{1,9}(?:\.\d{1,9})?",
+    "env": r"[A-Za-z_][A-Za-z0-9_]{0,127}=[^\x00-\x1f\x7f]{0,4096}",
+    "text": r"[^\x00-\x1f\x7f]{0,4096}",
+    # Shell words already quoted (the canonical shlex.join form, checked): substituted as they are, so
+    # ``{recreate} --flag`` appends words to a command. Probes produce these; a user may type them.
+    "argv": r"[^\x00-\x1f\x7f]{0,65536}",
+}
+#: A signature or playbook id: lower-case letters and digits in words joined by single dashes.
+ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def fits(kind: str, value: str) -> bool:
+    """Whether ``value`` looks like a value of ``kind`` (and, for ``argv``, is in canonical quoted form)."""
+    if regex.fullmatch(KINDS[kind], value) is None:
+        return False
+    if kind == "argv":
+        try:
+            return shlex.join(shlex.split(value)) == value
+        except ValueError:
+            return False
+    return True

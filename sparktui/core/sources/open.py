@@ -1,0 +1,220 @@
+"""From the arguments a user gives to sources: log files, directories of them and incident bundles (read
+once), and live sources (local paths followed, ``ssh://``, ``docker://``, ``ray://``).
+
+One :class:`Opener` per session, so every source on one SSH node shares that node's connection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import unquote, urlsplit
+
+from sparktui.core.errors import Refused
+from sparktui.core.sources.base import LiveSource, SourceGroup
+from sparktui.core.sources.bundle import BundleError, is_bundle
+from sparktui.core.sources.bundle import load as load_bundle
+from sparktui.core.sources.files import FileSource, looks_binary, unique_names
+from sparktui.core.sources.follow import FollowedFile
+
+if TYPE_CHECKING:  # imported when an ssh:// source is opened, not at start-up
+    from sparktui.core.remote.ssh import SshNode
+
+_CONTAINER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_UNIT = re.compile(r"[A-Za-z0-9:_.@\\-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def file_sources(arguments: Iterable[str]) -> tuple[list[FileSource], list[str]]:
+    """Expand the command-line arguments into file sources; returns the sources and one-line problems
+    (a missing path, an unreadable directory, binary files skipped inside a directory). A directory with a
+    ``bundle.toml`` is read as the bundle's logs, with the nodes its manifest names."""
+    sources: list[FileSource] = []
+    problems: list[str] = []
+    for arg in arguments:
+        path = Path(arg)
+        if is_bundle(path):
+            try:
+                loaded = load_bundle(path)
+            except BundleError as exc:
+                problems.append(str(exc))
+                continue
+            sources += [FileSource(s.path, s.name, s.node) for s in loaded.sources]
+        elif path.is_dir():
+            try:
+                files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            except OSError as exc:
+                problems.append(f"{arg}: cannot list directory: {exc.strerror or exc}")
+                continue
+            for file in files:
+                if looks_binary(file):
+                    problems.append(f"{file}: skipped, not a text log")
+                    continue
+                sources.append(FileSource(file, str(file.relative_to(path))))
+        elif path.exists():
+            sources.append(FileSource(path, path.name))
+        else:
+            problems.append(f"{arg}: no such file or directory")
+    return unique_names(sources), problems
+
+
+class UriError(ValueError):
+    """A source argument that names nothing usable; the message is one line."""
+
+
+class Opener:
+    """Turns arguments into sources; ``trust_new_host_key`` is the explicit choice to record host keys
+    seen for the first time (a changed key is refused all the same)."""
+
+    def __init__(self, *, trust_new_host_key: bool = False) -> None:
+        self.trust_new_host_key = trust_new_host_key
+        self._nodes: dict[tuple[str | None, str, int | None], SshNode] = {}
+
+    def open(self, arguments: list[str]) -> list[LiveSource | SourceGroup]:
+        sources: list[LiveSource | SourceGroup] = []
+        for arg in arguments:
+            scheme = arg.split("://", 1)[0] if "://" in arg else ""
+            if scheme == "ssh":
+                sources.append(self._ssh(arg))
+            elif scheme == "docker":
+                sources.append(_docker(arg))
+            elif scheme == "ray":
+                sources.append(_ray(arg))
+            elif scheme:
+                raise UriError(f"{arg}: unknown kind of source {scheme}:// (ssh, docker, ray or a path)")
+            else:
+                sources += _local(arg)
+        return sources
+
+    def _ssh(self, arg: str) -> LiveSource | SourceGroup:
+        from sparktui.core.remote.ssh import SshNode
+        from sparktui.core.sources import ssh
+
+        try:
+            uri = parse_ssh_uri(arg)
+        except ValueError as exc:
+            raise UriError(str(exc)) from None
+        key = (uri.user, uri.host, uri.port)
+        node = self._nodes.get(key)
+        if node is None:
+            node = self._nodes[key] = SshNode(
+                uri.host, user=uri.user, port=uri.port, trust_new_host_key=self.trust_new_host_key
+            )
+        if uri.kind == "file":
+            return ssh.SshFileSource(node, uri.target)
+        if uri.kind == "journal":
+            return ssh.SshJournalSource(node, uri.target)
+        if uri.kind == "ray":
+            return _SshRay(arg, node)
+        return _SshDocker(arg, node, uri.target)
+
+
+class _SshRay(SourceGroup):
+    def __init__(self, name: str, node: SshNode) -> None:
+        self.name, self.node = name, node
+
+    async def expand(self) -> list[LiveSource]:
+        from sparktui.core.sources import ssh
+
+        return list(await ssh.ray_session_sources(self.node))
+
+
+class _SshDocker(SourceGroup):
+    """A container on a node, read with the Docker SDK through the node's forwarded Docker socket."""
+
+    def __init__(self, name: str, node: SshNode, container: str) -> None:
+        self.name, self.node, self.container = name, node, container
+
+    async def expand(self) -> list[LiveSource]:
+        from sparktui.core.remote.docker import SOCKET
+        from sparktui.core.sources import docker
+
+        socket = await self.node.forward_unix(SOCKET)
+        return [docker.DockerSource(self.container, base_url=f"unix://{socket}", name=self.name, node=self.node.name)]
+
+
+def _docker(arg: str) -> LiveSource:
+    from sparktui.core.sources import docker
+
+    container = arg.split("://", 1)[1].strip("/")
+    if not container or "/" in container:
+        raise UriError(f"{arg}: expected docker://<container name or id>")
+    return docker.DockerSource(container, name=arg)
+
+
+def _ray(arg: str) -> SourceGroup:
+    """``ray://head[:port]`` (every alive node's important logs) or ``ray://head[:port]/GLOB`` (the files
+    whose names match)."""
+    from sparktui.core.sources import ray
+
+    address, _, glob = arg.split("://", 1)[1].partition("/")
+    try:
+        ray.parse_address(address)
+    except Refused as exc:
+        raise UriError(str(exc)) from None
+    return ray.RayLogs(address, glob or None)
+
+
+def _local(arg: str) -> list[LiveSource]:
+    path = Path(arg)
+    if path.is_dir():
+        found, _problems = file_sources([arg])
+        return [FollowedFile(s.path, s.name, s.node) for s in found]
+    # A file that does not exist yet is followed once it appears, as `tail -F` does.
+    return [FollowedFile(path, path.name)]
+
+
+class SshUri(NamedTuple):
+    user: str | None
+    host: str
+    port: int | None
+    kind: str  # "file", "docker", "journal" or "ray"
+    target: str  # the path, the container, the unit; "" for ray
+
+
+def parse_ssh_uri(uri: str) -> SshUri:
+    """Split ``ssh://[user@]host[:port]/path/to/file``, ``ssh://host/docker/<container>``,
+    ``ssh://host/journal/<unit>`` or ``ssh://host/ray``. A file whose path starts with ``/docker/``,
+    ``/journal/`` or is ``/ray`` is written with a double slash (``ssh://host//docker/x.log``). Percent
+    escapes are decoded. Raises :class:`ValueError` with a one-line message."""
+    parts = urlsplit(uri)
+    shown = repr(uri if len(uri) <= 200 else uri[:200] + "…")
+    if parts.scheme != "ssh":
+        raise ValueError(f"{shown}: not an ssh:// address")
+    if parts.query or parts.fragment or uri.endswith(("?", "#")):
+        raise ValueError(f"{shown}: '?' and '#' are not allowed (write %3F and %23 in a path)")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{shown}: the port must be a number from 1 to 65535") from None
+    if port == 0:
+        raise ValueError(f"{shown}: the port must be a number from 1 to 65535")
+    if parts.password is not None:
+        raise ValueError(f"{shown}: passwords are not accepted in addresses; use a key or the agent")
+    host = parts.hostname
+    if not host:
+        raise ValueError(f"{shown}: no host")
+    user = unquote(parts.username) if parts.username else None
+    path = unquote(parts.path)
+    if _CONTROL.search(path) or (user and _CONTROL.search(user)):
+        raise ValueError(f"{shown}: control characters are not allowed")
+    if path.startswith("//"):
+        return SshUri(user, host, port, "file", path[1:])
+    kind, _, rest = path[1:].partition("/")
+    if kind == "ray":
+        if rest:
+            raise ValueError(f"{shown}: ssh://host/ray takes nothing after it")
+        return SshUri(user, host, port, "ray", "")
+    if kind == "docker":
+        if not _CONTAINER.fullmatch(rest):
+            raise ValueError(f"{shown}: expected ssh://host/docker/<container name or id>")
+        return SshUri(user, host, port, "docker", rest)
+    if kind == "journal":
+        if not _UNIT.fullmatch(rest):
+            raise ValueError(f"{shown}: expected ssh://host/journal/<systemd unit>")
+        return SshUri(user, host, port, "journal", rest)
+    if path in ("", "/") or path.endswith("/"):
+        raise ValueError(f"{shown}: name a file, /docker/<container>, /journal/<unit> or /ray")
+    return SshUri(user, host, port, "file", path)
