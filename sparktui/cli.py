@@ -309,7 +309,7 @@ def _play(args: argparse.Namespace) -> int:
             raise UsageError(f"--set {name}: {book.id} has no such parameter (its parameters: {known})")
         given[name] = value
     facts: dict[str, str] = {}
-    finding_nodes: list[str] = []
+    finding_nodes: Sequence[str] = ()
     if args.logs:
         sources, problems = file_sources(args.logs)
         if not sources:

@@ -36,7 +36,7 @@ def test_fixture(name: str, catalogue: Catalogue) -> None:
         assert found and found[0] == want["root"], found
     if "root_nodes" in want:
         root = diagnosis.findings[0]
-        assert root.nodes == want["root_nodes"]
+        assert list(root.nodes) == want["root_nodes"]
         assert sorted({e.node for e in root.evidence}) == sorted(root.nodes)
     for sig in want.get("present", []):  # type: ignore[attr-defined]
         assert sig in found, found

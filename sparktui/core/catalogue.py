@@ -99,16 +99,33 @@ class StageDef:
     process_level: bool = False
 
 
+#: How a track counts the things that progress through it: one per communicator of a process, one per rank
+#: (a rank's tag on its node), or one per node.
+UNITS = ("communicator", "rank", "node")
+
+
 @dataclass(frozen=True, slots=True)
 class Track:
-    """An ordered ladder of start-up stages of one program (``nccl``, ``vllm``, ``sglang``, ``ray``)."""
+    """An ordered ladder of start-up stages of one program (``nccl``, ``vllm``, ``sglang``, ``ray``).
+
+    ``unit`` says what progresses on its own. A track of communicators also names, as facts captured by its
+    stage patterns, the ``key`` that tells one communicator of a process from another (its pointer), the
+    ``group`` that ties one communicator's units on every rank together (its commId, written ``group_label``
+    in messages), and the stage ``done`` at which a unit is ready. A stage that ``opens`` a unit of such a
+    track opens a new one only on a line that carries the key; a line without it belongs to the process's
+    most recent unit.
+    """
 
     id: str
     label: str
     programs: frozenset[str]
     stages: tuple[StageDef, ...]
     path: Path
-    per_rank: bool = True  # one unit per rank tag on a node, or (False) one per node
+    unit: str = "rank"
+    key: str = ""
+    group: str = ""
+    group_label: str = ""
+    done: str = ""
 
     def index(self, stage_id: str) -> int:
         for i, stage in enumerate(self.stages):
@@ -250,10 +267,36 @@ def load_track(path: Path) -> Track:
                 process_level=s.flag("process_level", default=False),
             )
         )
-    unit = r.text("unit", required=False) or "rank"
-    if unit not in ("rank", "node"):
-        raise CatalogueError(path, "unit", f"unknown unit {unit!r} (rank or node)")
-    return Track(r.text("track"), r.text("label"), frozenset(r.texts("programs")), tuple(stages), path, unit == "rank")
+    return _track(path, r, tuple(stages))
+
+
+def _track(path: Path, r: _Reader, stages: tuple[StageDef, ...]) -> Track:
+    """The track's header: what its units are, and for a track of communicators the facts that name them."""
+    track_id, label, programs = r.text("track"), r.text("label"), frozenset(r.texts("programs"))
+    raw = r.data.get("unit", "rank")
+    if isinstance(raw, str):
+        if raw not in ("rank", "node"):
+            raise CatalogueError(path, "unit", f"unknown unit {raw!r} (rank, node, or a [unit] table)")
+        return Track(track_id, label, programs, stages, path, unit=raw)
+    u = _Reader(path, r.table("unit"), "unit.")
+    kind = u.text("kind")
+    if kind not in UNITS:
+        raise CatalogueError(path, "unit.kind", f"unknown unit {kind!r} (one of {', '.join(UNITS)})")
+    done = u.text("done", required=kind == "communicator")
+    if done and done not in {s.id for s in stages}:
+        raise CatalogueError(path, "unit.done", f"no stage {done!r} in this track")
+    return Track(
+        track_id,
+        label,
+        programs,
+        stages,
+        path,
+        unit=kind,
+        key=u.text("key", required=kind == "communicator"),
+        group=u.text("group", required=False),
+        group_label=u.text("group_label", required=False),
+        done=done,
+    )
 
 
 def _stall(path: Path, table: Mapping[str, Any]) -> Stall:

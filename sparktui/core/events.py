@@ -47,7 +47,7 @@ class Evidence:
     after: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """A diagnosis: one signature seen (or one stall detected), correlated across nodes and ranks."""
 
@@ -58,9 +58,9 @@ class Finding:
     explanation: str
     remediations: tuple[str, ...]
     first_seen: Position
-    nodes: list[str] = field(default_factory=list)
+    nodes: tuple[str, ...] = ()
     count: int = 0
-    evidence: list[Evidence] = field(default_factory=list)
+    evidence: tuple[Evidence, ...] = ()
     facts: dict[str, str] = field(default_factory=dict)
     detail: str = ""
 

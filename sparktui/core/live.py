@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
@@ -53,11 +53,12 @@ class LiveSession:
 
     def diagnosis(self) -> Diagnosis:
         diagnosis = self.analyzer.finish(now=self.elapsed())
+        extra = []
         for group in self.sources:  # a group that never found its sources still says why
             change = self.states.get(group.name)
             if isinstance(group, SourceGroup) and group.name not in self._expanded and change is not None:
-                diagnosis.sources.append(SourceSummary(group.name, "", 0, f"{change.state.value}: {change.detail}"))
-        return diagnosis
+                extra.append(SourceSummary(group.name, "", 0, f"{change.state.value}: {change.detail}"))
+        return replace(diagnosis, sources=(*diagnosis.sources, *extra))
 
     async def run(self, seconds: float | None = None) -> Diagnosis:
         """Stream until ``seconds`` have passed (or every source has ended), then return the diagnosis."""

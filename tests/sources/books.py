@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sparktui.core.remedy.playbook import builtin_dir
+from sparktui.core.dirs import builtin
 
 FAILING_STEP = """
 [[steps]]
@@ -21,7 +21,7 @@ def changed(tmp_path: Path, playbook: str, *, within: int | None = None, then_fa
     whose steps end with one that fails; give it to ``--playbooks``."""
     folder = tmp_path / "books"
     folder.mkdir(exist_ok=True)
-    text = (builtin_dir() / f"{playbook}.toml").read_text()
+    text = (builtin("playbooks") / f"{playbook}.toml").read_text()
     if within is not None:
         text = re.sub(r"(?m)^within = \d+$", f"within = {within}", text)
     if then_fail:

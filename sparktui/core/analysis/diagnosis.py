@@ -12,8 +12,11 @@ JSON_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
-    sources: list[SourceSummary]
-    findings: list[Finding]  # ranked: the most likely root cause first
+    """What an analysis found: the sources read, the findings ranked with the most likely root cause first,
+    and how far start-up got per node and track."""
+
+    sources: tuple[SourceSummary, ...]
+    findings: tuple[Finding, ...]
     stages: dict[str, dict[str, str]]
 
     def worst(self) -> Severity | None:
@@ -43,7 +46,7 @@ def _finding(rank: int, f: Finding) -> dict[str, Any]:
         "severity": f.severity.label,
         "title": f.title,
         "detail": f.detail,
-        "nodes": f.nodes,
+        "nodes": list(f.nodes),
         "count": f.count,
         "first_seen": {"source": f.first_seen.source, "line": f.first_seen.line},
         "evidence": [

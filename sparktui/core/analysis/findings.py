@@ -1,8 +1,10 @@
-"""Turning stalls into findings, and ranking findings so the root cause comes first."""
+"""Findings made from what was seen: one merge for every way a signature is seen (its hits in each scope and
+source, each stalled unit), and the ranking that puts the root cause first."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from sparktui.core.analysis.stages import StallHit, Unit
 from sparktui.core.catalogue import Catalogue, Signature
@@ -10,48 +12,30 @@ from sparktui.core.events import Evidence, Finding, Position, Severity
 from sparktui.core.text import display
 
 
-def finding_from_stall(hit: StallHit, existing: Finding | None = None) -> Finding:
-    """A finding for one stalled unit, or the unit added to the finding of the same signature."""
-    sig, unit = hit.signature, hit.unit
-    rule = sig.stall
-    assert rule is not None
-    reached_at = unit.positions.get(rule.reached) or unit.last
-    assert reached_at is not None and unit.last is not None
-    finding = existing or new_finding(sig, reached_at)
-    finding.count += 1
-    if unit.node not in finding.nodes:
-        finding.nodes.append(unit.node)
-    for peer in hit.peers_ahead:
-        if peer.node not in finding.nodes:
-            finding.nodes.append(peer.node)
-    finding.evidence.append(
-        Evidence(reached_at.source, reached_at.line, unit.node, display(unit.texts.get(rule.reached, "")))
-    )
-    if unit.last != reached_at:
-        finding.evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, display(unit.last_text)))
-    for other in hit.last_seen:
-        if other.node not in finding.nodes:
-            finding.nodes.append(other.node)
-        if other.last is not None:
-            finding.evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
-    for peer in hit.peers_ahead[:2]:
-        done = peer.positions.get(rule.not_reached)
-        if done is not None:
-            finding.evidence.append(
-                Evidence(done.source, done.line, peer.node, display(peer.texts.get(rule.not_reached, "")))
-            )
-    for k, v in unit.facts.items():
-        finding.facts.setdefault(k, v)
-    finding.facts.setdefault("stopped_at", unit.stage_label)
-    if hit.peers_missing:
-        finding.facts.setdefault("ranks_never_started", ",".join(map(str, hit.peers_missing)))
-    sentence = _describe(hit)
-    finding.detail = f"{finding.detail} {sentence}".strip()
-    return finding
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One contribution to a finding: the hits of its signature in one scope, or one stalled unit."""
+
+    first: Position
+    count: int
+    nodes: Sequence[str]
+    facts: Mapping[str, str]
+    evidence: Sequence[Evidence]
+    detail: str = ""
 
 
-def new_finding(sig: Signature, first: Position) -> Finding:
-    """An empty finding of ``sig``, first seen at ``first``; hits and stalls are added to it."""
+def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evidence_max: int | None = None) -> Finding:
+    """The finding of ``sig`` from all its parts, in the order given: counts added, nodes and evidence in
+    order (at most ``evidence_max`` evidence lines), the first value of each fact kept, details joined, and
+    first seen where it was seen first in source ``order``."""
+    parts = list(parts)
+    nodes = list(dict.fromkeys(n for p in parts for n in p.nodes))
+    facts: dict[str, str] = {}
+    for p in parts:
+        for k, v in p.facts.items():
+            facts.setdefault(k, v)
+    evidence = [e for p in parts for e in p.evidence]
+    first = min((p.first for p in parts), key=lambda at: (order.get(at.source, len(order)), at.line))
     return Finding(
         signature=sig.id,
         category=sig.category,
@@ -60,7 +44,37 @@ def new_finding(sig: Signature, first: Position) -> Finding:
         explanation=sig.explanation,
         remediations=sig.playbooks,
         first_seen=first,
+        nodes=tuple(nodes),
+        count=sum(p.count for p in parts),
+        evidence=tuple(evidence[:evidence_max] if evidence_max is not None else evidence),
+        facts=facts,
+        detail=" ".join(p.detail for p in parts if p.detail),
     )
+
+
+def stall_part(hit: StallHit) -> Part:
+    """What one stalled unit adds to its signature's finding: where it stopped, its last line, where the
+    ranks that never joined were last seen and where peers got past it."""
+    unit = hit.unit
+    rule = hit.signature.stall
+    assert rule is not None
+    reached_at = unit.positions.get(rule.reached) or unit.last
+    assert reached_at is not None and unit.last is not None
+    evidence = [Evidence(reached_at.source, reached_at.line, unit.node, display(unit.texts.get(rule.reached, "")))]
+    if unit.last != reached_at:
+        evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, display(unit.last_text)))
+    for other in hit.last_seen:
+        if other.last is not None:
+            evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
+    for peer in hit.peers_ahead[:2]:
+        done = peer.positions.get(rule.not_reached)
+        if done is not None:
+            evidence.append(Evidence(done.source, done.line, peer.node, display(peer.texts.get(rule.not_reached, ""))))
+    facts = {**unit.facts, "stopped_at": unit.facts.get("stopped_at", unit.stage_label)}
+    if hit.peers_missing:
+        facts.setdefault("ranks_never_started", ",".join(map(str, hit.peers_missing)))
+    nodes = [unit.node, *(u.node for u in hit.peers_ahead), *(u.node for u in hit.last_seen)]
+    return Part(reached_at, 1, nodes, facts, evidence, _describe(hit))
 
 
 def _who(unit: Unit) -> str:
@@ -73,12 +87,13 @@ def _describe(hit: StallHit) -> str:
     rule = hit.signature.stall
     assert rule is not None
     track = unit.track
-    if track.id == "nccl":
-        what = f"communicator {unit.key}"
-        if unit.facts.get("commid"):
-            what += f" (commId {unit.facts['commid']}, {unit.facts.get('nranks', '?')} ranks)"
+    if track.unit == "communicator":
+        what = f"{track.unit} {unit.key}"
+        group = unit.facts.get(track.group)
+        if group:
+            what += f" ({track.group_label or track.group} {group}, {unit.facts.get('nranks', '?')} ranks)"
         if unit.completed_before:
-            what += ", opened after another communicator of the same process had completed,"
+            what += f", opened after another {track.unit} of the same process had completed,"
     else:
         what = f"{track.label} start-up"
     text = (
@@ -107,13 +122,6 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
     error or at least as severe. Then: problems before context (info), more severe first, earlier first,
     wider (more nodes) first.
     """
-    stall_merged: dict[str, Finding] = {}
-    for f in findings:
-        if f.signature in stall_merged:
-            _absorb(stall_merged[f.signature], f)
-        else:
-            stall_merged[f.signature] = f
-    findings = list(stall_merged.values())
     consequence_of = {sig.id: set(sig.consequence_of) for sig in catalogue.signatures}
 
     def causes(f: Finding) -> list[Finding]:
@@ -149,12 +157,3 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
         )
 
     return sorted(findings, key=key)
-
-
-def _absorb(into: Finding, other: Finding) -> None:
-    into.count += other.count
-    into.nodes.extend(n for n in other.nodes if n not in into.nodes)
-    into.evidence.extend(other.evidence)
-    into.detail = f"{into.detail} {other.detail}".strip()
-    for k, v in other.facts.items():
-        into.facts.setdefault(k, v)

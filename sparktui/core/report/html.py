@@ -9,6 +9,7 @@ markup.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import Finding
@@ -267,7 +268,7 @@ def _pill(level: str) -> Markup:
     return _tag("span", level, class_=f"pill {level}")
 
 
-def _nodes(nodes: list[str]) -> Markup:
+def _nodes(nodes: Sequence[str]) -> Markup:
     return _join(*(_tag("span", n, class_="node") for n in nodes))
 
 

@@ -90,8 +90,8 @@ class Incident:
     def _map(self, text: Callable[[str], str], node: Callable[[str], str]) -> Incident:
         d = self.diagnosis
         diagnosis = Diagnosis(
-            [SourceSummary(text(s.name), node(s.node), s.lines, s.error and text(s.error)) for s in d.sources],
-            [_finding(f, text, node) for f in d.findings],
+            tuple(SourceSummary(text(s.name), node(s.node), s.lines, s.error and text(s.error)) for s in d.sources),
+            tuple(_finding(f, text, node) for f in d.findings),
             {node(n): {track: text(phrase) for track, phrase in tracks.items()} for n, tracks in d.stages.items()},
         )
         audit = tuple(
@@ -113,8 +113,8 @@ def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str])
     return replace(
         f,
         first_seen=Position(text(f.first_seen.source), f.first_seen.line),
-        nodes=[node(n) for n in f.nodes],
-        evidence=[
+        nodes=tuple(node(n) for n in f.nodes),
+        evidence=tuple(
             Evidence(
                 text(e.source),
                 e.line,
@@ -124,7 +124,7 @@ def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str])
                 tuple(text(a) for a in e.after),
             )
             for e in f.evidence
-        ],
+        ),
         facts={k: text(v) for k, v in f.facts.items()},
         detail=text(f.detail),
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -12,14 +14,14 @@ from sparktui.richtext import SEVERITY_STYLE
 class FindingsTable(DataTable[Text]):
     def __init__(self) -> None:
         super().__init__(id="findings", cursor_type="row", zebra_stripes=True)
-        self.findings: list[Finding] = []
+        self.findings: Sequence[Finding] = ()
         self.border_title = "Findings"
 
     def on_mount(self) -> None:
         for label, width in (("#", 3), ("severity", 10), ("finding", 64), ("nodes", 22), ("count", 6), ("since", 8)):
             self.add_column(label, width=width, key=label)
 
-    def show(self, findings: list[Finding], clock: float, seen_at: dict[str, float]) -> None:
+    def show(self, findings: Sequence[Finding], clock: float, seen_at: dict[str, float]) -> None:
         selected = self.selected()
         keep = selected.signature if selected else None
         self.findings = findings

@@ -1,0 +1,122 @@
+"""The central half of the analysis: what every source's scan found, merged and judged in one place.
+
+A :class:`Correlation` takes :class:`~sparktui.core.analysis.scan.Scanned` results in any order of sources
+(each source's own in the order it handed them over), from scans in this process or elsewhere. It merges the
+hits of each signature and scope, decides the context conditions (``when`` / ``unless``) once a scope has
+been seen whole, drives the :class:`~sparktui.core.analysis.stages.StageTracker` with every stage marker,
+and, when asked, turns all of it into a ranked :class:`~sparktui.core.analysis.diagnosis.Diagnosis`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.findings import Part, merge, rank, stall_part
+from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Hits, Role, Scanned
+from sparktui.core.analysis.stages import StageTracker
+from sparktui.core.catalogue import Catalogue, Signature
+from sparktui.core.events import Evidence, Position, SourceSummary
+
+
+@dataclass(slots=True)
+class _Source:
+    name: str
+    node: str
+    lines: int = 0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class _Merged:
+    """Every hit of one signature in one scope, from every source."""
+
+    first: Position
+    count: int = 0
+    nodes: list[str] = field(default_factory=list)
+    facts: dict[str, str] = field(default_factory=dict)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+class Correlation:
+    """Merges scans and judges them; pure. ``changed`` tells whether anything arrived since the last
+    :meth:`diagnosis`."""
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
+        self._signatures = {sig.id: sig for sig in catalogue.signatures}
+        self.tracker = StageTracker(catalogue.tracks)
+        self._sources: dict[str, _Source] = {}
+        self._merged: dict[tuple[str, str], _Merged] = {}
+        self._evidence_at: dict[tuple[str, int], list[tuple[_Merged, int]]] = {}
+        self._seen: set[tuple[Role, str, str]] = set()
+        self.changed = False
+
+    def add_source(self, name: str, node: str) -> None:
+        self._sources.setdefault(name, _Source(name, node))
+
+    def set_node(self, name: str, node: str) -> None:
+        self._sources[name].node = node
+
+    def node_of(self, name: str) -> str:
+        return self._sources[name].node
+
+    def source_failed(self, name: str, reason: str) -> None:
+        """Record that a source could not be read (or read to its end); what was read from it stays."""
+        self.add_source(name, "")
+        self._sources[name].error = reason
+        self.changed = True
+
+    def add(self, scanned: Scanned) -> None:
+        """Merge one hand-over of one source's scan."""
+        self.add_source(scanned.source, scanned.node)
+        self._sources[scanned.source].lines = scanned.lines
+        for hits in scanned.hits:
+            self._merge(hits)
+        self._seen.update(scanned.seen)
+        for event in scanned.stages:
+            self.tracker.update(event)
+        for context in scanned.context:
+            self._after(context)
+        self.changed = self.changed or bool(scanned.hits or scanned.seen or scanned.stages or scanned.context)
+
+    def _merge(self, hits: Hits) -> None:
+        merged = self._merged.get((hits.signature, hits.scope))
+        if merged is None:
+            merged = self._merged[(hits.signature, hits.scope)] = _Merged(hits.first)
+        merged.count += hits.count
+        merged.nodes.extend(n for n in hits.nodes if n not in merged.nodes)
+        for k, v in hits.facts.items():
+            merged.facts.setdefault(k, v)
+        for e in hits.evidence[: EVIDENCE_MAX - len(merged.evidence)]:
+            self._evidence_at.setdefault((e.source, e.line), []).append((merged, len(merged.evidence)))
+            merged.evidence.append(e)
+
+    def _after(self, context: Context) -> None:
+        for merged, index in self._evidence_at.get((context.source, context.line), ()):
+            merged.evidence[index] = replace(merged.evidence[index], after=context.after)
+
+    def diagnosis(self, now: float | None = None) -> Diagnosis:
+        """The diagnosis so far. ``now`` is the current time for live sources (stalls then need
+        ``live_after`` seconds without progress); leave it out for logs read after the fact."""
+        self.changed = False
+        order = {name: i for i, name in enumerate(self._sources)}
+        parts: dict[str, list[Part]] = {}
+        for (sig_id, scope), m in self._merged.items():
+            sig = self._signatures.get(sig_id)
+            if sig is not None and self._context_holds(sig, scope):
+                parts.setdefault(sig_id, []).append(Part(m.first, m.count, m.nodes, m.facts, m.evidence))
+        findings = [merge(self._signatures[s], found, order, EVIDENCE_MAX) for s, found in parts.items()]
+        stalled: dict[str, list[Part]] = {}
+        for hit in self.tracker.stalls(self.catalogue.signatures, now=now):
+            stalled.setdefault(hit.signature.id, []).append(stall_part(hit))
+        findings += [merge(self._signatures[s], found, order) for s, found in stalled.items()]
+        sources = tuple(SourceSummary(s.name, s.node, s.lines, s.error) for s in self._sources.values())
+        return Diagnosis(sources, tuple(rank(findings, self.catalogue, order)), self.tracker.summary())
+
+    def _context_holds(self, sig: Signature, scope: str) -> bool:
+        if sig.context is None:
+            return True
+        if sig.context.unless and (Role.UNLESS, sig.id, scope) in self._seen:
+            return False
+        return not sig.context.when or (Role.WHEN, sig.id, scope) in self._seen

@@ -1,0 +1,324 @@
+"""The per-source half of the analysis: matching, evidence and stage markers for one source's lines.
+
+A :class:`Scan` reads one source's blocks of complete lines, in order. The :class:`Rules` (the catalogue
+compiled into one pattern table) propose the lines that may match; each of them is classified once; hits
+are counted per signature and scope as they come, so a line repeated a million times costs one count, not
+a million records; an evidence line keeps the lines around it; stage markers become :class:`StageEvent`.
+
+:meth:`Scan.take` hands over what was found since the previous call as one :class:`Scanned`: plain,
+picklable values, which a :class:`~sparktui.core.analysis.correlate.Correlation` merges with those of every
+other source, in this process or in another one.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import regex
+
+from sparktui.core.analysis.matcher import Engine, Matcher, best_engine
+from sparktui.core.catalogue import Catalogue, Signature, Track
+from sparktui.core.classify import Classification, classify
+from sparktui.core.events import Evidence, Position
+from sparktui.core.text import display
+
+#: Lines of context kept before and after an evidence line.
+CONTEXT_LINES = 3
+#: Evidence lines one signature keeps per node, and in all.
+EVIDENCE_PER_NODE = 3
+EVIDENCE_MAX = 8
+
+
+class Role(IntEnum):
+    """What a pattern of the table is for."""
+
+    HIT = 0  # a signature's match.any
+    VETO = 1  # its match.none: the line is not a hit of that signature
+    WHEN = 2  # its context.when: seen somewhere in the scope
+    UNLESS = 3  # its context.unless
+    STAGE = 4  # a stage marker of a track
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    role: Role
+    owner: int  # signature index, or track index for STAGE
+    stage: int = 0
+
+
+class Rules:
+    """The catalogue compiled for scanning: every signature and stage pattern in one table, one matcher."""
+
+    def __init__(self, catalogue: Catalogue, engine: Callable[[Sequence[str]], Engine] = best_engine) -> None:
+        self.catalogue = catalogue
+        self.signatures = catalogue.signatures
+        self.tracks = catalogue.tracks
+        patterns: list[str] = []
+        self.rules: list[_Rule] = []
+
+        def add(pattern: str, rule: _Rule) -> None:
+            patterns.append(pattern)
+            self.rules.append(rule)
+
+        for i, sig in enumerate(self.signatures):
+            for p in sig.any:
+                add(p, _Rule(Role.HIT, i))
+            for p in sig.none:
+                add(p, _Rule(Role.VETO, i))
+            if sig.context is not None:
+                for p in sig.context.when:
+                    add(p, _Rule(Role.WHEN, i))
+                for p in sig.context.unless:
+                    add(p, _Rule(Role.UNLESS, i))
+        for t, track in enumerate(self.tracks):
+            for s, stage in enumerate(track.stages):
+                for p in stage.any:
+                    add(p, _Rule(Role.STAGE, t, s))
+        self.matcher = Matcher(patterns, engine(patterns))
+
+
+@dataclass(slots=True)
+class Hits:
+    """The hits of one signature within one context scope, from one source, since the last hand-over."""
+
+    signature: str
+    scope: str
+    first: Position
+    count: int = 0
+    nodes: list[str] = field(default_factory=list)
+    facts: dict[str, str] = field(default_factory=dict)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class StageEvent:
+    """A line that marks a stage of a track: what a :class:`~sparktui.core.analysis.stages.StageTracker`
+    is fed. ``process`` names the process the line comes from (how, the track says); ``at`` is the time the
+    line was read (a live source's clock; 0 for a file read after the fact)."""
+
+    track: str
+    stage: int
+    facts: dict[str, str]
+    node: str
+    process: str
+    rank: int | None
+    position: Position
+    text: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The lines after an evidence line that had not been read yet when the evidence was handed over."""
+
+    source: str
+    line: int
+    after: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Scanned:
+    """What one source's scan found since its previous hand-over."""
+
+    source: str
+    node: str
+    lines: int  # lines read from the source so far, in all
+    hits: tuple[Hits, ...] = ()
+    seen: tuple[tuple[Role, str, str], ...] = ()  # (WHEN or UNLESS, signature id, scope) met in a line
+    stages: tuple[StageEvent, ...] = ()
+    context: tuple[Context, ...] = ()
+
+
+@dataclass(slots=True)
+class _Pending:
+    """Evidence still waiting for the lines after it; ``sent`` lines of ``after`` were handed over."""
+
+    line: int
+    node: str
+    text: str
+    before: tuple[str, ...]
+    after: list[str] = field(default_factory=list)
+    sent: int | None = None  # None until it has been handed over in a Hits
+
+    def freeze(self, source: str) -> Evidence:
+        self.sent = len(self.after)
+        return Evidence(source, self.line, self.node, self.text, self.before, tuple(self.after))
+
+
+class Scan:
+    """One source, scanned in line order. ``node`` is the node of its further lines (a live source may learn
+    it from its content and change it)."""
+
+    def __init__(self, rules: Rules, name: str, node: str) -> None:
+        self.rules = rules
+        self.name = name
+        self.node = node
+        self.lines = 0
+        self._tail: deque[str] = deque(maxlen=CONTEXT_LINES)
+        self._waiting: list[_Pending] = []
+        self._hits: dict[tuple[int, str], tuple[Hits, list[_Pending]]] = {}
+        self._kept: dict[tuple[int, str], list[str]] = {}  # the nodes of the evidence kept so far
+        self._seen: set[tuple[Role, str, str]] = set()
+        self._new_seen: list[tuple[Role, str, str]] = []
+        self._stages: list[StageEvent] = []
+
+    def feed(self, text: str, now: float = 0.0) -> None:
+        """Scan a block of complete lines (``\\n``-separated, without the final newline)."""
+        base = self.lines
+        lines: list[str] | None = None
+        if self._waiting:
+            lines = text.split("\n")
+            for pending in self._waiting:
+                pending.after.extend(display(s) for s in lines[: CONTEXT_LINES - len(pending.after)])
+            self._waiting = [p for p in self._waiting if len(p.after) < CONTEXT_LINES or p.sent is not None]
+        current = -1
+        matches: list[tuple[_Rule, regex.Match[str]]] = []
+        line_text = ""
+        for lm in self.rules.matcher.scan(text):
+            if lm.index != current:
+                if matches:
+                    lines = self._line(base, current, line_text, matches, text, lines, now)
+                current, line_text, matches = lm.index, lm.text, []
+            matches.append((self.rules.rules[lm.key], lm.match))
+        if matches:
+            lines = self._line(base, current, line_text, matches, text, lines, now)
+        count = text.count("\n") + 1
+        if count >= CONTEXT_LINES:
+            lines = lines if lines is not None else text.rsplit("\n", CONTEXT_LINES)[-CONTEXT_LINES:]
+            self._tail.extend(lines[-CONTEXT_LINES:])
+        else:
+            self._tail.extend(text.split("\n"))
+        self.lines += count
+
+    def take(self) -> Scanned:
+        """What was found since the previous call (hits, context conditions met, stage markers, and the
+        context lines that arrived for evidence handed over before)."""
+        context = []
+        for pending in self._waiting:
+            if pending.sent is not None and len(pending.after) > pending.sent:
+                context.append(Context(self.name, pending.line, tuple(pending.after)))
+                pending.sent = len(pending.after)
+        hits = []
+        for found, pendings in self._hits.values():
+            found.evidence = [p.freeze(self.name) for p in pendings]
+            hits.append(found)
+        self._waiting = [p for p in self._waiting if len(p.after) < CONTEXT_LINES]
+        scanned = Scanned(
+            self.name, self.node, self.lines, tuple(hits), tuple(self._new_seen), tuple(self._stages), tuple(context)
+        )
+        self._hits, self._new_seen, self._stages = {}, [], []
+        return scanned
+
+    def _line(
+        self,
+        base: int,
+        index: int,
+        line: str,
+        matches: list[tuple[_Rule, regex.Match[str]]],
+        block: str,
+        lines: list[str] | None,
+        now: float,
+    ) -> list[str] | None:
+        position = Position(self.name, base + index + 1)
+        cls: Classification | None = None
+        vetoed = {r.owner for r, _ in matches if r.role is Role.VETO}
+        for rule, m in matches:
+            if rule.role is Role.STAGE:
+                cls = cls or classify(line)
+                self._stage(rule, m, cls, position, now)
+                continue
+            if rule.role is Role.VETO or rule.owner in vetoed:
+                continue
+            sig = self.rules.signatures[rule.owner]
+            cls = cls or classify(line)
+            if sig.programs and cls.program not in sig.programs:
+                continue
+            node = cls.node or self.node
+            scope = scope_key(sig, self.name, node, cls)
+            if rule.role in (Role.WHEN, Role.UNLESS):
+                seen = (rule.role, sig.id, scope)
+                if seen not in self._seen:
+                    self._seen.add(seen)
+                    self._new_seen.append(seen)
+                continue
+            lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines)
+        return lines
+
+    def _hit(
+        self,
+        owner: int,
+        sig: Signature,
+        scope: str,
+        position: Position,
+        node: str,
+        m: regex.Match[str],
+        index: int,
+        block: str,
+        lines: list[str] | None,
+    ) -> list[str] | None:
+        key = (owner, scope)
+        entry = self._hits.get(key)
+        if entry is None:
+            entry = self._hits[key] = (Hits(sig.id, scope, position), [])
+        found, pendings = entry
+        found.count += 1
+        for k, v in m.groupdict().items():
+            if v is not None:
+                found.facts.setdefault(k, v)
+        if node not in found.nodes:
+            found.nodes.append(node)
+        kept = self._kept.setdefault(key, [])
+        if len(kept) < EVIDENCE_MAX and kept.count(node) < EVIDENCE_PER_NODE:
+            kept.append(node)
+            lines = lines if lines is not None else block.split("\n")
+            pendings.append(self._evidence(position, node, index, lines))
+        return lines
+
+    def _stage(self, rule: _Rule, m: regex.Match[str], cls: Classification, position: Position, now: float) -> None:
+        track = self.rules.tracks[rule.owner]
+        if cls.program not in track.programs:
+            return
+        node = cls.node or self.node
+        facts = {k: v for k, v in m.groupdict().items() if v is not None}
+        self._stages.append(
+            StageEvent(
+                track.id, rule.stage, facts, node, process_key(track, node, cls), cls.rank, position, m.string, now
+            )
+        )
+
+    def _evidence(self, position: Position, node: str, index: int, lines: list[str]) -> _Pending:
+        start = index - CONTEXT_LINES
+        before = list(self._tail)[start:] if start < 0 else []
+        before += lines[max(start, 0) : index]
+        pending = _Pending(
+            position.line, node, display(lines[index]), tuple(display(b) for b in before[-CONTEXT_LINES:])
+        )
+        pending.after.extend(display(s) for s in lines[index + 1 : index + 1 + CONTEXT_LINES])
+        if len(pending.after) < CONTEXT_LINES:
+            self._waiting.append(pending)
+        return pending
+
+
+def scope_key(sig: Signature, source: str, node: str, cls: Classification) -> str:
+    """Where a signature's context conditions are decided for this line: its source, node, process or all."""
+    scope = sig.context.scope if sig.context is not None else "all"
+    if scope == "source":
+        return source
+    if scope == "node":
+        return node
+    if scope == "process":
+        return f"{source}\x00{cls.pid or cls.process}"
+    return ""
+
+
+def process_key(track: Track, node: str, cls: Classification) -> str:
+    """The process a stage marker belongs to, as the track counts its units: by process id for a track of
+    communicators, by the rank's tag on its node, or the node as a whole."""
+    if track.unit == "communicator":
+        return f"{node}:{cls.pid}"
+    if track.unit == "rank" and cls.rank is not None:
+        return f"{node}:{cls.process}"
+    return f"{node}:"
