@@ -8,7 +8,7 @@ log file of ``--lines`` real captured lines, then:
     line) and reports per-stream and aggregate lines per second, beside the reference: OpenSSH's own
     client running ``cat`` on every node at once;
   * appends time-stamped lines on every node at 50 lines per second while the streams follow, and reports
-    the delay from a line written on a node to its arrival in the pipeline (median and 99th percentile).
+    the delay from a line written on a node to its arrival at the front end (median and 99th percentile).
 Needs root (sshd) and OpenSSH's server (tools/test.sh installs it).
 """
 
@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sparktui.core import catalogue as cat  # noqa: E402
-from sparktui.core.live import LiveSession  # noqa: E402
-from sparktui.core.sources.base import LiveSource, Received  # noqa: E402
-from sparktui.core.sources.ssh import SshFileSource, SshNode  # noqa: E402
+from sparktui.core.pipeline import run  # noqa: E402
+from sparktui.core.remote.ssh import SshNode  # noqa: E402
+from sparktui.core.sources.ssh import SshFileSource  # noqa: E402
 from tests.sources.sshd import Sshd, free_port, keygen  # noqa: E402
 
 STAMP = "sparktui-bench-ts="
@@ -101,18 +101,20 @@ async def stream_all(
     delays: list[float] = []
     start = time.perf_counter()
 
-    def on_lines(source: LiveSource, received: Received) -> None:
-        now = time.time()
-        counts[source.name] += len(received.lines)
-        if counts[source.name] >= lines_each and source.name not in done:
-            done[source.name] = time.perf_counter() - start
-        for line in received.lines:
-            at = line.find(STAMP)
-            if at >= 0:
-                delays.append(now - float(line[at + len(STAMP) :]))
+    pipeline = run(cat.load(), sources)
 
-    session = LiveSession(cat.load(), sources, on_lines=on_lines)
-    run = asyncio.create_task(session.run())
+    def watch() -> None:
+        for update in pipeline.updates():
+            now = time.time()
+            for line in update.lines:
+                counts[line.source] += 1
+                if counts[line.source] >= lines_each and line.source not in done:
+                    done[line.source] = time.perf_counter() - start
+                at = line.text.find(STAMP)
+                if at >= 0:
+                    delays.append(now - float(line.text[at + len(STAMP) :]))
+
+    watching = asyncio.create_task(asyncio.to_thread(watch))
     while len(done) < len(sources):
         await asyncio.sleep(0.05)
     bulk = time.perf_counter() - start
@@ -123,10 +125,8 @@ async def stream_all(
                 fh.write(f"latency probe {STAMP}{time.time():.6f}\n")
         await asyncio.sleep(0.02)
     await asyncio.sleep(1.0)
-    run.cancel()
-    await asyncio.gather(run, return_exceptions=True)
-    for node in ssh_nodes:
-        await node.close()
+    pipeline.stop()
+    await watching
     per_stream = [lines_each / t for t in done.values()]
     delays.sort()
     return {

@@ -28,9 +28,8 @@ from sparktui.core import cluster as config
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.examples import check
 from sparktui.core.errors import Refused
-from sparktui.core.events import Severity, State, StateChange
-from sparktui.core.live import LiveSession
-from sparktui.core.pipeline import diagnose_files
+from sparktui.core.events import Severity, State
+from sparktui.core.pipeline import Pipeline, diagnose_files, run
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy import render as rd
 from sparktui.core.report.export import export
@@ -39,7 +38,7 @@ from sparktui.core.report.markdown import diagnosis_markdown
 from sparktui.core.sources import bundle
 from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import BundleError
-from sparktui.core.sources.files import SourceError
+from sparktui.core.sources.files import FileRead, SourceError
 from sparktui.core.sources.open import Opener, UriError, file_sources
 from sparktui.core.sources.spool import Spool, new_incident_dir
 from sparktui.core.text import display
@@ -250,14 +249,8 @@ def _diagnose(args: argparse.Namespace, err: Console) -> int:
         raise UsageError(problems[0] if problems else "no log files found in " + " ".join(args.sources))
     for problem in problems:
         err.print(Text(f"sparktui: {problem}", style="yellow"))
-    show_progress = not args.quiet and err.is_terminal
-    with err.status("reading…", spinner="dots") if show_progress else nullcontext() as status:
-
-        def progress(name: str, lines: int) -> None:
-            if status is not None:
-                status.update(f"reading {name}: {lines:,} lines")
-
-        diagnosis = diagnose_files(sources, catalogue, progress)
+    files = run(catalogue, [FileRead(s) for s in sources], show=False, refresh=False)
+    diagnosis = _analyse(files, args, err, "reading", states=False)
     unreadable = [s for s in diagnosis.sources if s.error and s.lines == 0]
     for s in diagnosis.sources:
         if s.error:
@@ -556,31 +549,37 @@ def _follow(args: argparse.Namespace, catalogue: cat.Catalogue, err: Console) ->
         sources = Opener(trust_new_host_key=args.trust_new_host_key).open(args.sources)
     except UriError as exc:
         raise UsageError(str(exc)) from None
-    show = not args.quiet and err.is_terminal
-
-    def state(change: StateChange) -> None:
-        if not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):
-            err.print(Text(f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip(), style="yellow"))
-
     spool = None if args.no_spool else Spool(new_incident_dir(), title="sparktui diagnose --follow")
-    session = LiveSession(catalogue, sources, on_state=state, spool=spool)
-
-    async def run() -> Diagnosis:
-        task = asyncio.create_task(session.run(seconds))
-        with err.status("following…", spinner="dots") if show else nullcontext() as status:
-            while not task.done():
-                await asyncio.wait({task}, timeout=0.5)
-                if status is not None:
-                    status.update(f"following {len(sources)} sources: {session.lines:,} lines")
-        return task.result()
-
-    try:
-        diagnosis = asyncio.run(run())
-    except KeyboardInterrupt:
-        diagnosis = session.analyzer.finish()
+    following = run(catalogue, sources, spool=spool, seconds=seconds, show=False, refresh=False)
+    diagnosis = _analyse(following, args, err, "following", states=True)
     if spool is not None and not args.quiet:
         err.print(Text(f"sparktui: received lines kept in {spool.path} (sparktui replay / diagnose it)", style="dim"))
     return diagnosis, spool.path if spool is not None else None
+
+
+def _analyse(pipeline: Pipeline, args: argparse.Namespace, err: Console, doing: str, *, states: bool) -> Diagnosis:
+    """Run ``pipeline`` to its end (ctrl+c ends it early, with what was read), with its progress on a
+    terminal; with ``states``, each source that retries, fails or has news is printed as it happens."""
+    show = not args.quiet and err.is_terminal
+    with err.status(f"{doing}…", spinner="dots") if show else nullcontext() as status:
+        updates = pipeline.updates()
+        while True:
+            try:
+                update = next(updates)
+            except KeyboardInterrupt:
+                pipeline.stop()
+                continue
+            for change in update.changes:
+                if states and not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):
+                    line = f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip()
+                    err.print(Text(display(line), style="yellow"))
+            if status is not None:
+                status.update(f"{doing} {len(update.states)} sources: {update.read:,} lines")
+            if update.error:
+                raise UsageError(f"the analysis stopped: {update.error}")
+            if update.done:
+                assert pipeline.result is not None
+                return pipeline.result
 
 
 def _open(arguments: list[str], args: argparse.Namespace) -> list[LiveSource | SourceGroup]:

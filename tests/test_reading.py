@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from sparktui.core.sources.files import MAX_LINE, FileSource, node_from_path
+from sparktui.core.lines import MAX_LINE
+from sparktui.core.sources.files import FileSource, node_from_path
 from sparktui.core.sources.open import file_sources
 from sparktui.core.text import display
 

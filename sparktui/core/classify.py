@@ -45,10 +45,12 @@ class Classification:
 _PROC_PREFIX = regex.compile(
     r"^\((?:(?P<proc>[A-Za-z_][\w\[\]:.-]*)(?:,? |(?=\)))?)?(?:pid=(?P<pid>\d+))?(?:,? ?ip=(?P<ip>[\w.:-]+))?\)\s?"
 )
-_NCCL = regex.compile(
-    r"^(?:\[[\d-]+ [\d:.]+\] )?(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:[\w./]+:\d+ (?:\(\w+\) )?)?NCCL (?P<level>INFO|WARN|TRACE|ABORT)"
-)
+#: What NCCL writes before each of its lines: ``host:pid:tid [cudaDev]``, the host as the process saw it
+#: (``NCCL_HOSTID`` where set), sometimes after a time stamp in brackets.
+NCCL_PREFIX = r"(?:\[[\d-]+ [\d:.]+\] )?(?P<host>[A-Za-z0-9_][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+_NCCL = regex.compile(rf"^{NCCL_PREFIX}(?:[\w./]+:\d+ (?:\(\w+\) )?)?NCCL (?P<level>INFO|WARN|TRACE|ABORT)")
+#: The same prefix where any line of a block starts, behind a launcher's ``(Worker pid=…)`` if there is one.
+_NCCL_LINE = regex.compile(rf"(?m)^(?:\([^)\n]*\) ?)?{NCCL_PREFIX}")
 _VLLM = regex.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
     r"\[?(?P<file>[\w./-]+\.py):\d+\]? "
@@ -139,6 +141,17 @@ def _classify_body(body: str, proc: str, pid: int | None, node: str | None) -> C
     if any(w in body for w in _RAY_WORDS) or proc.startswith("Ray") or node is not None:
         return Classification("ray", "ray", "", proc, None, node, pid)
     return Classification("other", "other", "", proc, None, node, pid)
+
+
+def nccl_hosts(text: str) -> list[str]:
+    """The hosts named by the NCCL lines of a block of lines, in order (repeats included)."""
+    return [m.group("host") for m in _NCCL_LINE.finditer(text)]
+
+
+def node_in(text: str) -> str | None:
+    """The node a block of lines comes from, where its NCCL lines name it."""
+    hosts = nccl_hosts(text)
+    return hosts[0] if hosts else None
 
 
 def _rank_from_tag(tag: str) -> int | None:

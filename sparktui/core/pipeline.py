@@ -1,31 +1,370 @@
-"""Running an analysis over sources: the one entry point the CLI, the app and the tests share."""
+"""The one driver: sources → scan → correlate, for files read once, live sources and replays alike.
+
+:func:`run` starts a :class:`Pipeline` on a thread of its own, with its own event loop: every source is
+supervised on its own task (reconnects, resume) and delivers batches of complete lines into one bounded
+queue, so a consumer that falls behind pauses the producers instead of losing lines. One consumer scans
+each batch, keeps the spool and correlates. The front ends (``sparktui diagnose``, the cockpit, the tests)
+read :meth:`Pipeline.updates`: one :class:`Update` per frame, with the lines that arrived (classified and
+made safe to show), a new diagnosis when there is one, and every source's state. Nothing here knows about
+a user interface; the analysis never runs on a front end's thread.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.sources.files import FileSource, SourceError
+from sparktui.core.classify import Classification, classify
+from sparktui.core.clock import Clock, WallClock
+from sparktui.core.events import SourceSummary, State, StateChange
+from sparktui.core.sources.base import LiveSource, Received, SourceGroup, expand, supervise
+from sparktui.core.sources.files import FileRead, FileSource
+from sparktui.core.sources.spool import Spool
+from sparktui.core.text import display
 
-#: Called after each block with (source name, lines read so far in that source).
-Progress = Callable[[str, int], None]
+#: Batches of lines waiting between the sources and the consumer; beyond it the sources wait.
+QUEUE_BATCHES = 256
+#: Seconds a front end's updates are apart at least, so that lines arriving meanwhile come together.
+FRAME = 0.1
+#: Seconds between two looks at whether the diagnosis changed (new hits, new stage markers).
+REFRESH = 0.1
+#: While live sources run, the diagnosis is made again at least this often: a stall is a matter of time.
+TICK = 1.0
+#: State changes kept for a front end that does not take them (the latest state of each source is always kept).
+MAX_CHANGES = 1000
+#: Hands a batch of a source's lines to the consumer (waiting while the queue is full).
+Deliver = Callable[[str, Received], Awaitable[None]]
+#: Lines kept for a front end that does not take them; beyond it the oldest are dropped from view (and
+#: counted), never from the analysis.
+MAX_PENDING_LINES = 100_000
 
 
-def diagnose_files(sources: Sequence[FileSource], catalogue: Catalogue, progress: Progress | None = None) -> Diagnosis:
-    """Read every file to the end and return the diagnosis. A file that fails part-way keeps what was
-    read from it and is reported in the diagnosis' sources with its error."""
-    analyzer = Analyzer(catalogue)
-    for source in sources:
-        analyzer.add_source(source.name, source.default_node())
-        read = 0
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A line as a front end shows it: its source, its number there, its node, the text made inert, and
+    what the classifier says of it."""
+
+    source: str
+    number: int
+    node: str
+    text: str
+    kind: Classification
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """What changed since the previous update."""
+
+    lines: tuple[Line, ...] = ()
+    diagnosis: Diagnosis | None = None  # a new one, when it changed
+    states: Mapping[str, StateChange] = field(default_factory=dict)  # every source's latest state
+    changes: tuple[StateChange, ...] = ()  # every state change since the previous update, in order
+    clock: float = 0.0  # seconds since the start (the incident's time, for a replay)
+    read: int = 0  # lines received so far, from every source
+    dropped: int = 0  # lines a slow front end was never shown (the analysis saw them all)
+    received_at: float = 0.0  # time.perf_counter() when the oldest of ``lines`` arrived
+    done: bool = False  # the last update: every source ended, or the pipeline was stopped
+    error: str = ""  # why the pipeline stopped, when it broke
+
+
+class _Outbox:
+    """What waits for the front end, coalesced: lines in order, the latest diagnosis, the latest states."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.lines: list[Line] = []
+        self.received_at = 0.0
+        self.dropped = 0
+        self.diagnosis: Diagnosis | None = None
+        self.states: dict[str, StateChange] = {}
+        self.changes: list[StateChange] = []
+        self.changed = False
+        self.done = False
+        self.error = ""
+
+    def add_lines(self, lines: list[Line]) -> None:
+        with self.cond:
+            if not self.lines:
+                self.received_at = time.perf_counter()
+            self.lines += lines
+            excess = len(self.lines) - MAX_PENDING_LINES
+            if excess > 0:
+                del self.lines[:excess]
+                self.dropped += excess
+            self.changed = True
+            self.cond.notify()
+
+    def set(self, *, diagnosis: Diagnosis | None = None, state: StateChange | None = None) -> None:
+        with self.cond:
+            if diagnosis is not None:
+                self.diagnosis = diagnosis
+            if state is not None:
+                if state.state is not State.EVENT:
+                    self.states[state.source] = state
+                self.changes = [*self.changes[-(MAX_CHANGES - 1) :], state]
+            self.changed = True
+            self.cond.notify()
+
+    def finish(self, diagnosis: Diagnosis | None, error: str = "") -> None:
+        with self.cond:
+            if diagnosis is not None:
+                self.diagnosis = diagnosis
+            self.done, self.error, self.changed = True, error, True
+            self.cond.notify()
+
+
+class Pipeline:
+    """Runs ``sources`` through one analysis. ``clock`` is the time stalls are measured on (the wall clock
+    unless a replay gives its own); ``spool`` keeps every line received; ``seconds`` ends a live run after
+    that long; ``show`` makes :class:`Line` values for a front end to show (a headless run needs none);
+    ``refresh`` makes diagnoses while it runs (a headless run needs only the last)."""
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        sources: Sequence[LiveSource | SourceGroup],
+        *,
+        clock: Clock | None = None,
+        spool: Spool | None = None,
+        seconds: float | None = None,
+        show: bool = True,
+        refresh: bool = True,
+        queue_batches: int = QUEUE_BATCHES,
+    ) -> None:
+        self.catalogue = catalogue
+        self.sources = tuple(sources)
+        self.clock = clock or WallClock()
+        self.spool = spool
+        self.seconds = seconds
+        self.show = show
+        self.refresh = refresh
+        self.queue_batches = queue_batches
+        self.analyzer = Analyzer(catalogue)
+        self.lines = 0
+        self.result: Diagnosis | None = None
+        self._outbox = _Outbox()
+        self._by_name: dict[str, LiveSource] = {}
+        self._numbers: dict[str, int] = {}
+        self._expanded: set[str] = set()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._stopping = threading.Event()
+        for source in self.sources:
+            if isinstance(source, LiveSource):
+                self._add(source)
+
+    @property
+    def finite(self) -> bool:
+        """Whether every source ends by itself (files, a replay): then the last diagnosis judges stalls as
+        "stopped at", not as "no progress for N seconds"."""
+        return all(isinstance(s, LiveSource) and s.finite for s in self.sources)
+
+    # -- the front end's side ------------------------------------------------------------------------
+
+    def start(self) -> Pipeline:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="sparktui pipeline", daemon=True)
+            self._thread.start()
+        return self
+
+    def updates(self) -> Iterator[Update]:
+        """Every update until the last one (``done``), at most one per :data:`FRAME` seconds; blocks in
+        between. Starts the pipeline if it was not started."""
+        self.start()
+        box = self._outbox
+        last = 0.0
+        while True:
+            with box.cond:
+                while not box.changed:
+                    box.cond.wait()
+            wait = last + FRAME - time.monotonic()
+            if wait > 0:  # what arrives meanwhile comes in the same update
+                time.sleep(wait)
+            last = time.monotonic()
+            with box.cond:
+                lines, box.lines = box.lines, []
+                changes, box.changes = box.changes, []
+                update = Update(
+                    tuple(lines),
+                    box.diagnosis,
+                    dict(box.states),
+                    tuple(changes),
+                    self.clock.now(),
+                    self.lines,
+                    box.dropped,
+                    box.received_at,
+                    box.done,
+                    box.error,
+                )
+                box.diagnosis, box.changed = None, False
+            yield update
+            if update.done:
+                return
+
+    def wait(self) -> Diagnosis:
+        """Run to the end (for a headless front end); the last diagnosis."""
+        for update in self.updates():
+            if update.error:
+                raise PipelineError(update.error)
+        assert self.result is not None
+        return self.result
+
+    def stop(self) -> None:
+        """End the run: the sources stop, what they delivered is analysed, a last update follows."""
+        self._stopping.set()
+        if self._loop is not None and self._stop is not None:
+            with contextlib.suppress(RuntimeError):  # its loop already ended
+                self._loop.call_soon_threadsafe(self._stop.set)
+
+    # -- the pipeline's own thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
         try:
-            for block in source.blocks():
-                analyzer.feed(source.name, block)
-                read += block.count("\n") + 1
-                if progress is not None:
-                    progress(source.name, read)
-        except SourceError as exc:
-            analyzer.source_failed(source.name, str(exc))
-    return analyzer.finish()
+            asyncio.run(self._main())
+        except Exception as exc:  # a broken pipeline says why; the front end carries on
+            self._outbox.finish(None, f"{type(exc).__name__}: {exc}")
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        if self._stopping.is_set():
+            self._stop.set()
+        self.clock.start()
+        queue: asyncio.Queue[tuple[str, Received]] = asyncio.Queue(maxsize=self.queue_batches)
+
+        async def deliver(name: str, received: Received) -> None:
+            await queue.put((name, received))
+
+        producers = [
+            asyncio.create_task(self._guard(s.name, supervise(s, deliver, self._report))) for s in self._live()
+        ]
+        producers += [asyncio.create_task(self._guard(g.name, self._group(g, deliver))) for g in self._groups()]
+        consumer = asyncio.create_task(self._consume(queue))
+        ticker = asyncio.create_task(self._tick())
+        stop = asyncio.create_task(self._stop.wait())
+        every = asyncio.create_task(asyncio.wait(producers)) if producers else None
+        try:
+            if every is not None:
+                await asyncio.wait([every, stop], timeout=self.seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (*producers, stop):
+                task.cancel()
+            await asyncio.gather(*producers, stop, *([every] if every else []), return_exceptions=True)
+            await queue.join()
+            for task in (consumer, ticker):
+                task.cancel()
+            await asyncio.gather(consumer, ticker, return_exceptions=True)
+            if self.spool is not None:
+                self.spool.close()
+        self.result = self._final()
+        self._outbox.finish(self.result)
+
+    def _live(self) -> list[LiveSource]:
+        return [s for s in self.sources if isinstance(s, LiveSource)]
+
+    def _groups(self) -> list[SourceGroup]:
+        return [g for g in self.sources if isinstance(g, SourceGroup)]
+
+    async def _guard(self, name: str, run: Awaitable[None]) -> None:
+        """A source that breaks (a bug in it, not a connection: those are retried) fails with the reason."""
+        try:
+            await run
+        except Exception as exc:
+            self._report(StateChange(name, State.FAILED, f"{type(exc).__name__}: {exc}"))
+
+    async def _group(self, group: SourceGroup, deliver: Deliver) -> None:
+        """Find a group's sources (retrying like a source), then supervise each of them."""
+        found = await expand(group, self._report)
+        if not found:
+            return
+        self._expanded.add(group.name)
+        for source in found:
+            self._add(source)
+        await asyncio.gather(*(supervise(s, deliver, self._report) for s in found))
+
+    def _add(self, source: LiveSource) -> None:
+        self._by_name[source.name] = source
+        self.analyzer.add_source(source.name, source.node)
+
+    async def _consume(self, queue: asyncio.Queue[tuple[str, Received]]) -> None:
+        while True:
+            name, received = await queue.get()
+            try:
+                self._take(self._by_name[name], received)
+            finally:
+                queue.task_done()
+
+    def _take(self, source: LiveSource, received: Received) -> None:
+        if source.node != self.analyzer.node_of(source.name):
+            self.analyzer.set_node(source.name, source.node)  # the content named the node
+        self.analyzer.feed(source.name, "\n".join(received.lines), now=self.clock.now())
+        if self.spool is not None:
+            self.spool.write(source.name, source.node, received.lines)
+        self.lines += len(received.lines)
+        if self.show:
+            number = self._numbers.get(source.name, 0)
+            shown = []
+            for text in received.lines:
+                number += 1
+                kind = classify(text)
+                shown.append(Line(source.name, number, kind.node or source.node, display(text), kind))
+            self._numbers[source.name] = number
+            self._outbox.add_lines(shown)
+        else:
+            self._outbox.set()
+
+    async def _tick(self) -> None:
+        """A new diagnosis whenever something changed (looked at every :data:`REFRESH` seconds), and at
+        least every :data:`TICK` seconds while sources run, for the stalls that time alone makes."""
+        last = 0.0
+        while True:
+            await asyncio.sleep(REFRESH)
+            if not self.refresh:
+                continue
+            now = time.monotonic()
+            if self.analyzer.correlation.changed or now - last >= TICK:
+                last = now
+                self._outbox.set(diagnosis=self._with_groups(self.analyzer.finish(now=self.clock.now())))
+
+    def _final(self) -> Diagnosis:
+        now = None if self.finite and not self._stopping.is_set() else self.clock.now()
+        return self._with_groups(self.analyzer.finish(now=now))
+
+    def _with_groups(self, diagnosis: Diagnosis) -> Diagnosis:
+        """A group that never found its sources still says why, among the sources."""
+        states = self._outbox.states
+        missing = [
+            SourceSummary(g.name, "", 0, f"{states[g.name].state.value}: {states[g.name].detail}")
+            for g in self.sources
+            if isinstance(g, SourceGroup) and g.name not in self._expanded and g.name in states
+        ]
+        return replace(diagnosis, sources=(*diagnosis.sources, *missing)) if missing else diagnosis
+
+    def _report(self, change: StateChange) -> None:
+        if change.state is State.FAILED and change.source in self._by_name:
+            self.analyzer.source_failed(change.source, change.detail)
+        self._outbox.set(state=change)
+
+
+class PipelineError(Exception):
+    """The pipeline broke (a bug, not bad input: that is always a source's state); one line."""
+
+
+def run(catalogue: Catalogue, sources: Sequence[LiveSource | SourceGroup], **options: Any) -> Pipeline:
+    """A started :class:`Pipeline` over ``sources`` (see its options)."""
+    return Pipeline(catalogue, sources, **options).start()
+
+
+def diagnose_files(files: Sequence[FileSource], catalogue: Catalogue) -> Diagnosis:
+    """Read every file to its end through the pipeline and return the diagnosis. A file that fails part-way
+    keeps what was read from it and is reported in the diagnosis' sources with its error."""
+    return run(catalogue, [FileRead(f) for f in files], show=False, refresh=False).wait()

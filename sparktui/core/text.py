@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks) and the two-byte escapes.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+# An OSC never runs past the end of its line, so text decoded a block at a time reads as if line by line.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
+)
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 #: The most characters of one line kept for display; the rest is replaced by a marker.

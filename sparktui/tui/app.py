@@ -1,10 +1,12 @@
-"""The cockpit: composes the node columns, the findings panel and the status bar, runs one feeder on a
-worker thread and routes its batches to the widgets. All analysis happens in the core, on that thread."""
+"""The cockpit: composes the node columns, the findings panel and the status bar, and shows what the one
+pipeline (:mod:`sparktui.core.pipeline`) finds. The analysis runs on the pipeline's own thread; one worker
+thread turns its updates into messages (:mod:`sparktui.tui.messages`), and the handlers here own every
+widget."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -14,14 +16,17 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
+from textual.worker import Worker, WorkerState
 
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry
+from sparktui.core.clock import ReplayClock
 from sparktui.core.cluster import Cluster
+from sparktui.core.events import State, StateChange
+from sparktui.core.pipeline import Line, Pipeline
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident
@@ -29,15 +34,16 @@ from sparktui.core.sources import bundle
 from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import SourceError
+from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool, new_incident_dir
 from sparktui.tui.bindings import bindings
-from sparktui.tui.feed import Batch, Feeder, LiveFeeder, bundle_timeline
+from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.welcome import WelcomeScreen
 from sparktui.tui.widgets.findings import FindingsTable
-from sparktui.tui.widgets.logpane import LogPane, PaneLine
+from sparktui.tui.widgets.logpane import LogPane
 from sparktui.tui.widgets.node import NodeColumn, layer_of
 
 
@@ -52,14 +58,10 @@ class Session:
     speed: float = 0.0
 
 
+#: Seconds between two showings of a diagnosis whose findings only counted more hits.
+COUNTS_EVERY = 0.5
 #: Below this many cells per node, the nodes go under tabs instead of side by side.
 NARROW_COLUMN = 60
-
-
-class BatchArrived(Message):
-    def __init__(self, batch: Batch) -> None:
-        super().__init__()
-        self.batch = batch
 
 
 class SparkApp(App[None]):
@@ -94,9 +96,11 @@ class SparkApp(App[None]):
         self.sub_title = self.source.title
         self.diagnosis: Diagnosis | None = None
         self.seen_at: dict[str, float] = {}
-        self.clock = 0.0
+        self.time = 0.0  # seconds since the start (the incident's time, for a replay)
         self.done = False
-        self.feeder: Feeder | LiveFeeder = self._feeder(self.source)
+        self.clock: ReplayClock | None = None
+        self.paused = False
+        self.pipeline = self._pipeline(self.source)
         self._evidence_index = -1
         self._last_pane: LogPane | None = None
         self.columns: dict[str, NodeColumn] = {}
@@ -136,26 +140,30 @@ class SparkApp(App[None]):
         else:
             self._start()
 
+    def on_unmount(self) -> None:
+        self.pipeline.stop()  # its sources end, and so does the worker that reads it
+
     def _welcomed(self, run_demo: bool | None) -> None:
         if not run_demo or self.demo is None:
             self.exit()
             return
         self.source = self.demo
         self.sub_title = self.demo.title
-        self.feeder = self._feeder(self.demo)
+        self.pipeline = self._pipeline(self.demo)
         self._start()
 
-    def _feeder(self, incident: Session) -> Feeder | LiveFeeder:
-        if incident.live:
-            spool = Spool(new_incident_dir(), title=incident.title) if self.spool_live else None
-            return LiveFeeder(self.catalogue, incident.live, self._from_loop, spool)
-        return Feeder(self.catalogue, incident.speed, self._from_worker)
+    def _pipeline(self, session: Session) -> Pipeline:
+        """The one pipeline over the session's sources: live ones (spooled), or a bundle at its pace (none
+        yet for the welcome screen)."""
+        self.clock = None
+        if session.bundle is None:
+            spool = Spool(new_incident_dir(), title=session.title) if self.spool_live and session.live else None
+            return Pipeline(self.catalogue, session.live, spool=spool)
+        self.clock = ReplayClock(session.speed)
+        return Pipeline(self.catalogue, replay(session.bundle, self.clock), clock=self.clock)
 
     def _start(self) -> None:
-        if isinstance(self.feeder, LiveFeeder):
-            self.run_worker(self.feeder.run(), exclusive=True, group="feed")
-        else:
-            self._replay()
+        self._feed()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -173,32 +181,48 @@ class SparkApp(App[None]):
         yield SystemCommand("Export report", "Write a Markdown report of this incident", self.action_export)
         yield SystemCommand("Help", "Every key", self.action_help)
 
-    # -- the feeder ------------------------------------------------------------------------------
+    # -- the pipeline -------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="feed")
-    def _replay(self) -> None:
-        assert isinstance(self.feeder, Feeder) and self.source.bundle is not None
-        self.feeder.run(bundle_timeline(self.source.bundle), self.source.bundle.duration_ms / 1000)
+    @work(thread=True, exclusive=True, group="feed", exit_on_error=False)
+    def _feed(self) -> None:
+        """The one worker: the pipeline's updates become messages; it touches no widget."""
+        shown: tuple[object, ...] = ()
+        posted = 0.0
+        for update in self.pipeline.updates():
+            if update.lines:
+                panes: dict[tuple[str, str], list[Line]] = {}
+                for line in update.lines:
+                    panes.setdefault((line.node, layer_of(line.kind.program)), []).append(line)
+                self.post_message(LinesArrived(panes, len(update.lines), update.received_at))
+            diagnosis = update.diagnosis
+            if diagnosis is not None:
+                # A new or changed finding, or new stages, are shown at once; only counts going up wait.
+                looks = (tuple((f.signature, f.severity, f.nodes) for f in diagnosis.findings), diagnosis.stages)
+                if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
+                    shown, posted = looks, time.monotonic()
+                    self.post_message(DiagnosisChanged(diagnosis))
+            self.post_message(SourcesChanged(update.states, update.clock, update.dropped, update.done))
+            if update.error:
+                self.post_message(PipelineFailed(update.error))
 
-    def _from_worker(self, batch: Batch) -> None:
-        self.post_message(BatchArrived(batch))
-
-    def _from_loop(self, batch: Batch) -> None:
-        self.on_batch_arrived(BatchArrived(batch))
-
-    def on_batch_arrived(self, message: BatchArrived) -> None:
-        batch = message.batch
-        self.clock = batch.clock
-        grouped: dict[tuple[str, str], list[PaneLine]] = {}
-        for line in batch.lines:
-            pane_line = PaneLine(line.source, line.number, line.text, line.kind.level)
-            grouped.setdefault((line.node, layer_of(line.kind.program)), []).append(pane_line)
-        for (node, layer), lines in grouped.items():
+    def on_lines_arrived(self, message: LinesArrived) -> None:
+        for (node, layer), lines in message.panes.items():
             self._column(node).add(layer, lines)
-        if batch.diagnosis is not None:
-            self._show(batch.diagnosis)
-        self.done = self.done or batch.done
-        self._status(batch.states)
+
+    def on_diagnosis_changed(self, message: DiagnosisChanged) -> None:
+        self._show(message.diagnosis)
+
+    def on_sources_changed(self, message: SourcesChanged) -> None:
+        self.time = message.clock
+        self.done = self.done or message.done
+        self._status(message.states, message.dropped)
+
+    def on_pipeline_failed(self, message: PipelineFailed) -> None:
+        self.notify(f"the analysis stopped: {message.reason}", severity="error", timeout=30)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR:
+            self.notify(f"{event.worker.name} failed: {event.worker.error}", severity="error", timeout=30)
 
     def _column(self, node: str) -> NodeColumn:
         column = self.columns.get(node)
@@ -229,8 +253,8 @@ class SparkApp(App[None]):
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis
         for f in diagnosis.findings:
-            self.seen_at.setdefault(f.signature, self.clock)
-        self.findings_table.show(diagnosis.findings, self.clock, self.seen_at)
+            self.seen_at.setdefault(f.signature, self.time)
+        self.findings_table.show(diagnosis.findings, self.time, self.seen_at)
         marks = frozenset((e.source, e.line) for f in diagnosis.findings for e in f.evidence)
         for pane in self._panes():
             pane.set_marks(marks)
@@ -243,19 +267,22 @@ class SparkApp(App[None]):
         for node, tracks in diagnosis.stages.items():
             self._column(node).strip.show(tracks, stalled.get(node, set()))
 
-    def _status(self, states: dict[str, str]) -> None:
+    def _status(self, states: Mapping[str, StateChange], dropped: int) -> None:
         text = Text()
         mark = "replay" if self.source.bundle is not None else "live"
         text.append(f" {mark} ", style="reverse")
         if self.readonly:
             text.append(" read-only ", style="bold black on green")
-        text.append(f" t+{self.clock:,.0f}s ")
-        if self.feeder.paused.is_set():
+        text.append(f" t+{self.time:,.0f}s ")
+        if self.paused:
             text.append(" PAUSED ", style="bold black on yellow")
         elif self.done:
             text.append(" ended ", style="dim")
-        for name, state in sorted(states.items()):
-            style = "green" if state == "streaming" else "red" if state.startswith(("failed", "retrying")) else "dim"
+        if dropped:
+            text.append(f" {dropped:,} lines not shown (the analysis saw them) ", style="yellow")
+        for name, change in sorted(states.items()):
+            state = f"{change.state.value} {change.detail}".strip()
+            style = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}.get(change.state, "dim")
             text.append(f"   {name} ", style="bold")
             text.append(state, style=style)
         self.status_bar.update(text)
@@ -275,20 +302,19 @@ class SparkApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_quit(self) -> None:  # type: ignore[override]
-        self.feeder.stopped.set()
+        self.pipeline.stop()
         self.exit()
 
     def action_pause(self) -> None:
-        if self.feeder.paused.is_set():
-            self.feeder.paused.clear()
-            for pane in self._panes():
-                pane.following = True
+        """Stop following (the sources keep streaming; a replay's clock stops), or follow again."""
+        self.paused = not self.paused
+        if self.clock is not None:
+            (self.clock.pause if self.paused else self.clock.resume)()
+        for pane in self._panes():
+            pane.following = not self.paused
+            if not self.paused:
                 pane.scroll_end(animate=False)
-        else:
-            self.feeder.paused.set()
-            for pane in self._panes():
-                pane.following = False
-        self.notify("following resumed" if not self.feeder.paused.is_set() else "paused", timeout=2)
+        self.notify("paused" if self.paused else "following resumed", timeout=2)
 
     def action_filter(self) -> None:
         if self._focused_pane() is None:
@@ -411,7 +437,7 @@ class SparkApp(App[None]):
 
     def _spool(self) -> Spool | None:
         """Where a live session keeps what it received (its incident folder); None for a replay."""
-        return self.feeder.session.spool if isinstance(self.feeder, LiveFeeder) else None
+        return self.pipeline.spool
 
     @work(thread=True, group="export")
     def _export(self, diagnosis: Diagnosis, target: Path) -> None:

@@ -1,4 +1,4 @@
-"""Local files followed like `tail -F`, through the supervisor and the live session: every line written
+"""Local files followed like `tail -F`, through the supervisor and the pipeline: every line written
 arrives once, in order, across rotation, truncation, a late start and a missing file."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import State, StateChange
-from sparktui.core.live import LiveSession
+from sparktui.core.pipeline import run
 from sparktui.core.sources.base import Received, supervise
 from sparktui.core.sources.follow import FollowedFile
 
@@ -65,19 +65,17 @@ async def test_rotation_truncation_and_late_start(tmp_path: Path) -> None:
     assert [s.state for s in states][-1] is State.STREAMING
 
 
-async def test_live_session_diagnoses_a_growing_log(tmp_path: Path, catalogue: Catalogue) -> None:
+async def test_the_pipeline_diagnoses_a_growing_log(tmp_path: Path, catalogue: Catalogue) -> None:
     real = (FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname" / "rank0.log").read_text().splitlines(True)
     path = tmp_path / "rank0.log"
-    session = LiveSession(catalogue, [FollowedFile(path, "rank0.log", poll=0.02)])
-    run = asyncio.create_task(session.run(seconds=30))
+    pipeline = run(catalogue, [FollowedFile(path, "rank0.log", poll=0.02)], seconds=30)
     for part in (real[:10], real[10:]):
         with path.open("a") as fh:
             fh.writelines(part)
         await asyncio.sleep(0.05)
-    await until(lambda: session.lines == len(real))
-    diagnosis = session.diagnosis()
-    run.cancel()
-    await asyncio.gather(run, return_exceptions=True)
+    await until(lambda: pipeline.lines == len(real))
+    pipeline.stop()
+    diagnosis = await asyncio.to_thread(pipeline.wait)
     assert diagnosis.findings[0].signature == "nccl-socket-ifname-no-interface"
     assert diagnosis.sources[0].node == "spark-a"
 
@@ -85,9 +83,9 @@ async def test_live_session_diagnoses_a_growing_log(tmp_path: Path, catalogue: C
 async def test_a_one_batch_queue_loses_nothing(tmp_path: Path, catalogue: Catalogue) -> None:
     path = tmp_path / "big.log"
     path.write_text("".join(f"row {i}\n" for i in range(20000)))
-    session = LiveSession(catalogue, [FollowedFile(path, "big.log", poll=0.02)], queue_batches=1)
-    diagnosis = await session.run(seconds=3)
-    assert session.lines == 20000
+    pipeline = run(catalogue, [FollowedFile(path, "big.log", poll=0.02)], seconds=3, queue_batches=1)
+    diagnosis = await asyncio.to_thread(pipeline.wait)
+    assert pipeline.lines == 20000
     assert diagnosis.sources[0].lines == 20000
 
 
@@ -100,15 +98,13 @@ async def test_the_spool_is_a_replayable_bundle(tmp_path: Path, catalogue: Catal
     half = real.index("\n", len(real) // 2) + 1
     path.write_text(real[:half])
     spool = Spool(tmp_path / "spool", max_bytes=2000)
-    session = LiveSession(catalogue, [FollowedFile(path, "rank0.log", poll=0.02)], spool=spool)
-    run = asyncio.create_task(session.run(seconds=30))
-    await until(lambda: session.lines == real[:half].count("\n"))
+    pipeline = run(catalogue, [FollowedFile(path, "rank0.log", poll=0.02)], spool=spool, seconds=30)
+    await until(lambda: pipeline.lines == real[:half].count("\n"))
     with path.open("a") as fh:
         fh.write(real[half:])
-    await until(lambda: session.lines == real.count("\n"))
-    run.cancel()
-    await asyncio.gather(run, return_exceptions=True)
-    spool.close()
+    await until(lambda: pipeline.lines == real.count("\n"))
+    pipeline.stop()
+    await asyncio.to_thread(pipeline.wait)
     loaded = bundle.load(tmp_path / "spool")
     (source,) = loaded.sources
     assert source.node == "spark-a"

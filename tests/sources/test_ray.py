@@ -17,8 +17,8 @@ import pytest
 
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import State, StateChange
+from sparktui.core.lines import MAX_LINE
 from sparktui.core.sources.base import Backoff, Received, supervise
-from sparktui.core.sources.files import MAX_LINE
 from sparktui.core.sources.ray import LineSplitter, RayAddress, RayLogs, RayLogSource, parse_address, ray_log_sources
 
 from ..conftest import ROOT

@@ -85,9 +85,9 @@ async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
     async with hang_app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, hang_app)
         await pilot.press("space")
-        assert hang_app.feeder.paused.is_set()
+        assert hang_app.paused and hang_app.clock is not None and hang_app.clock.paused
         await pilot.press("space")
-        assert not hang_app.feeder.paused.is_set()
+        assert not hang_app.paused and hang_app.clock is not None and not hang_app.clock.paused
         await pilot.press("x")
         for _ in range(100):
             reports = list(tmp_path.glob("sparktui-report-*/report.md"))

@@ -24,7 +24,6 @@ from sparktui.core.remedy.approvals import Approvals, cluster_id
 from sparktui.core.sources import bundle
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.tui.app import Session, SparkApp
-from sparktui.tui.feed import LiveFeeder
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
@@ -364,8 +363,8 @@ async def test_a_live_session_records_the_run_in_its_incident_once(tmp_path: Pat
         screen = await open_playbook(pilot, app)
         await pilot.press("r", "y")
         await finished(pilot, screen)
-        assert isinstance(app.feeder, LiveFeeder) and app.feeder.session.spool is not None
-        spool = app.feeder.session.spool
+        assert app.pipeline.spool is not None
+        spool = app.pipeline.spool
         assert [e.step for e in read_log(spool.path / "audit.jsonl")] == ["write the marker", "verify"]
         await pilot.press("escape", "escape", "x")
         await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/bundle/audit.jsonl")))

@@ -26,6 +26,8 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterable
 
+from sparktui.core.classify import nccl_hosts
+
 REDACTED = "[REDACTED]"
 
 _WORDS = r"(?:token|key|secret|password|passwd|pass|passphrase|credentials?|apikey)"
@@ -60,10 +62,9 @@ _SHAPES = re.compile(
 
 _HOST = r"[a-z0-9](?:[\w.-]{0,251}[a-z0-9])?"
 _HOST_OPTIONS = r"host|hostname|master[-_]addr|node[-_]ip[-_]address|dist[-_]init[-_]addr|address"
-#: Where logs name a host, matched in the lower-cased text: (a word the text must contain, the pattern whose
-#: group 1 is the host).
+#: Where logs name a host besides the NCCL line prefix, matched in the lower-cased text: (a word the text must
+#: contain, the pattern whose group 1 is the host).
 _LEARN = (
-    ("nccl", re.compile(rf"(?m)^(?:\[[^\]\n]*\] ?)?(?:\([^)\n]*\) ?)?({_HOST}):\d+:\d+ \[\d+\] (?:\S+ )*?nccl ")),
     ("host", re.compile(rf"host(?:name|id)(?:[ \t]*[=:][ \t]*| set by environment to )['\"]?({_HOST})")),
     ("master_addr", re.compile(rf"master_addr[ \t]*[=:][ \t]*['\"]?({_HOST})")),
     ("--", re.compile(rf"--(?:{_HOST_OPTIONS})[= \t]+['\"]?({_HOST})")),
@@ -165,11 +166,11 @@ class Redactor:
         if not self.anonymise_hosts:
             return
         low = _ascii_lower(text)
-        for word, pattern in _LEARN:
-            if word in low:
-                for name in pattern.findall(low):
-                    if name not in self._names and name not in _NOT_HOSTS and not name.isdigit() and not _address(name):
-                        self._add(name)
+        found = [_ascii_lower(host) for host in nccl_hosts(text)]
+        found += [name for word, pattern in _LEARN if word in low for name in pattern.findall(low)]
+        for name in found:
+            if name not in self._names and name not in _NOT_HOSTS and not name.isdigit() and not _address(name):
+                self._add(name)
 
     def text(self, text: str) -> str:
         """``text`` with its secrets redacted and, when anonymising, its hosts and addresses replaced."""

@@ -13,6 +13,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import State, StateChange
@@ -20,6 +21,7 @@ from sparktui.core.events import State, StateChange
 #: Where to resume a stream: a byte offset, a Docker timestamp, a Ray log offset... opaque to the caller,
 #: meaningful to the source that produced it.
 Cursor = int | float | str
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,7 @@ class LiveSource(ABC):
 
     name: str  # shown to the user, unique in a session
     node: str  # the node the lines come from
+    finite = False  # True for a source that ends by itself (a file read once, a replay)
 
     @abstractmethod
     def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]: ...
@@ -79,6 +82,34 @@ class Backoff:
         self.attempt = 0
 
 
+async def retrying(
+    name: str,
+    attempt: Callable[[], Awaitable[T]],
+    report: Callable[[StateChange], None],
+    backoff: Backoff | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ended: Callable[[T], str] = lambda _result: "",
+) -> T | None:
+    """The one retry loop: ``attempt`` again after each :class:`Unavailable`, with back-off, until it returns
+    (its result) or is :class:`Refused` (None). Reports connecting, retrying (with the reason and the delay),
+    failed and ended (with ``ended(result)`` as its detail) as ``name``."""
+    backoff = backoff or Backoff()
+    while True:
+        report(StateChange(name, State.CONNECTING))
+        try:
+            result = await attempt()
+        except Refused as exc:
+            report(StateChange(name, State.FAILED, str(exc)))
+            return None
+        except Unavailable as exc:
+            delay = backoff.next_delay()
+            report(StateChange(name, State.RETRYING, f"{exc}; retrying in {delay:.1f} s"))
+            await sleep(delay)
+            continue
+        report(StateChange(name, State.ENDED, ended(result)))
+        return result
+
+
 async def supervise(
     source: LiveSource,
     deliver: Callable[[str, Received], Awaitable[None]],
@@ -93,25 +124,27 @@ async def supervise(
     """
     backoff = backoff or Backoff()
     cursor: Cursor | None = None
-    while True:
-        report(StateChange(source.name, State.CONNECTING))
+
+    async def stream() -> None:
+        nonlocal cursor
         streaming = False
-        try:
-            async for received in source.stream(cursor):
-                if not streaming:
-                    streaming = True
-                    report(StateChange(source.name, State.STREAMING))
-                    backoff.reset()
-                if received.lines:
-                    await deliver(source.name, received)
-                cursor = received.cursor
-        except Refused as exc:
-            report(StateChange(source.name, State.FAILED, str(exc)))
-            return
-        except Unavailable as exc:
-            delay = backoff.next_delay()
-            report(StateChange(source.name, State.RETRYING, f"{exc}; retrying in {delay:.1f} s"))
-            await sleep(delay)
-            continue
-        report(StateChange(source.name, State.ENDED))
-        return
+        async for received in source.stream(cursor):
+            if not streaming:
+                streaming = True
+                report(StateChange(source.name, State.STREAMING))
+                backoff.reset()
+            if received.lines:
+                await deliver(source.name, received)
+            cursor = received.cursor
+
+    await retrying(source.name, stream, report, backoff, sleep)
+
+
+async def expand(
+    group: SourceGroup,
+    report: Callable[[StateChange], None],
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> list[LiveSource]:
+    """The sources of ``group``, retrying like a source until they are found (none when it is refused)."""
+    found = await retrying(group.name, group.expand, report, sleep=sleep, ended=lambda s: f"{len(s)} sources")
+    return found or []

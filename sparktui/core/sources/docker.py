@@ -1,10 +1,10 @@
-"""Container logs through the Docker engine API (the ``docker`` SDK), and which containers run an engine.
+"""Container logs through the Docker engine API (the ``docker`` SDK).
 
 :class:`DockerSource` follows one container by name, on the local engine or on any engine the SDK can
 reach (``unix://`` a socket forwarded from another node, ``tcp://``, ``ssh://``). The SDK blocks, so each
-log stream is read by its own thread that hands batches to the event loop through a bounded buffer: a
-slow consumer stops the thread reading, and the engine waits. Short calls (inspect, events) run in the
-event loop's default executor.
+log stream is read through a :class:`~sparktui.core.sources.bridge.Bridge`: a slow consumer stops the
+thread reading, and the engine waits. Short calls (inspect, events) run in the event loop's default
+executor.
 
 Resuming. Docker stamps every log message with the time its copier read it, but the stamps are not in
 file order: the parts of a line longer than 16 KiB all carry the stamp of the first part, even when the
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
@@ -31,11 +30,11 @@ from typing import Any
 
 import docker
 from docker.errors import NotFound
-from docker.types.daemon import CancellableStream
 
 from sparktui.core.errors import Unavailable
 from sparktui.core.remote.docker import SDK_ERRORS, connect, engine_name, problem
 from sparktui.core.sources.base import Cursor, LiveSource, Received
+from sparktui.core.sources.bridge import Bridge
 from sparktui.core.text import decode
 
 #: How far (nanoseconds) a resume reaches back before the newest delivered message.
@@ -46,7 +45,7 @@ PARTIAL_HOLD = 600 * 10**9
 POLL = 0.5
 #: The engine's log buffer: a longer line is logged in parts of this many bytes, all with the first stamp.
 PART = 16 * 1024
-#: Lines a log thread buffers before it waits for the event loop to take them.
+#: Log messages (a line each, mostly) a log thread buffers before it waits for the event loop to take them.
 BUFFERED_LINES = 4096
 
 _STAMP = re.compile(rb"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z")
@@ -237,89 +236,6 @@ class _Look:
 _MISSING = ("missing",)
 
 
-class _Pump:
-    """Reads one log stream in its own thread and hands batches of lines to the event loop.
-
-    The thread adds lines to a buffer of at most :data:`BUFFERED_LINES`; while it is full the thread
-    stops reading (and the engine stops sending). The consumer takes everything buffered at once, so a
-    busy stream costs one wake-up per batch, not one per line. Errors of the SDK arrive as exceptions.
-    """
-
-    def __init__(self, logs: CancellableStream[bytes], reader: LogReader, tty: bool, name: str) -> None:
-        self._logs = logs
-        self._reader = reader
-        self._tty = tty
-        self._loop = asyncio.get_running_loop()
-        self._ready = asyncio.Event()  # set (on the loop) when lines or the end wait in the buffer
-        self._room = threading.Condition()  # guards the four fields below
-        self._lines: list[str] = []
-        self._cursor = ""
-        self._end: BaseException | bool = False  # True at the end of the stream, or what the SDK raised
-        self._stopped = False
-        threading.Thread(target=self._run, name=f"docker logs {name}", daemon=True).start()
-
-    def _run(self) -> None:
-        reader = self._reader
-        try:
-            messages = tty_messages(self._logs) if self._tty else iter(self._logs)
-            for message in messages:
-                lines = reader.feed(message)
-                if lines and not self._hand(lines):
-                    return
-            lines = reader.finish()
-            if lines and not self._hand(lines):
-                return
-            self._finish(True)
-        except Exception as exc:
-            self._finish(exc)
-
-    def _hand(self, lines: list[str]) -> bool:
-        with self._room:
-            while len(self._lines) >= BUFFERED_LINES and not self._stopped:
-                self._room.wait()
-            if self._stopped:
-                return False
-            wake = not self._lines
-            self._lines += lines
-            self._cursor = self._reader.cursor()
-        return self._wake() if wake else True
-
-    def _finish(self, end: BaseException | bool) -> None:
-        with self._room:
-            self._end = end
-        self._wake()
-
-    def _wake(self) -> bool:
-        try:
-            self._loop.call_soon_threadsafe(self._ready.set)
-        except RuntimeError:  # the event loop is closed
-            return False
-        return True
-
-    async def batches(self) -> AsyncIterator[Received]:
-        """Everything buffered becomes one batch; returns at the end of the stream."""
-        while True:
-            await self._ready.wait()
-            with self._room:
-                self._ready.clear()
-                lines, self._lines = self._lines, []
-                cursor, end = self._cursor, self._end
-                self._room.notify()
-            if lines:
-                yield Received(tuple(lines), cursor)
-            if isinstance(end, BaseException):
-                raise end
-            if end:
-                return
-
-    def close(self) -> None:
-        with self._room:
-            self._stopped = True
-            self._room.notify()
-        with suppress(*SDK_ERRORS):  # already closed by the engine
-            self._logs.close()
-
-
 class DockerSource(LiveSource):
     """The logs of the container named ``container`` (stdout and stderr, in the order written, without
     Docker's time stamps), followed through restarts and recreations.
@@ -406,14 +322,29 @@ class DockerSource(LiveSource):
             raise Unavailable(f"container {self.container} was removed") from None
         except SDK_ERRORS as exc:
             raise problem(exc, self.engine, self.container) from None
-        pump = _Pump(logs, LogReader(resume), look.tty, self.name)
+        reader = LogReader(resume)
+
+        def produce() -> Iterator[tuple[list[str], str]]:
+            for message in tty_messages(logs) if look.tty else logs:
+                lines = reader.feed(message)
+                if lines:
+                    yield lines, reader.cursor()
+            lines = reader.finish()
+            if lines:
+                yield lines, reader.cursor()
+
+        def interrupt() -> None:
+            with suppress(*SDK_ERRORS):  # already closed by the engine
+                logs.close()
+
+        bridge = Bridge(produce, limit=BUFFERED_LINES, name=f"docker logs {self.name}", interrupt=interrupt)
         try:
-            async for received in pump.batches():
-                yield received
+            while (items := await bridge.take()) is not None:
+                yield Received(tuple(line for lines, _ in items for line in lines), items[-1][1])
         except SDK_ERRORS as exc:
             raise problem(exc, self.engine, self.container, "lost the connection to") from None
         finally:
-            pump.close()
+            bridge.close()
 
     async def _stopped(self, client: docker.DockerClient, before: _Look) -> None:
         """The log stream of a running container ended: say why (always raises)."""

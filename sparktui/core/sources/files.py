@@ -8,20 +8,21 @@ one-line reason and the other sources carry on.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-import regex
-
+from sparktui.core.classify import node_in
+from sparktui.core.errors import Refused
+from sparktui.core.lines import LineSplitter
+from sparktui.core.sources.base import Cursor, LiveSource, Received
 from sparktui.core.text import decode
 
 BLOCK = 1 << 20
-MAX_LINE = 8 << 20
 _SNIFF = 8192
-_NCCL_HOST = regex.compile(rb"^(?:\[[\d-]+ [\d:.]+\] )?([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ", regex.MULTILINE)
 _GENERIC_STEMS = frozenset(
     {
         "log",
@@ -103,10 +104,7 @@ class FileSource:
                 head = fh.read(256 * 1024)
         except (OSError, EOFError, SourceError):
             head = b""
-        m = _NCCL_HOST.search(head)
-        if m is not None:
-            return str(m.group(1).decode("ascii", "replace"))
-        return node_from_path(self.path)
+        return node_in(decode(head)) or node_from_path(self.path)
 
     def blocks(self) -> Iterator[str]:
         """Decoded blocks of complete lines, without the final newline of each block."""
@@ -117,31 +115,43 @@ class FileSource:
                 raise SourceError(f"{self.name}: read failed: {exc}") from None
 
 
+class FileRead(LiveSource):
+    """A file read once, to its end, as a live source: blocks of complete lines, the cursor the count of
+    lines handed over. Without a declared node, the node is learnt from the first block (the host in its
+    NCCL lines), else named from the path. A file that cannot be read raises :class:`Refused` with one
+    line; what was read before stays read."""
+
+    finite = True
+
+    def __init__(self, file: FileSource) -> None:
+        self.file = file
+        self.name = file.name
+        self.node = file.node or node_from_path(file.path)
+
+    async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        skip = int(cursor) if isinstance(cursor, int) else 0
+        done = 0
+        try:
+            for block in self.file.blocks():
+                lines = block.split("\n")
+                if done == 0 and not self.file.node:
+                    self.node = node_in(block) or self.node
+                done += len(lines)
+                if done > skip:
+                    yield Received(tuple(lines[max(skip - done + len(lines), 0) :]), done)
+                await asyncio.sleep(0)  # let the other sources and the consumer run between blocks
+        except SourceError as exc:
+            raise Refused(str(exc)) from None
+
+
 def read_blocks(fh: BinaryIO, block: int = BLOCK) -> Iterator[str]:
-    pending = b""
-    while True:
-        chunk = fh.read(block)
-        if not chunk:
-            break
-        data = pending + chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            pending = data
-            if len(data) >= MAX_LINE:  # a line with no end in sight: hand it over in pieces
-                yield _text(data[:MAX_LINE])
-                pending = data[MAX_LINE:]
-            continue
-        pending = data[cut + 1 :]
-        yield _text(data[:cut])
-    if pending:
-        yield _text(pending.rstrip(b"\n"))
-
-
-def _text(data: bytes) -> str:
-    text = decode(data)
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-    return text
+    """Decoded blocks of complete lines, read ``block`` bytes at a time."""
+    lines = LineSplitter()
+    while chunk := fh.read(block):
+        text = lines.feed_block(chunk)
+        if text is not None:
+            yield text
+    yield from lines.rest()
 
 
 def node_from_path(path: Path) -> str:

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import BinaryIO
 
-from sparktui.core.classify import classify
+from sparktui.core.classify import node_in
 from sparktui.core.errors import Unavailable
+from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received
-from sparktui.core.sources.files import MAX_LINE, node_from_path
-from sparktui.core.text import decode
+from sparktui.core.sources.files import node_from_path
 
 POLL_SECONDS = 0.2
 READ_SIZE = 1 << 20
@@ -43,25 +43,24 @@ class FollowedFile(LiveSource):
             if os.fstat(fh.fileno()).st_size < offset:
                 offset = 0
             fh.seek(offset)
-            pending = b""
+            lines = LineSplitter()
+            lines.offset = offset  # where the file was opened: nothing to drop
             yield Received((), offset)
             while True:
                 chunk = fh.read(READ_SIZE)
                 if chunk:
-                    pending += chunk
-                    lines, pending, consumed = _complete_lines(pending)
-                    offset += consumed
-                    if lines and not self._node_known:
-                        self._learn_node(lines)
-                    if lines:
-                        yield Received(lines, offset)
+                    found = tuple(lines.feed(chunk))
+                    if found and not self._node_known:
+                        self._learn_node(found)
+                    if found:
+                        yield Received(found, lines.offset)
                     continue
-                replaced, truncated = self._changed(inode, offset + len(pending))
+                replaced, truncated = self._changed(inode, lines.offset + lines.held)
                 if replaced or truncated:
                     fh.close()
                     fh = self._open()
                     inode = os.fstat(fh.fileno()).st_ino
-                    offset, pending = 0, b""
+                    lines = LineSplitter()
                     continue
                 await asyncio.sleep(self.poll)
         finally:
@@ -74,11 +73,9 @@ class FollowedFile(LiveSource):
             raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}") from None
 
     def _learn_node(self, lines: tuple[str, ...]) -> None:
-        for line in lines:
-            host = classify(line).node if "NCCL" in line else None
-            if host:
-                self.node, self._node_known = host, True
-                return
+        host = node_in("\n".join(lines))
+        if host:
+            self.node, self._node_known = host, True
 
     def _changed(self, inode: int, position: int) -> tuple[bool, bool]:
         try:
@@ -86,16 +83,3 @@ class FollowedFile(LiveSource):
         except OSError:
             return False, False  # moved away and not yet recreated: keep the old file
         return st.st_ino != inode, st.st_size < position
-
-
-def _complete_lines(data: bytes) -> tuple[tuple[str, ...], bytes, int]:
-    """Split off the complete lines; returns them, the incomplete rest and the bytes consumed."""
-    cut = data.rfind(b"\n")
-    if cut < 0:
-        if len(data) < MAX_LINE:
-            return (), data, 0
-        cut = MAX_LINE - 1
-        text = decode(data[: cut + 1])
-        return (text,), data[cut + 1 :], cut + 1
-    text = decode(data[:cut])
-    return tuple(line.removesuffix("\r") for line in text.split("\n")), data[cut + 1 :], cut + 1

@@ -4,9 +4,9 @@
 which nodes are alive and which log files each one holds, and makes one :class:`RayLogSource` per
 (node, file). Each source follows its file with ``ray.util.state.get_log(follow=True)``: the head's
 dashboard relays the bytes from the node's agent, so only the head's GCS port (6379 by default) and its
-dashboard need to be reachable. The Ray SDK blocks, so every stream is read by its own thread that hands
-chunks to the event loop through a bounded queue; a slow consumer stops the thread reading, and the
-head stops relaying.
+dashboard need to be reachable. The Ray SDK blocks, so every stream is read through a
+:class:`~sparktui.core.sources.bridge.Bridge`; a slow consumer stops the thread reading, and the head stops
+relaying.
 
 Ray is an optional extra (``pip install 'sparktui[ray]'``): it is imported when a source is listed or
 read, never when this module is imported.
@@ -26,9 +26,7 @@ import fnmatch
 import ipaddress
 import re
 import socket
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from concurrent.futures import CancelledError as FutureCancelled
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from glob import escape
 from pathlib import PurePosixPath
@@ -38,6 +36,7 @@ from urllib.parse import urlsplit
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceGroup
+from sparktui.core.sources.bridge import Bridge
 
 if TYPE_CHECKING:
     from ray.util.state.common import NodeState
@@ -72,8 +71,6 @@ STATE_TIMEOUT = 10
 MAX_NODES = 10_000
 #: Chunks in flight between a reading thread and the event loop.
 QUEUE_CHUNKS = 64
-#: Seconds between looks, by a reading thread waiting for room in the queue, at whether the stream closed.
-WAKE = 0.5
 
 _HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")\]]+")
@@ -195,17 +192,15 @@ class RayLogSource(LiveSource):
         lines = LineSplitter(int(cursor) if isinstance(cursor, int | float) else 0)
         await self._check(target)
         yield Received((), lines.offset)
-        reader = _Reader(lambda: self._follow(target), self.name)
+        reader = Bridge(lambda: self._follow(target), limit=QUEUE_CHUNKS, name=f"ray log {self.name}")
         try:
             while True:
                 try:
-                    chunks = await reader.chunks(self.probe_every)
-                except _Ended:
-                    raise Unavailable(
-                        f"the Ray head closed the stream of {self.filename} on node {self.node}"
-                    ) from None
+                    chunks = await reader.take(self.probe_every)
                 except Exception as exc:
                     raise _unavailable(exc, f"reading {self.filename} on node {self.node}") from None
+                if chunks is None:
+                    raise Unavailable(f"the Ray head closed the stream of {self.filename} on node {self.node}")
                 if not chunks:  # silence: is the node still there?
                     await self._check(target)
                     yield Received((), lines.offset)
@@ -272,81 +267,6 @@ class RayLogSource(LiveSource):
                 _interval=FOLLOW_INTERVAL,
             ),
         )
-
-
-class _Ended(Exception):
-    """The log stream ended without an error."""
-
-
-class _Reader:
-    """Runs ``follow`` (a blocking iterator of chunks) in its own thread; chunks wait in a queue of
-    :data:`QUEUE_CHUNKS`, and the thread stops reading while it is full.
-
-    A closed reader's thread ends when it next gets a chunk or the connection closes: Ray's generator
-    cannot be interrupted while it waits on the socket. It hands over nothing more.
-    """
-
-    def __init__(self, follow: Callable[[], Iterator[bytes]], name: str) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[bytes | BaseException] = asyncio.Queue(QUEUE_CHUNKS)
-        self._closed = threading.Event()
-        self._end: BaseException | None = None
-        threading.Thread(target=self._run, args=(follow,), name=f"ray log {name}", daemon=True).start()
-
-    def _run(self, follow: Callable[[], Iterator[bytes]]) -> None:
-        try:
-            for chunk in follow():
-                if not self._hand_over(chunk):
-                    return
-        except Exception as exc:
-            self._hand_over(exc)
-            return
-        self._hand_over(_Ended())
-
-    def _hand_over(self, item: bytes | BaseException) -> bool:
-        """Queue ``item``, waiting for room; False once the reader is closed."""
-        if self._closed.is_set():
-            return False
-        put = self._queue.put(item)
-        try:
-            done = asyncio.run_coroutine_threadsafe(put, self._loop)
-        except RuntimeError:  # the event loop is closed
-            put.close()
-            return False
-        while True:
-            try:
-                done.result(WAKE)
-                return True
-            except TimeoutError:
-                if self._closed.is_set():
-                    done.cancel()
-                    return False
-            except FutureCancelled:  # the event loop went away with the put pending
-                return False
-
-    async def chunks(self, wait: float) -> list[bytes]:
-        """Every chunk waiting, after waiting up to ``wait`` seconds for the first (none: silence).
-        Raises the error that ended the stream (:class:`_Ended` for a clean end) once every chunk before
-        it has been returned."""
-        if self._end is not None:
-            raise self._end
-        try:
-            item = await asyncio.wait_for(self._queue.get(), wait)
-        except TimeoutError:
-            return []
-        got: list[bytes] = []
-        while isinstance(item, bytes):
-            got.append(item)
-            if self._queue.empty():
-                return got
-            item = self._queue.get_nowait()
-        self._end = item
-        if got:
-            return got
-        raise item
-
-    def close(self) -> None:
-        self._closed.set()
 
 
 def _reach(target: RayAddress) -> None:

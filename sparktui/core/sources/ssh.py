@@ -10,9 +10,9 @@ import shlex
 from collections.abc import AsyncIterator
 
 from sparktui.core.errors import Refused
+from sparktui.core.lines import LineSplitter
 from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.base import Cursor, LiveSource, Received
-from sparktui.core.sources.files import MAX_LINE
 from sparktui.core.text import decode
 
 RAY_LOGS = "/tmp/ray/session_latest/logs"
@@ -81,45 +81,46 @@ class _TailReader:
 
     ``tail``'s notices start with the marker and may come in the middle of a line (after a last line
     with no newline): a notice that the file was replaced or truncated ends that line and restarts the
-    offset at 0; other notices (the file is missing for now) are kept as :attr:`notice`.
+    offset at 0; other notices (the file is missing for now) are kept as :attr:`notice`. Everything else
+    is the file's bytes, cut into lines by one :class:`~sparktui.core.lines.LineSplitter`.
     """
 
     def __init__(self, marker: bytes, offset: int) -> None:
         self.marker = marker
-        self.offset = offset  # of the first byte of ``pending`` in the file
-        self.pending = b""
         self.notice = ""
+        self._base = offset  # where the file's bytes fed to the splitter start
+        self._lines = LineSplitter()
+        self._held = b""  # what may be the start of a notice
+
+    @property
+    def offset(self) -> int:
+        return self._base + self._lines.offset
 
     def feed(self, data: bytes) -> list[str]:
         lines: list[str] = []
-        buf = self.pending + data
+        buf, self._held = self._held + data, b""
         while True:
             at = buf.find(self.marker)
             end = buf.find(b"\n", at) if at >= 0 else -1
             if end < 0:
-                buf = buf[self._take(buf, at if at >= 0 else len(buf), lines) :]
-                break
-            partial = buf[self._take(buf, at, lines) : at]
+                keep = len(buf) - at if at >= 0 else _marker_start(buf, self.marker)
+                lines += self._lines.feed(buf[: len(buf) - keep])
+                self._held = buf[len(buf) - keep :]
+                return lines
+            lines += self._lines.feed(buf[:at])
             message, buf = buf[at + len(self.marker) : end], buf[end + 1 :]
             self.notice = decode(message)
-            if message.endswith(_SWITCHED):
-                if partial:
-                    lines.append(_line(partial))
-                partial, self.offset = b"", 0
-            buf = partial + buf
-        self.pending = buf
-        return lines
+            if message.endswith(_SWITCHED):  # the partial line before the notice ends there
+                lines += self._lines.rest()
+                self._base, self._lines = 0, LineSplitter()
 
-    def _take(self, buf: bytes, limit: int, lines: list[str]) -> int:
-        """Adds the complete lines of ``buf[:limit]``; returns where the rest starts."""
-        cut = buf.rfind(b"\n", 0, limit) + 1
-        if cut:
-            lines.extend(_line(raw) for raw in buf[: cut - 1].split(b"\n"))
-        while limit - cut >= MAX_LINE:  # a line with no end in sight: hand it over in pieces
-            lines.append(_line(buf[cut : cut + MAX_LINE]))
-            cut += MAX_LINE
-        self.offset += cut
-        return cut
+
+def _marker_start(buf: bytes, marker: bytes) -> int:
+    """How many bytes at the end of ``buf`` could be the start of ``marker``."""
+    for size in range(min(len(marker) - 1, len(buf)), 0, -1):
+        if buf.endswith(marker[:size]):
+            return size
+    return 0
 
 
 def _line(raw: bytes) -> str:

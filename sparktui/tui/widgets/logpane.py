@@ -8,7 +8,6 @@ core, and trimming here never loses a finding.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 
 import regex
 from rich.segment import Segment
@@ -17,6 +16,8 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from sparktui.core.pipeline import Line
 
 MAX_LINES = 5000
 EVIDENCE_STYLE = "bold on #5f1f1f"
@@ -31,37 +32,28 @@ LEVEL_STYLES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class PaneLine:
-    source: str
-    number: int
-    text: str
-    level: str
-
-
 class LogPane(ScrollView, can_focus=True):
     def __init__(self, layer: str, title: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.pane_layer = layer
         self.border_title = title
-        self.lines_kept: deque[PaneLine] = deque(maxlen=MAX_LINES)
+        self.lines_kept: deque[Line] = deque(maxlen=MAX_LINES)
         self.pattern: regex.Pattern[str] | None = None
         self.invert = False
-        self.shown: list[PaneLine] = []
+        self.shown: list[Line] = []
         self.cursor = -1
         self.following = True
         self.marks: frozenset[tuple[str, int]] = frozenset()  # evidence lines of the current findings
-        self._strips: dict[tuple[int, int], Strip] = {}
+        self._strips: dict[tuple[str, int, int], Strip] = {}  # (source, line number, width) -> rendered
 
     # -- content ---------------------------------------------------------------------------------
 
-    def add(self, lines: list[PaneLine]) -> None:
+    def add(self, lines: list[Line]) -> None:
         self.lines_kept.extend(lines)
         self.shown.extend(line for line in lines if self._visible(line))
         excess = len(self.shown) - MAX_LINES
         if excess > 0:
             del self.shown[:excess]
-            self._strips.clear()
             self.cursor = max(self.cursor - excess, -1)
             if not self.following:
                 self.scroll_to(y=max(self.scroll_offset.y - excess, 0), animate=False)
@@ -116,10 +108,11 @@ class LogPane(ScrollView, can_focus=True):
         width = self.size.width
         if index >= len(self.shown):
             return Strip.blank(width, self.rich_style)
-        key = (index, width)
+        line = self.shown[index]
+        key = (line.source, line.number, width)
         strip = self._strips.get(key)
         if strip is None:
-            text = self._styled(self.shown[index])
+            text = self._styled(line)
             text.truncate(width, overflow="ellipsis", pad=True)
             segments = list(text.render(self.app.console))
             strip = Strip(Segment.apply_style(segments, self.rich_style), width)
@@ -150,13 +143,13 @@ class LogPane(ScrollView, can_focus=True):
         self.scroll_to(y=max(index - self.size.height // 2, 0), animate=False, immediate=True)
         self.refresh()
 
-    def _visible(self, line: PaneLine) -> bool:
+    def _visible(self, line: Line) -> bool:
         if self.pattern is None:
             return True
         return bool(self.pattern.search(line.text)) != self.invert
 
-    def _styled(self, line: PaneLine) -> Text:
-        text = Text(line.text, style=LEVEL_STYLES.get(line.level, ""), no_wrap=True, end="")
+    def _styled(self, line: Line) -> Text:
+        text = Text(line.text, style=LEVEL_STYLES.get(line.kind.level, ""), no_wrap=True, end="")
         if (line.source, line.number) in self.marks:
             text.stylize(EVIDENCE_STYLE)
         if self.pattern is not None and not self.invert:

@@ -7,7 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from sparktui.tui.widgets.logpane import LogPane, PaneLine
+from sparktui.core.pipeline import Line
+from sparktui.tui.widgets.logpane import LogPane
 
 LAYERS = (("nccl", "NCCL / c10d"), ("ray", "Ray"), ("engine", "Engine"), ("other", "Other"))
 _LAYER_OF = {
@@ -32,7 +33,13 @@ def safe_id(name: str) -> str:
 class StageStrip(Static):
     """One line per track: how far start-up got on this node, with stalls highlighted."""
 
+    shown: tuple[tuple[tuple[str, str], ...], frozenset[str]] | None = None
+
     def show(self, stages: dict[str, str], stalled: set[str]) -> None:
+        looks = (tuple(sorted(stages.items())), frozenset(stalled))
+        if looks == self.shown:
+            return
+        self.shown = looks
         text = Text()
         for track, phrase in sorted(stages.items()):
             if text:
@@ -61,7 +68,7 @@ class NodeColumn(Vertical):
     def pane(self, layer: str) -> LogPane:
         return self.panes[layer]
 
-    def add(self, layer: str, lines: list[PaneLine]) -> None:
+    def add(self, layer: str, lines: list[Line]) -> None:
         pane = self.pane(layer)
         if not pane.display:
             pane.display = True

@@ -1,0 +1,50 @@
+"""What the cockpit's one pipeline worker posts to the app: small messages, each for the handlers that own
+the widgets it changes. The worker never touches a widget."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from textual.message import Message
+
+from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.events import StateChange
+from sparktui.core.pipeline import Line
+
+
+class LinesArrived(Message, bubble=False):
+    """Lines for the panes, grouped by (node, layer) by the worker, each group in the order its lines
+    arrived; ``received_at`` is when the oldest came in (``time.perf_counter()``, for measuring how long a
+    line takes to reach the screen)."""
+
+    def __init__(self, panes: Mapping[tuple[str, str], list[Line]], count: int, received_at: float) -> None:
+        super().__init__()
+        self.panes, self.count, self.received_at = panes, count, received_at
+
+
+class DiagnosisChanged(Message, bubble=False):
+    """A new diagnosis: the findings table, the evidence marks and the stage strips follow it."""
+
+    def __init__(self, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.diagnosis = diagnosis
+
+
+class SourcesChanged(Message, bubble=False):
+    """Every source's state, the incident's clock and lines read: only the newest one matters, so one
+    still waiting in the queue is replaced by the next."""
+
+    def __init__(self, states: Mapping[str, StateChange], clock: float, dropped: int, done: bool) -> None:
+        super().__init__()
+        self.states, self.clock, self.dropped, self.done = states, clock, dropped, done
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SourcesChanged) and not message.done
+
+
+class PipelineFailed(Message, bubble=False):
+    """The pipeline broke; the reason, in one line."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
