@@ -16,6 +16,7 @@ import regex
 
 from sparktui.core import dirs, tomlfile
 from sparktui.core.classify import PROGRAMS
+from sparktui.core.errors import Invalid
 from sparktui.core.events import Severity
 from sparktui.core.kinds import ID
 from sparktui.core.taxonomy import CATEGORIES
@@ -23,7 +24,7 @@ from sparktui.core.taxonomy import CATEGORIES
 SCOPES = ("process", "source", "node", "all")
 
 
-class CatalogueError(ValueError):
+class CatalogueError(Invalid):
     """A signature or stage file that cannot be used, with where and why."""
 
     def __init__(self, path: Path | str, key: str, reason: str) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 import regex
 
 from sparktui.core import dirs, tomlfile
+from sparktui.core.errors import Invalid
 from sparktui.core.kinds import fits
 
 ENGINES = ("vllm", "sglang")
@@ -41,7 +42,7 @@ _SSH = regex.compile(r"^(?:[A-Za-z0-9_.-]+@)?(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+
 _NAME = regex.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
-class ConfigError(ValueError):
+class ConfigError(Invalid):
     """The cluster file names what is wrong, where, in one line."""
 
 

@@ -1,5 +1,5 @@
-"""The errors every way of reaching a node or a log shares: a thing is unavailable for now (retrying may
-help) or refused (retrying cannot help). Each message is one line for the user."""
+"""The errors sparktui shows a person: a thing is unavailable for now (retrying may help), refused (retrying
+cannot help), or input that cannot be used. Each message is one line for the user, never a traceback."""
 
 from __future__ import annotations
 
@@ -12,3 +12,7 @@ class Unavailable(Exception):
 class Refused(Exception):
     """Retrying cannot help (authentication refused, unknown or changed host key, bad address, a file that
     cannot be read): stop, with this message."""
+
+
+class Invalid(ValueError):
+    """Input that cannot be used: a file, an argument, a value; the message names what, where and why."""

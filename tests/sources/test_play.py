@@ -114,7 +114,7 @@ def test_a_failed_step_rolls_back(setup: Path, capsys: pytest.CaptureFixture[str
 
 def test_a_failed_check_before_any_change_offers_no_rollback(setup: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert play(setup, "--set", "message=x", "--set", "refuse=1") == 1
-    assert "nothing was changed (only checks ran)" in capsys.readouterr().out
+    assert "Failed before changing anything (only checks ran)" in capsys.readouterr().out
     assert [e["step"] for e in audit_entries()] == ["precheck"]
 
 

@@ -241,7 +241,7 @@ def test_a_leftover_from_an_earlier_run_stops_it_before_any_change(
     assert main(["play", "docker-shm-ipc-host", *NODES, "--set", "container=vllm_node", "--yes"]) == 1
     out = capsys.readouterr().out
     assert "exists from an earlier run: remove it first" in out
-    assert "nothing was changed (only checks ran)" in out
+    assert "Failed before changing anything (only checks ran)" in out
     assert head.docker.api.inspect_container("vllm_node")["Id"] == running.id
     assert len(head.docker.api.containers()) == 2  # both still running: no rollback renamed anything
 

@@ -174,7 +174,7 @@ async def test_a_missing_value_stops_it_until_e_gives_one_that_fits_its_kind(tmp
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app)
         text = shown(screen)
-        assert "Cannot render yet: free-port: no value for port" in text
+        assert "Cannot run yet: free-port: no value for port" in text
         assert "Cannot run: a value is missing or refused (above). e gives the values." in text
         await pilot.press("r")
         await pilot.pause(0.3)

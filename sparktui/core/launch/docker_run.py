@@ -14,12 +14,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sparktui.core.errors import Invalid
+
 DEFAULT_SHM = 64 * 1024 * 1024
 _NO_NETWORK_FLAG = ("", "default", "bridge")
 _DEFAULT_IPC = ("", "private", "shareable")
 
 
-class RecreateError(ValueError):
+class RecreateError(Invalid):
     """The inspect output is not that of a container; one line."""
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import ClassVar, Literal
 
+from sparktui.core.errors import Invalid
+
 Mode = Literal["ray", "native"]
 
 
@@ -48,7 +50,7 @@ class Translation:
         return " ".join([*(f"{name}={shlex.quote(value)}" for name, value in self.env), self.command])
 
 
-class TranslateError(ValueError):
+class TranslateError(Invalid):
     """The command is not an SGLang launch that can be translated; the message is one line."""
 
 

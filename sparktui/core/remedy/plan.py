@@ -1,57 +1,46 @@
-"""What running a playbook needs around the pure renderer and the runner, shared by ``sparktui play`` and
-the cockpit: the nodes and how to reach them (from the cluster file or named by hand), the values probed
-on the nodes before rendering, and where the audit entries go."""
+"""One remediation flow, the one ``sparktui play`` and the cockpit both follow: resolve the values → translate
+an SGLang launch → probe the nodes → render → approve → execute → verify.
+
+A :class:`Plan` holds one playbook about to run on some nodes: where its values come from (the finding's
+facts, the cluster file, what the user gave), what was read on the nodes, and what it renders to. The front
+ends only show it and ask: the nodes a playbook runs on, the reading of the nodes, the rendering, the
+approvals, the run over each node's SSH connection and the last line of a run are all decided here.
+"""
 
 from __future__ import annotations
 
-import json
-import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from sparktui.core import cluster as config
 from sparktui.core.audit import AuditLog
+from sparktui.core.cluster import Cluster
 from sparktui.core.dirs import state_dir
 from sparktui.core.errors import Refused
-from sparktui.core.launch.docker_run import Recreate, RecreateError, docker_run
+from sparktui.core.inventory import probes
+from sparktui.core.inventory.probes import ProbeError
+from sparktui.core.launch.docker_run import Recreate
 from sparktui.core.launch.sglang_to_vllm import Translation
-from sparktui.core.remedy import playbook as pb
-from sparktui.core.remedy import render as rd
-from sparktui.core.remote.command import Command
-from sparktui.core.remote.runner import SshRunner
+from sparktui.core.remedy import actions
+from sparktui.core.remedy.approvals import Approvals, cluster_id
+from sparktui.core.remedy.playbook import Param, Playbook
+from sparktui.core.remedy.render import Nodes, Rendered, missing, probed_on, render, resolve, translated
+from sparktui.core.remote.runner import Output, SshRunner
 from sparktui.core.sources.bundle import AUDIT
-from sparktui.core.text import display
 
-if TYPE_CHECKING:
-    from sparktui.core.remedy.actions import OfferRollback, Outcome
-    from sparktui.core.remote.runner import Output, Runner
+__all__ = ["Plan", "ProbeError", "final", "nodes_for"]
 
 
-def nodes_of(cluster: config.Cluster) -> rd.Nodes:
-    return rd.Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
-
-
-def targets(cluster: config.Cluster | None, nodes: rd.Nodes) -> dict[str, str]:
-    """How to reach each node over SSH: its ``ssh`` entry in the cluster file, else its name (a host or a
-    ~/.ssh/config alias)."""
-    known = {n.name: n.ssh for n in cluster.nodes} if cluster is not None else {}
-    return {name: known.get(name, name) for name in nodes.all}
-
-
-def translations(
-    playbook: pb.Playbook, cluster: Mapping[str, str] | None, given: Mapping[str, str] | None = None
-) -> list[tuple[str, Translation | str]]:
-    """For each parameter taken from the cluster file's SGLang launch (``sglang:KEY``, not given by hand):
-    its translation, to show what did not carry over, or why there is none."""
-    found: list[tuple[str, Translation | str]] = []
-    for param in playbook.params:
-        for source in param.sources:
-            if source.startswith("sglang:") and param.name not in (given or {}):
-                translation = rd.translated(cluster, source.partition(":")[2])
-                if translation is not None:
-                    found.append((param.name, translation))
-    return found
+def nodes_for(cluster: Cluster | None, named: Sequence[str] = (), finding_nodes: Sequence[str] = ()) -> Nodes:
+    """The nodes a playbook runs on: those the user named (head first), else the cluster file's, else the
+    nodes of the finding it fixes, else this machine."""
+    if named:
+        return Nodes(named[0], tuple(named[1:]))
+    if cluster is not None:
+        return Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
+    if finding_nodes:
+        return Nodes(finding_nodes[0], tuple(finding_nodes[1:]))
+    return Nodes("local")
 
 
 def audit_log(incidents: Sequence[Path] = ()) -> AuditLog:
@@ -60,109 +49,148 @@ def audit_log(incidents: Sequence[Path] = ()) -> AuditLog:
     return AuditLog((state_dir() / "audit.jsonl", *(Path(d) / AUDIT for d in incidents)))
 
 
-class ProbeError(Exception):
-    """A probe could not find its value on a node; one line."""
+@dataclass
+class Plan:
+    """``playbook`` on ``nodes``, with values from ``facts`` (the finding it fixes), the cluster file and
+    ``given`` (typed by the user: ``--set``, the values screen)."""
 
+    playbook: Playbook
+    nodes: Nodes
+    cluster: Cluster | None = None
+    facts: Mapping[str, str] = field(default_factory=dict)
+    finding_nodes: Sequence[str] = ()
+    given: dict[str, str] = field(default_factory=dict)
+    probed: dict[str, dict[str, str]] | None = None  # values read on the nodes, once read
+    notes: list[str] = field(default_factory=list)  # what the reading could not carry over
 
-async def probe(
-    playbook: pb.Playbook,
-    values: Mapping[str, str],
-    nodes: rd.Nodes,
-    runner: Runner,
-    finding_nodes: Sequence[str] = (),
-) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """Values found on the nodes themselves (``probe:`` parameters), per node, and notes on what they could
-    not carry over. Only read-only commands run (``docker inspect``), once per node."""
-    per_node: dict[str, dict[str, str]] = {}
-    notes: list[str] = []
-    read: dict[str, Recreate] = {}
-    for param in playbook.params:
-        source = param.probe
-        if source is None or param.name in values:
-            continue
-        container = values.get("container")
-        if container is None:
-            raise ProbeError(
-                f"{playbook.id}: no value for container, whose settings {param.name} is read from; "
-                "give one with --set container=NAME (or containers = [...] in the cluster file)"
-            )
-        for node in rd.probed_on(playbook, param.name, nodes, finding_nodes):
-            if node not in read:
-                read[node] = await _recreate(runner, node, container)
-                notes += [f"{node}: {note}" for note in read[node].notes]
-            per_node.setdefault(node, {})[param.name] = _PARTS[source](read[node])
-    return per_node, notes
+    # -- values --------------------------------------------------------------------------------------
 
+    def values(self) -> dict[str, str]:
+        """Each parameter's value: given, else from the finding, the cluster file or its default."""
+        return resolve(self.playbook, self.facts, self._cluster_values(), self.given)
 
-async def probe_over_ssh(
-    playbook: pb.Playbook,
-    values: Mapping[str, str],
-    nodes: rd.Nodes,
-    reach: Mapping[str, str],
-    finding_nodes: Sequence[str] = (),
-) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """:func:`probe` over SSH connections to the nodes (``reach``: see :func:`targets`), closed afterwards."""
+    def missing(self) -> tuple[Param, ...]:
+        """Every parameter still without a value (all of them at once, not one per try)."""
+        return missing(self.playbook, self.values())
 
-    try:
-        runner = SshRunner.to(reach)
-    except Refused as exc:
-        raise ProbeError(str(exc)) from None
-    try:
-        return await probe(playbook, values, nodes, runner, finding_nodes)
-    finally:
-        await runner.close()
+    def translations(self) -> list[tuple[str, Translation | str]]:
+        """For each parameter taken from the cluster file's SGLang launch (``sglang:KEY``, not given): its
+        translation, to show what did not carry over, or why there is none."""
+        found: list[tuple[str, Translation | str]] = []
+        for param in self.playbook.params:
+            for source in param.sources:
+                if source.startswith("sglang:") and param.name not in self.given:
+                    translation = translated(self._cluster_values(), source.partition(":")[2])
+                    if translation is not None:
+                        found.append((param.name, translation))
+        return found
 
+    @property
+    def reach(self) -> dict[str, str]:
+        """How to reach each node over SSH: its ``ssh`` entry in the cluster file, else its name (a host or a
+        ~/.ssh/config alias)."""
+        known = {n.name: n.ssh for n in self.cluster.nodes} if self.cluster is not None else {}
+        return {name: known.get(name, name) for name in self.nodes.all}
 
-async def execute_over_ssh(
-    rendered: rd.Rendered,
-    reach: Mapping[str, str],
-    *,
-    readonly: bool,
-    audit: AuditLog,
-    output: Output,
-    offer_rollback: OfferRollback,
-) -> Outcome:
-    """Run a rendered playbook over SSH connections to the nodes, closed afterwards."""
-    from sparktui.core.remedy import actions  # the one module that changes nodes
+    def _cluster_values(self) -> dict[str, str] | None:
+        return self.cluster.values() if self.cluster is not None else None
 
-    runner = SshRunner.to(reach)
-    try:
-        return await actions.execute(
-            rendered, runner, readonly=readonly, audit=audit, output=output, offer_rollback=offer_rollback
+    # -- reading the nodes, rendering ------------------------------------------------------------------
+
+    @property
+    def needs_probe(self) -> bool:
+        """Whether values must be read on the nodes (and have not been) before the commands are known."""
+        return self.probed is None and any(p.probe and p.name not in self.given for p in self.playbook.params)
+
+    async def probe(self) -> None:
+        """Read on the nodes what the playbook takes from them (``docker inspect``: read-only commands), once
+        per node, over SSH connections closed afterwards. Raises :class:`ProbeError` with one line."""
+        values = self.values()
+        try:
+            runner = SshRunner.to(self.reach)
+        except Refused as exc:
+            raise ProbeError(str(exc)) from None
+        per_node: dict[str, dict[str, str]] = {}
+        notes: list[str] = []
+        read: dict[str, Recreate] = {}
+        try:
+            for param in self.playbook.params:
+                source = param.probe
+                if source is None or param.name in values:
+                    continue
+                container = values.get("container")
+                if container is None:
+                    raise ProbeError(
+                        f"{self.playbook.id}: no value for container, whose settings {param.name} is read from; "
+                        "give one with --set container=NAME (or containers = [...] in the cluster file)"
+                    )
+                for node in probed_on(self.playbook, param.name, self.nodes, self.finding_nodes):
+                    if node not in read:
+                        read[node] = await probes.container(runner, node, container)
+                        notes += [f"{node}: {note}" for note in read[node].notes]
+                    per_node.setdefault(node, {})[param.name] = probes.PARTS[source](read[node])
+        finally:
+            await runner.close()
+        self.probed, self.notes = per_node, notes
+
+    def render(self, *, preview: bool = False) -> Rendered:
+        """The exact commands per node, with what was read on the nodes. A ``preview`` shows each value it
+        lacks as ``<name>`` (never to be run); otherwise a missing or refused value raises
+        :class:`~sparktui.core.remedy.playbook.PlaybookError`."""
+        return render(
+            self.playbook, self.values(), self.nodes, self.finding_nodes, per_node=self.probed, preview=preview
         )
-    finally:
-        await runner.close()
+
+    # -- approving, running ----------------------------------------------------------------------------
+
+    def refused(self, readonly: bool) -> str:
+        """Why read-only mode refuses this playbook, or ""; decided before anything is asked or read."""
+        if readonly and self.playbook.risk != "read-only":
+            return f"{self.playbook.id} is {self.playbook.risk}: refused in read-only mode"
+        return ""
+
+    def approved(self, approvals: Approvals) -> bool:
+        """Whether the user chose to run this playbook on this cluster without being asked."""
+        return approvals.granted(cluster_id(self.cluster, self.nodes.all), self.playbook)
+
+    def approve(self, approvals: Approvals) -> None:
+        """Run this playbook on this cluster without asking from now on (until it is edited)."""
+        approvals.grant(cluster_id(self.cluster, self.nodes.all), self.playbook)
+
+    async def execute(
+        self,
+        rendered: Rendered,
+        *,
+        readonly: bool,
+        audit: AuditLog,
+        output: Output,
+        offer_rollback: actions.OfferRollback | None,
+    ) -> actions.Outcome:
+        """Run ``rendered`` over SSH connections to the nodes (closed afterwards); each command is audited.
+        Raises :class:`~sparktui.core.remedy.actions.ActionError` or
+        :class:`~sparktui.core.errors.Refused` when it cannot start, with one line."""
+        runner = SshRunner.to(self.reach)
+        try:
+            return await actions.execute(
+                rendered, runner, readonly=readonly, audit=audit, output=output, offer_rollback=offer_rollback
+            )
+        finally:
+            await runner.close()
 
 
-#: What each probe takes from the ``docker run`` that creates the container again.
-_PARTS: dict[str, Callable[[Recreate], str]] = {
-    "probe:docker-run": lambda r: r.line,
-    "probe:docker-run-options": lambda r: shlex.join(r.options),
-    "probe:docker-run-image": lambda r: shlex.quote(r.image),
-    "probe:docker-run-command": lambda r: shlex.join(r.command),
-}
-
-
-async def _recreate(runner: Runner, node: str, container: str) -> Recreate:
-    inspected = await _json(runner, node, f"docker inspect --type container -- {shlex.quote(container)}")
-    image = await _json(runner, node, f"docker image inspect -- {shlex.quote(str(inspected.get('Image')))}")
-    try:
-        return docker_run(inspected, image)
-    except RecreateError as exc:
-        raise ProbeError(f"{node}: {exc}") from None
-
-
-async def _json(runner: Runner, node: str, command: str) -> dict[str, Any]:
-    printed: list[str] = []
-    code = await runner.run(Command("probe", node, "host", command), lambda n, line: printed.append(line))
-    text = "\n".join(printed)
-    if code != 0:
-        first = next((line for line in text.splitlines() if line.strip()), f"exit {code}")
-        raise ProbeError(f"{node}: `{command}` failed: {display(first)}")
-    try:
-        found = json.loads(text)
-    except ValueError:
-        raise ProbeError(f"{node}: `{command}` did not print JSON") from None
-    if not isinstance(found, list) or not found or not isinstance(found[0], dict):
-        raise ProbeError(f"{node}: `{command}` found nothing")
-    return found[0]
+def final(rendered: Rendered, outcome: actions.Outcome) -> str:
+    """The last line of a run: succeeded (verified, or every command exited 0), or failed, and then rolled
+    back, left as is, or nothing changed."""
+    if outcome.ok:
+        if rendered.check.kind == "none":
+            return "Succeeded: every command exited 0 (this playbook has no verification)."
+        note = outcome.verdict.note if outcome.verdict is not None else ""
+        return f"Succeeded, verified: {note}"
+    if outcome.rolled_back:
+        failed = sum(e.exit_code != 0 for e in outcome.rolled_back)
+        back = f"rollback ran, but {failed} of its commands failed" if failed else "rolled back"
+        return f"Failed, {back}: {outcome.failure}"
+    if not outcome.changed:
+        return f"Failed before changing anything (only checks ran): {outcome.failure}"
+    why = "the rollback was declined" if rendered.rollback else "this playbook has no rollback"
+    return f"Failed, left as is ({why}): {outcome.failure}"

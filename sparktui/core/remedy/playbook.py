@@ -17,6 +17,7 @@ from typing import Any
 import regex
 
 from sparktui.core import dirs, tomlfile
+from sparktui.core.errors import Invalid
 from sparktui.core.kinds import ID, KINDS, fits
 
 RISKS = ("read-only", "restarts", "changes-node")
@@ -36,7 +37,7 @@ PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _SUDO = regex.compile(r"(?:^|[\s;&|()`$])sudo(?:\s|$)")
 
 
-class PlaybookError(ValueError):
+class PlaybookError(Invalid):
     """A playbook file that cannot be used, or values that cannot be rendered; one line."""
 
 

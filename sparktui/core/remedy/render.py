@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from sparktui.core.kinds import fits
-from sparktui.core.remedy.playbook import PLACEHOLDER, Playbook, PlaybookError, Step
+from sparktui.core.remedy.playbook import PLACEHOLDER, Param, Playbook, PlaybookError, Step
 from sparktui.core.remote.command import Command
 
 if TYPE_CHECKING:
@@ -93,13 +93,13 @@ def _targets(on: str, nodes: Nodes, finding_nodes: Sequence[str]) -> tuple[str, 
     }[on]
 
 
-def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str], unread: bool) -> str:
+def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str], preview: bool) -> str:
     """Each placeholder becomes its value, quoted for the shell (``argv`` values are quoted words already);
-    with ``unread``, one without a value (a probe that did not run) is shown as ``<name>``."""
+    in a ``preview``, one without a value is shown as ``<name>``."""
 
     def one(match: regex.Match[str]) -> str:
         name = match.group(1)
-        if name not in values and unread:
+        if name not in values and preview:
             return f"<{name}>"
         if name not in values:
             raise PlaybookError(
@@ -160,19 +160,20 @@ def render(
     *,
     per_node: Mapping[str, Mapping[str, str]] | None = None,
     since: int | None = None,
-    unread: bool = False,
+    preview: bool = False,
 ) -> Rendered:
     """The exact commands per node. ``per_node`` overrides values on one node (what a probe found there);
     ``since`` is the ``{since}`` placeholder (default: now). Raises :class:`PlaybookError` for a missing
-    value or one that does not fit its parameter's kind. With ``unread`` (a preview of nodes that could not
-    be read), a value a probe should have found shows as ``<name>``: such commands are never to be run."""
+    value or one that does not fit its parameter's kind. A ``preview`` shows every value it lacks (not given,
+    or not read on the nodes) as ``<name>``: such commands are only to be looked at, never run; a value that
+    does not fit is refused all the same."""
     builtins = {"head": nodes.head, "since": str(int(time.time()) if since is None else since)}
-    checked = _checked(playbook, values, per_node or {}, nodes)
+    checked = _checked(playbook, values, per_node or {}, nodes, preview)
     base = {**next(iter(checked.values())), **builtins} if checked else builtins
 
     def expand(steps: Sequence[Step]) -> tuple[Command, ...]:
         return tuple(
-            c for step in steps for c in _commands(playbook, step, checked, builtins, nodes, finding_nodes, unread)
+            c for step in steps for c in _commands(playbook, step, checked, builtins, nodes, finding_nodes, preview)
         )
 
     return Rendered(
@@ -180,12 +181,21 @@ def render(
         base,
         expand(playbook.steps),
         expand(playbook.rollback),
-        _check(playbook, checked, builtins, nodes, unread),
+        _check(playbook, checked, builtins, nodes, preview),
     )
 
 
+def missing(playbook: Playbook, values: Mapping[str, str]) -> tuple[Param, ...]:
+    """The parameters that have no value, other than those a probe reads on the nodes."""
+    return tuple(p for p in playbook.params if p.name not in values and not p.probe)
+
+
 def _checked(
-    playbook: Playbook, values: Mapping[str, str], per_node: Mapping[str, Mapping[str, str]], nodes: Nodes
+    playbook: Playbook,
+    values: Mapping[str, str],
+    per_node: Mapping[str, Mapping[str, str]],
+    nodes: Nodes,
+    preview: bool,
 ) -> dict[str, dict[str, str]]:
     """Every node's values (``local`` included), each checked against its parameter's kind."""
     out: dict[str, dict[str, str]] = {}
@@ -194,8 +204,8 @@ def _checked(
         out[node] = {}
         for param in playbook.params:
             value = mine.get(param.name)
-            if value is None and param.probe:
-                continue  # found on the nodes that use it, by a probe there
+            if value is None and (param.probe or preview):
+                continue  # found on the nodes that use it by a probe there, or shown as <name>
             if value is None:
                 raise PlaybookError(
                     f"{playbook.id}: no value for {param.name} ({param.description or param.kind}); "
@@ -215,21 +225,22 @@ def _commands(
     builtins: Mapping[str, str],
     nodes: Nodes,
     finding_nodes: Sequence[str],
-    unread: bool,
+    preview: bool,
 ) -> list[Command]:
     targets = _targets(step.on, nodes, finding_nodes)
     kinds = {p.name: p.kind for p in playbook.params}
     out = []
     for node in targets:
         local = {**checked[node], **builtins, "node": node}
-        command = _in_place(_substitute(step.run, local, kinds, unread), step.place, local)
+        command = _in_place(_substitute(step.run, local, kinds, preview), step.place, local)
         out.append(Command(step.title, node, step.place, command, step.changes))
     return out
 
 
 def _in_place(command: str, place: str, values: Mapping[str, str]) -> str:
     if place == "container":
-        return f"docker exec {shlex.quote(values['container'])} sh -c {shlex.quote(command)}"
+        container = shlex.quote(values["container"]) if "container" in values else "<container>"
+        return f"docker exec {container} sh -c {shlex.quote(command)}"
     return command
 
 
@@ -241,7 +252,7 @@ def _check(
     checked: Mapping[str, Mapping[str, str]],
     builtins: Mapping[str, str],
     nodes: Nodes,
-    unread: bool,
+    preview: bool,
 ) -> Check:
     verify = playbook.verify
     if verify.kind == "none":
@@ -252,17 +263,19 @@ def _check(
 
     def plain(template: str, what: str) -> str:
         for name in PLACEHOLDER.findall(template):
-            if not _URL_SAFE.fullmatch(local[name]):
+            if name in local and not _URL_SAFE.fullmatch(local[name]):
                 raise PlaybookError(f"{playbook.id}: refused {name}={local[name]!r} in verify.{what}")
-        return str(PLACEHOLDER.sub(lambda m: local[m.group(1)], template))
+        return str(PLACEHOLDER.sub(lambda m: local.get(m.group(1), f"<{m.group(1)}>"), template))
 
     def count(template: str, what: str) -> int:
         text = plain(template, what)
+        if preview and not text.isdigit():
+            return 0
         if not text.isdigit():
             raise PlaybookError(f"{playbook.id}: verify.{what}: {text!r} is not a whole number")
         return int(text)
 
-    command = _in_place(_substitute(verify.run, local, kinds, unread), verify.place, local) if verify.run else ""
+    command = _in_place(_substitute(verify.run, local, kinds, preview), verify.place, local) if verify.run else ""
     return Check(
         verify.kind,
         node,

@@ -21,13 +21,14 @@ from pathlib import Path
 
 from sparktui.core import tomlfile
 from sparktui.core.audit import AuditEntry, read_log
+from sparktui.core.errors import Invalid
 from sparktui.core.sources.files import FileSource, SourceError
 
 FORMAT = 1
 AUDIT = "audit.jsonl"
 
 
-class BundleError(ValueError):
+class BundleError(Invalid):
     """A bundle that cannot be used; the message is one line."""
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from sparktui.core.errors import Refused
+from sparktui.core.errors import Invalid, Refused
 from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import BundleError, is_bundle
 from sparktui.core.sources.bundle import load as load_bundle
@@ -60,7 +60,7 @@ def file_sources(arguments: Iterable[str]) -> tuple[list[FileSource], list[str]]
     return unique_names(sources), problems
 
 
-class UriError(ValueError):
+class UriError(Invalid):
     """A source argument that names nothing usable; the message is one line."""
 
 

@@ -17,9 +17,8 @@ from textual.widgets import Static
 from sparktui.core.catalogue import Signature
 from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding
-from sparktui.core.remedy import plan as remedy
 from sparktui.core.remedy import playbook as pb
-from sparktui.core.remedy import render as rd
+from sparktui.core.remedy.plan import Plan, nodes_for
 from sparktui.richtext import SEVERITY_STYLE
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
 
@@ -46,13 +45,10 @@ class FindingScreen(ModalScreen[None]):
         for book in self.playbooks.values():
             if event.character == book.key:
                 event.stop()
-                if self.cluster is not None:  # the cluster file knows the head and the workers
-                    nodes = remedy.nodes_of(self.cluster)
-                elif self.finding.nodes:
-                    nodes = rd.Nodes(self.finding.nodes[0], tuple(self.finding.nodes[1:]))
-                else:
-                    nodes = rd.Nodes("local")
-                self.app.push_screen(PlaybookScreen(book, self.finding, nodes, self.cluster, self.context))
+                f = self.finding
+                given = self.context.given.setdefault(book.id, {})  # values typed in stay for the session
+                plan = Plan(book, nodes_for(self.cluster, (), f.nodes), self.cluster, f.facts, f.nodes, given)
+                self.app.push_screen(PlaybookScreen(plan, self.context))
                 return
 
     def compose(self) -> ComposeResult:

@@ -1,7 +1,8 @@
 """A remediation from preview to run: what it does, its risk, the values used, the exact command for every
 node, the verification and the rollback; `r` asks in the screen, then runs it over each node's SSH
 connection with what the nodes print streaming in, and offers the rollback when a step or the verification
-fails. Read-only mode runs only read-only playbooks; every command goes to the audit log."""
+fails. The flow is the one ``sparktui play`` follows (:class:`~sparktui.core.remedy.plan.Plan`); this screen
+only shows it and asks. Its workers post messages; the handlers here own the widgets."""
 
 from __future__ import annotations
 
@@ -17,18 +18,17 @@ from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Footer, RichLog, Static
 
 from sparktui.core.audit import AuditEntry, AuditLog
-from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused
-from sparktui.core.events import Finding
 from sparktui.core.remedy import actions
-from sparktui.core.remedy import plan as remedy
-from sparktui.core.remedy import playbook as pb
-from sparktui.core.remedy import render as rd
-from sparktui.core.remedy.approvals import Approvals, cluster_id
+from sparktui.core.remedy.approvals import Approvals
+from sparktui.core.remedy.plan import Plan, ProbeError, audit_log, final
+from sparktui.core.remedy.playbook import PlaybookError
+from sparktui.core.remedy.render import Rendered
 from sparktui.core.remote.command import Command
 from sparktui.core.text import display
 from sparktui.richtext import translation_text
@@ -67,7 +67,7 @@ class PlayContext:
 class _Recorded(AuditLog):
     """The audit log, also handing each entry to ``seen`` once it is written."""
 
-    seen: Callable[[AuditEntry], None]
+    seen: Callable[[AuditEntry], None] = lambda entry: None
 
     def add(self, entry: AuditEntry) -> None:
         super().add(entry)
@@ -98,45 +98,80 @@ class _Progress:
 class PlaybookScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = bindings(PLAYBOOK)
 
-    def __init__(
-        self,
-        playbook: pb.Playbook,
-        finding: Finding,
-        nodes: rd.Nodes,
-        cluster: Cluster | None = None,
-        context: PlayContext | None = None,
-    ) -> None:
+    class Probed(Message):
+        """The nodes were read (``error`` says why not), with notes on what did not carry over."""
+
+        def __init__(self, error: str, notes: list[str]) -> None:
+            super().__init__()
+            self.error, self.notes = error, notes
+
+    class Printed(Message):
+        """A line a node printed while the playbook runs."""
+
+        def __init__(self, node: str, line: str) -> None:
+            super().__init__()
+            self.node, self.line = node, line
+
+    class Audited(Message):
+        """A command (or the verification) finished and went to the audit log."""
+
+        def __init__(self, entry: AuditEntry) -> None:
+            super().__init__()
+            self.entry = entry
+
+    class Offered(Message):
+        """A step or the verification failed: the rollback waits for b or k."""
+
+        def __init__(self, failure: str) -> None:
+            super().__init__()
+            self.failure = failure
+
+    class Answered(Message):
+        """The user chose: run the rollback (``rollback``), or keep things as they are."""
+
+        def __init__(self, rollback: bool) -> None:
+            super().__init__()
+            self.rollback = rollback
+
+    class Finished(Message):
+        """The run ended: its last line, and where it was audited."""
+
+        def __init__(self, text: Text, audited: str) -> None:
+            super().__init__()
+            self.text, self.audited = text, audited
+
+    def __init__(self, plan: Plan, context: PlayContext | None = None) -> None:
         super().__init__()
-        self.playbook, self.finding, self.nodes, self.cluster = playbook, finding, nodes, cluster
+        self.plan = plan
+        self.playbook = plan.playbook
         self.context = context or PlayContext()
-        self.given = self.context.given.setdefault(playbook.id, {})
         self.approvals = Approvals.default()
-        self.cluster_key = cluster_id(cluster, nodes.all)
         self.phase: Phase = "ready"
         self.status = Static(id="play-status")
         self.output = RichLog(id="play-output", wrap=True, max_lines=10_000)
-        self._rendered: rd.Rendered | str | None = None
-        self._probed: dict[str, dict[str, str]] | None = None  # values read on the nodes, once read
+        self._rendered: Rendered | str | None = None
         self._progress = _Progress(0, 0)
         self._answer: asyncio.Future[bool] | None = None
 
-    def rendered(self) -> rd.Rendered | str:
-        """The commands, rendered once (what is shown is what runs), or why they cannot be rendered (a value
-        missing or refused)."""
+    def rendered(self) -> Rendered | str:
+        """The commands, rendered once (what is shown is what runs), or why they cannot be rendered (values
+        missing, all of them named, or refused)."""
         if self._rendered is None:
-            values = self._values()
-            try:
-                self._rendered = rd.render(
-                    self.playbook, values, self.nodes, self.finding.nodes, per_node=self._probed or {}
-                )
-            except pb.PlaybookError as exc:
-                self._rendered = str(exc)
+            missing = self.plan.missing()
+            if missing:
+                needed = ", ".join(f"{p.name} ({p.description or p.kind})" for p in missing)
+                self._rendered = f"{self.playbook.id}: no value for {needed}"
+            else:
+                try:
+                    self._rendered = self.plan.render()
+                except PlaybookError as exc:
+                    self._rendered = str(exc)
         return self._rendered
 
     @property
     def refused(self) -> bool:
         """Read-only mode and a playbook that is not read-only."""
-        return self.context.readonly and self.playbook.risk != "read-only"
+        return bool(self.plan.refused(self.context.readonly))
 
     # -- what it shows ---------------------------------------------------------------------------
 
@@ -163,17 +198,26 @@ class PlaybookScreen(ModalScreen[None]):
         yield Static(Text(book.description), classes="section")
         result = self.rendered()
         if isinstance(result, str):
-            yield Static(Text.assemble(("Cannot render yet: ", "bold yellow"), result), classes="section")
-            steps = [Text.assemble((f"{step.on:>8} {step.place:<9} ", "cyan"), step.run.strip()) for step in book.steps]
-            yield _section("The steps, with their {parameters} still to fill", Text("\n").join(steps))
+            yield Static(Text.assemble(("Cannot run yet: ", "bold yellow"), result), classes="section")
+            yield from self._preview()
         else:
             yield from self._details(result)
-        for name, found in remedy.translations(book, self.cluster.values() if self.cluster else None):
+        for name, found in self.plan.translations():
             title = f"{name}: translated from the cluster file's SGLang launch"
             body = Text(f"cannot translate: {display(found)}") if isinstance(found, str) else translation_text(found)
             yield _section(title, body)
 
-    def _details(self, rendered: rd.Rendered) -> Iterable[Static]:
+    def _preview(self) -> Iterable[Static]:
+        """The commands with each value still needed shown as <name>, or the steps as written."""
+        try:
+            preview = self.plan.render(preview=True)
+        except PlaybookError:
+            steps = [Text.assemble((f"{s.on:>8} {s.place:<9} ", "cyan"), s.run.strip()) for s in self.playbook.steps]
+            yield _section("The steps, with their {parameters} still to fill", Text("\n").join(steps))
+            return
+        yield _section("Commands, with <the values still needed>", _commands(preview.commands))
+
+    def _details(self, rendered: Rendered) -> Iterable[Static]:
         values = [Text.assemble((f"{name:>14} ", "cyan"), value) for name, value in rendered.values.items()]
         yield _section("Values", Text("\n").join(values))
         yield _section("Commands, per node, exactly as they will run", _commands(rendered.commands))
@@ -185,28 +229,26 @@ class PlaybookScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self._show_state()
-        if self.playbook.reads_nodes and self._probed is None and isinstance(self.rendered(), str):
+        if self.plan.needs_probe:
             self.status.update(Text("Reading the nodes first (docker inspect, read-only)...", style="dim"))
             self._probe()
 
-    @work(exclusive=True, group="probe")
+    @work(exclusive=True, group="probe", exit_on_error=False)
     async def _probe(self) -> None:
-        """Read the values the playbook takes from the nodes, then show the commands they make."""
-        reach = remedy.targets(self.cluster, self.nodes)
+        """Read the values the playbook takes from the nodes; the handler shows what they make."""
         try:
-            self._probed, notes = await remedy.probe_over_ssh(
-                self.playbook, self._values(), self.nodes, reach, self.finding.nodes
-            )
-        except remedy.ProbeError as exc:
-            self._probed = {}
-            self.status.update(Text(f"Cannot read the nodes: {display(str(exc))}", style="bold yellow"))
+            await self.plan.probe()
+        except ProbeError as exc:
+            self.post_message(self.Probed(str(exc), []))
             return
-        await self._show_again([f"note: {display(n)}" for n in notes])
+        self.post_message(self.Probed("", self.plan.notes))
 
-    def _values(self) -> dict[str, str]:
-        """Each parameter's value: typed in, else from the finding, the cluster file or its default."""
-        cluster = self.cluster.values() if self.cluster else None
-        return rd.resolve(self.playbook, self.finding.facts, cluster, self.given)
+    async def on_playbook_screen_probed(self, message: Probed) -> None:
+        if message.error:
+            self.plan.probed = {}  # nothing more to read: render with what there is
+            self.status.update(Text(f"Cannot read the nodes: {display(message.error)}", style="bold yellow"))
+            return
+        await self._show_again([f"note: {display(n)}" for n in message.notes])
 
     async def _show_again(self, notes: Iterable[str] = ()) -> None:
         """Render again (new values, or values read on the nodes) and show the result."""
@@ -231,7 +273,7 @@ class PlaybookScreen(ModalScreen[None]):
                 )
             )
         else:
-            asks = "approved before: it will not ask" if self._approved() else "it asks first"
+            asks = "approved before: it will not ask" if self.plan.approved(self.approvals) else "it asks first"
             self.status.update(Text(f"r runs it ({asks}) · esc closes", style="dim"))
 
     def commands(self) -> Iterable[SystemCommand]:
@@ -258,11 +300,8 @@ class PlaybookScreen(ModalScreen[None]):
         if isinstance(result, str):
             self.notify(f"cannot run: {result}", severity="error")
         elif self.refused:
-            self.notify(
-                f"read-only mode: {self.playbook.id} is {self.playbook.risk}; only read-only playbooks run",
-                severity="warning",
-            )
-        elif self._approved():
+            self.notify(f"read-only mode: {self.plan.refused(True)}", severity="warning")
+        elif self.plan.approved(self.approvals):
             self._start(result, f"approved before: always for this playbook on this cluster ({self.approvals.path})")
         else:
             nodes = ", ".join(dict.fromkeys(display(c.node) for c in result.commands))
@@ -277,14 +316,14 @@ class PlaybookScreen(ModalScreen[None]):
             )
 
     def action_values(self) -> None:
-        self.app.push_screen(ValuesScreen(self.playbook, self._values()), self._take_values)
+        self.app.push_screen(ValuesScreen(self.playbook, self.plan.values()), self._take_values)
 
     async def _take_values(self, changed: dict[str, str] | None) -> None:
         if not changed:
             return
-        self.given.update(changed)
+        self.plan.given.update(changed)
         if self.playbook.reads_nodes:
-            self._probed = None
+            self.plan.probed = None
             self._rendered = None
             self.status.update(Text("Reading the nodes again (docker inspect, read-only)...", style="dim"))
             self._probe()
@@ -300,7 +339,7 @@ class PlaybookScreen(ModalScreen[None]):
     def action_always(self) -> None:
         note = f"approved: always for this playbook on this cluster ({self.approvals.path})"
         try:
-            self.approvals.grant(self.cluster_key, self.playbook)
+            self.plan.approve(self.approvals)
         except OSError as exc:
             note = f"could not remember the approval ({exc}): running it this once"
         self._start(self._ready(), note)
@@ -320,17 +359,14 @@ class PlaybookScreen(ModalScreen[None]):
             return
         self.dismiss()
 
-    def _approved(self) -> bool:
-        return self.approvals.granted(self.cluster_key, self.playbook)
-
-    def _ready(self) -> rd.Rendered:
+    def _ready(self) -> Rendered:
         result = self.rendered()
         assert not isinstance(result, str)  # asking happens only for a rendered playbook
         return result
 
     # -- running ---------------------------------------------------------------------------------
 
-    def _start(self, rendered: rd.Rendered, note: str = "") -> None:
+    def _start(self, rendered: Rendered, note: str = "") -> None:
         self.query_one("#playbook").add_class("-ran")
         self._progress = _Progress(len(rendered.commands), len(rendered.rollback))
         self.output.write(Text(f"── {self.playbook.title}: {len(rendered.commands)} commands", style="bold"))
@@ -339,33 +375,34 @@ class PlaybookScreen(ModalScreen[None]):
         self._phase("running", Text("Running…", style="bold"))
         self._execute(rendered)
 
-    @work(exclusive=True, group="play")
-    async def _execute(self, rendered: rd.Rendered) -> None:
+    @work(exclusive=True, group="play", exit_on_error=False)
+    async def _execute(self, rendered: Rendered) -> None:
         incidents = [self.context.incident] if self.context.incident is not None else []
-        audit = _Recorded(remedy.audit_log(incidents).paths, self._entry)
+
+        def audited(entry: AuditEntry) -> None:
+            self.post_message(self.Audited(entry))
+
+        def printed(node: str, line: str) -> None:
+            self.post_message(self.Printed(node, line))
+
+        audit = _Recorded(audit_log(incidents).paths, audited)
         try:
-            outcome = await remedy.execute_over_ssh(
-                rendered,
-                remedy.targets(self.cluster, self.nodes),
-                readonly=self.context.readonly,
-                audit=audit,
-                output=self._line,
-                offer_rollback=self._offer,
+            outcome = await self.plan.execute(
+                rendered, readonly=self.context.readonly, audit=audit, output=printed, offer_rollback=self._offer
             )
         except (actions.ActionError, Refused, OSError) as exc:
-            final = Text(f"Failed: {display(str(exc))}", style="bold red")
+            last = Text(f"Failed: {display(str(exc))}", style="bold red")
         else:
-            final = _final(rendered, outcome)
-        self.output.write(final)
-        where = ", ".join(str(p) for p in audit.paths)
-        self._phase("finished", Text.assemble(final, "\n", (f"audit log: {where} · r runs it again", "dim")))
+            last = Text(final(rendered, outcome), style="bold green" if outcome.ok else "bold red")
+        self.post_message(self.Finished(last, ", ".join(str(p) for p in audit.paths)))
 
-    def _line(self, node: str, line: str) -> None:
+    def on_playbook_screen_printed(self, message: Printed) -> None:
         """A line a node printed, made inert and prefixed with its node."""
-        self.output.write(Text.assemble((f"{display(node):>12} ", "cyan"), display(line)))
+        self.output.write(Text.assemble((f"{display(message.node):>12} ", "cyan"), display(message.line)))
 
-    def _entry(self, entry: AuditEntry) -> None:
+    def on_playbook_screen_audited(self, message: Audited) -> None:
         """An entry was audited: keep it for the export and show how far the run got."""
+        entry = message.entry
         self.context.ran.append(entry)
         label = self._progress.label()
         ok = entry.exit_code == 0
@@ -376,42 +413,37 @@ class PlaybookScreen(ModalScreen[None]):
         if self.phase == "running":
             self.status.update(Text(f"Running… {label}: {outcome}", style="bold"))
 
-    async def _offer(self, outcome: actions.Outcome) -> bool:
-        """After a failure: show it, and wait for b (run the rollback) or k (keep things as they are)."""
+    def on_playbook_screen_offered(self, message: Offered) -> None:
         count = self._progress.rollback
-        self._answer = asyncio.get_running_loop().create_future()
         self._phase(
             "offering",
             Text.assemble(
-                (outcome.failure, "bold red"),
+                (message.failure, "bold red"),
                 "\n",
                 (f"b run the rollback ({count} commands) · k keep things as they are", "bold"),
             ),
         )
+
+    def on_playbook_screen_answered(self, message: Answered) -> None:
+        self._phase("running", Text("Running the rollback…" if message.rollback else "Keeping things as they are…"))
+
+    def on_playbook_screen_finished(self, message: Finished) -> None:
+        self.output.write(message.text)
+        self._phase(
+            "finished", Text.assemble(message.text, "\n", (f"audit log: {message.audited} · r runs it again", "dim"))
+        )
+
+    async def _offer(self, outcome: actions.Outcome) -> bool:
+        """After a failure: show it, and wait for b (run the rollback) or k (keep things as they are)."""
+        self._answer = asyncio.get_running_loop().create_future()
+        self.post_message(self.Offered(outcome.failure))
         try:
             rollback = await self._answer
         finally:
             self._answer = None
         self._progress.rolling_back = rollback
-        self._phase("running", Text("Running the rollback…" if rollback else "Keeping things as they are…"))
+        self.post_message(self.Answered(rollback))
         return rollback
-
-
-def _final(rendered: rd.Rendered, outcome: actions.Outcome) -> Text:
-    """The last line of a run: succeeded (verified) / failed, rolled back / failed, left as is."""
-    if outcome.ok:
-        if rendered.check.kind == "none":
-            return Text("Succeeded: every command exited 0 (this playbook has no verification).", style="bold green")
-        note = outcome.verdict.note if outcome.verdict is not None else ""
-        return Text(f"Succeeded, verified: {note}", style="bold green")
-    if outcome.rolled_back:
-        failed = sum(e.exit_code != 0 for e in outcome.rolled_back)
-        back = f"rollback ran, but {failed} of its commands failed" if failed else "rolled back"
-        return Text(f"Failed, {back}: {outcome.failure}", style="bold red")
-    if not outcome.changed:
-        return Text(f"Failed before changing anything (only checks ran): {outcome.failure}", style="bold red")
-    why = "the rollback was declined" if rendered.rollback else "this playbook has no rollback"
-    return Text(f"Failed, left as is ({why}): {outcome.failure}", style="bold red")
 
 
 def _commands(commands: Iterable[Command]) -> Text:

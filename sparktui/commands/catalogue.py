@@ -1,0 +1,89 @@
+"""``sparktui catalogue``: list the signatures, show one, test signature files against their own examples."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from sparktui.commands.common import UsageError, catalogue, out, signatures_option
+from sparktui.core import catalogue as cat
+from sparktui.core.analysis.examples import check
+from sparktui.richtext import SEVERITY_STYLE
+
+NAME = "catalogue"
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    c = sub.add_parser(NAME, help="list, show and test signature files")
+    actions = c.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="list the signatures")
+    showing = actions.add_parser("show", help="show one signature")
+    showing.add_argument("id")
+    testing = actions.add_parser("test", help="check signature files against their own examples")
+    testing.add_argument("paths", nargs="*", metavar="PATH", help="signature files or directories (default: all)")
+    for action in (listing, showing, testing):
+        signatures_option(action)
+    c.set_defaults(run=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    shown = out()
+    if args.action == "test":
+        return _test(args, shown)
+    found = catalogue(args.signatures)
+    if args.action == "list":
+        _list(found, shown)
+        return 0
+    try:
+        sig = found.get(args.id)
+    except KeyError:
+        raise UsageError(f"no signature {args.id!r} (see `sparktui catalogue list`)") from None
+    sys.stdout.write(sig.path.read_text(encoding="utf-8"))
+    return 0
+
+
+def _list(found: cat.Catalogue, shown: Console) -> None:
+    for sig in sorted(found.signatures, key=lambda s: (s.category, -s.severity, s.id)):
+        line = Text(f"{sig.id:<48} ")
+        line.append(f"{sig.severity.label:<9}", style=SEVERITY_STYLE[sig.severity])
+        line.append(f"{sig.category:<28} {sig.kind:<6} ")
+        line.append(sig.title, style="dim")
+        shown.print(line, overflow="ellipsis", no_wrap=True)
+    shown.print(Text(f"{len(found.signatures)} signatures, {len(found.tracks)} stage tracks", style="dim"))
+
+
+def _test(args: argparse.Namespace, shown: Console) -> int:
+    """Test the whole catalogue, or only the files / folders named (loaded on top of the built-in one so
+    their references to built-in stage tracks and signatures resolve)."""
+    extra = [Path(d) for d in args.signatures]
+    wanted: set[Path] | None = None
+    if args.paths:
+        wanted = set()
+        for raw in args.paths:
+            path = Path(raw)
+            if path.is_dir():
+                extra.append(path)
+                wanted |= {p.resolve() for p in path.glob("*.toml")}
+            elif path.is_file():
+                wanted.add(path.resolve())
+                if path.parent.resolve() != cat.builtin_dir().resolve():
+                    extra.append(path.parent)
+            else:
+                raise UsageError(f"{raw}: no such file or directory")
+    found = cat.load(extra)
+    checked = failed = 0
+    for sig in found.signatures:
+        if wanted is not None and sig.path.resolve() not in wanted:
+            continue
+        checked += 1
+        problems = check(sig, found)
+        if problems:
+            failed += 1
+            for p in problems:
+                shown.print(Text(p, style="red"))
+    shown.print(Text(f"{checked - failed} passed, {failed} failed", style="green" if not failed else "red"))
+    return 1 if failed else 0

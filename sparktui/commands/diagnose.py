@@ -1,0 +1,187 @@
+"""``sparktui diagnose``: the analysis without the interface, for scripts and CI.
+
+Exit status: 0 when no finding reaches ``--fail-on``, 1 when one does, 2 for bad usage or input that could
+not be read at all, always with a one-line message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from sparktui.commands.common import (
+    USAGE_ERROR,
+    UsageError,
+    catalogue,
+    duration,
+    err,
+    open_sources,
+    signatures_option,
+    trust_option,
+)
+from sparktui.core import cluster as clusterfile
+from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.events import Severity, State
+from sparktui.core.pipeline import Pipeline, run
+from sparktui.core.report.export import export
+from sparktui.core.report.incident import Incident
+from sparktui.core.report.markdown import diagnosis_markdown
+from sparktui.core.sources import bundle
+from sparktui.core.sources.files import FileRead, SourceError
+from sparktui.core.sources.open import file_sources
+from sparktui.core.sources.spool import Spool, new_incident_dir
+from sparktui.core.text import display
+from sparktui.richtext import print_text
+
+NAME = "diagnose"
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    d = sub.add_parser(NAME, help="analyse log files and directories, print ranked findings")
+    d.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, directory of logs, or .gz file")
+    fmt = d.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the JSON contract (same as --format json)")
+    fmt.add_argument("--format", choices=("text", "md", "json"), default="text")
+    d.add_argument(
+        "--fail-on",
+        default="error",
+        metavar="SEVERITY",
+        help="exit 1 if a finding is at least this severe (info, warning, error, critical; default error)",
+    )
+    signatures_option(d)
+    d.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    d.add_argument("--follow", action="store_true", help="keep reading as the sources grow (live sources)")
+    d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
+    d.add_argument("--report", metavar="DIR", help="also export the incident: Markdown, HTML, JSON and a bundle")
+    d.add_argument("--no-redact", action="store_true", help="with --report: keep secrets (redacted by default)")
+    d.add_argument(
+        "--anonymise-hosts",
+        action="store_true",
+        help="with --report: also replace host names and addresses, consistently",
+    )
+    d.add_argument("--launch", metavar="COMMAND", default="", help="with --report: the launch command to include")
+    trust_option(d)
+    d.add_argument(
+        "--no-spool",
+        action="store_true",
+        help="with --follow: do not keep a copy of the received lines (kept by default, as a bundle)",
+    )
+    d.set_defaults(run=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        fail_on = Severity.parse(args.fail_on)
+    except ValueError as exc:
+        raise UsageError(f"--fail-on: {exc}") from None
+    if args.duration and not args.follow:
+        raise UsageError("--for needs --follow")
+    found = catalogue(args.signatures)
+    problems = err()
+    if args.follow:
+        diagnosis, incident = _follow(args, found, problems)
+    else:
+        diagnosis, incident = _files(args, found, problems)
+    _print(args, diagnosis)
+    if args.report:
+        _report(args, incident, problems)
+    if diagnosis.sources and all(s.error and not s.lines for s in diagnosis.sources):
+        return USAGE_ERROR  # nothing could be read at all
+    worst = diagnosis.worst()
+    return 1 if worst is not None and worst >= fail_on else 0
+
+
+def _files(args: argparse.Namespace, found: Catalogue, problems: Console) -> tuple[Diagnosis, Incident]:
+    sources, skipped = file_sources(args.sources)
+    if not sources:
+        raise UsageError(skipped[0] if skipped else "no log files found in " + " ".join(args.sources))
+    for problem in skipped:
+        problems.print(Text(f"sparktui: {problem}", style="yellow"))
+    reading = run(found, [FileRead(s) for s in sources], show=False, refresh=False)
+    diagnosis = _analyse(reading, args, problems, "reading", states=False)
+    for s in diagnosis.sources:
+        if s.error:
+            problems.print(Text(f"sparktui: {s.error}", style="yellow"))
+    single = Path(args.sources[0]) if len(args.sources) == 1 else None
+    if single is not None and bundle.is_bundle(single):
+        return diagnosis, Incident.of_bundle(bundle.load(single), diagnosis, command=args.launch)
+    title = "sparktui diagnose " + " ".join(args.sources)
+    return diagnosis, Incident(diagnosis, title=title, logs=tuple(sources), command=args.launch)
+
+
+def _follow(args: argparse.Namespace, found: Catalogue, problems: Console) -> tuple[Diagnosis, Incident]:
+    seconds = duration(args.duration) if args.duration else None
+    sources = open_sources(args.sources, trust_new_host_key=args.trust_new_host_key)
+    spool = None if args.no_spool else Spool(new_incident_dir(), title="sparktui diagnose --follow")
+    following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=False)
+    diagnosis = _analyse(following, args, problems, "following", states=True)
+    if spool is None:
+        return diagnosis, Incident(diagnosis, command=args.launch)
+    if not args.quiet:
+        problems.print(
+            Text(f"sparktui: received lines kept in {spool.path} (sparktui replay / diagnose it)", style="dim")
+        )
+    if not bundle.is_bundle(spool.path):
+        return diagnosis, Incident(diagnosis, command=args.launch)
+    return diagnosis, Incident.of_bundle(bundle.load(spool.path), diagnosis, command=args.launch)
+
+
+def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, doing: str, *, states: bool) -> Diagnosis:
+    """Run ``pipeline`` to its end (ctrl+c ends it early, with what was read), with its progress on a
+    terminal; with ``states``, each source that retries, fails or has news is printed as it happens."""
+    show = not args.quiet and problems.is_terminal
+    with problems.status(f"{doing}…", spinner="dots") if show else nullcontext() as status:
+        updates = pipeline.updates()
+        while True:
+            try:
+                update = next(updates)
+            except KeyboardInterrupt:
+                pipeline.stop()
+                continue
+            for change in update.changes:
+                if states and not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):
+                    line = f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip()
+                    problems.print(Text(display(line), style="yellow"))
+            if status is not None:
+                status.update(f"{doing} {len(update.states)} sources: {update.read:,} lines")
+            if update.error:
+                raise UsageError(f"the analysis stopped: {update.error}")
+            if update.done:
+                assert pipeline.result is not None
+                return pipeline.result
+
+
+def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        sys.stdout.write(json.dumps(diagnosis.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    elif fmt == "md":
+        sys.stdout.write(diagnosis_markdown(diagnosis) + "\n")
+    else:
+        print_text(diagnosis, Console(highlight=False))
+
+
+def _report(args: argparse.Namespace, incident: Incident, problems: Console) -> None:
+    """Export the incident where --report says, redacted unless --no-redact."""
+    hosts: list[str] = []
+    found = clusterfile.find()
+    if found is not None and args.anonymise_hosts:
+        from sparktui.core.remote.ssh import split_target  # asyncssh: only when it is needed
+
+        cluster = clusterfile.load(found)
+        hosts = [n.name for n in cluster.nodes] + [split_target(n.ssh)[1] for n in cluster.nodes]
+    try:
+        written = export(
+            incident, Path(args.report), redact=not args.no_redact, anonymise_hosts=args.anonymise_hosts, hosts=hosts
+        )
+    except (OSError, SourceError) as exc:
+        raise UsageError(f"--report {args.report}: {getattr(exc, 'strerror', None) or exc}") from None
+    shown = ", ".join(p.name for p in written if p.parent == Path(args.report))
+    problems.print(Text(f"sparktui: report written to {args.report} ({shown}, bundle/)", style="green"))
