@@ -20,6 +20,7 @@ from sparktui.core.errors import Invalid
 from sparktui.core.events import Severity
 from sparktui.core.kinds import ID
 from sparktui.core.taxonomy import CATEGORIES
+from sparktui.core.tomlfile import Table
 
 SCOPES = ("process", "source", "node", "all")
 
@@ -181,7 +182,7 @@ def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:
 
 def load_signature(path: Path) -> Signature:
     doc = _read_toml(path)
-    r = _Reader(path, doc)
+    r = _reader(path, doc)
     sig_id = r.text("id")
     if sig_id != path.stem:
         raise CatalogueError(path, "id", f"{sig_id!r} must equal the file name without .toml ({path.stem!r})")
@@ -199,9 +200,8 @@ def load_signature(path: Path) -> Signature:
         if program not in PROGRAMS:
             raise CatalogueError(path, "programs", f"unknown program {program!r} (one of {', '.join(PROGRAMS)})")
     kind = r.text("kind", required=False) or "line"
-    explain = r.table("explain")
-    ex = _Reader(path, explain, "explain.")
-    examples = r.table("examples", required=False)
+    ex = r.table("explain")
+    examples = r.table("examples", required=False).data
     common: dict[str, Any] = dict(
         id=sig_id,
         path=path,
@@ -221,14 +221,14 @@ def load_signature(path: Path) -> Signature:
         return Signature(**common, stall=_stall(path, r.table("stall")))
     if kind != "line":
         raise CatalogueError(path, "kind", f"unknown kind {kind!r} (line or stall)")
-    match = _Reader(path, r.table("match"), "match.")
+    match = r.table("match")
     any_ = tuple(_pattern(path, f"match.any[{i}]", p) for i, p in enumerate(match.texts("any")))
     if not any_:
         raise CatalogueError(path, "match.any", "needs at least one pattern")
     none = tuple(_pattern(path, f"match.none[{i}]", p) for i, p in enumerate(match.texts("none", required=False)))
     context = None
     if "context" in doc:
-        c = _Reader(path, r.table("context"), "context.")
+        c = r.table("context")
         scope = c.text("scope", required=False) or "source"
         if scope not in SCOPES:
             raise CatalogueError(path, "context.scope", f"unknown scope {scope!r} (one of {', '.join(SCOPES)})")
@@ -249,16 +249,9 @@ def load_signature(path: Path) -> Signature:
 
 
 def load_track(path: Path) -> Track:
-    doc = _read_toml(path)
-    r = _Reader(path, doc)
+    r = _reader(path, _read_toml(path))
     stages = []
-    raw = doc.get("stages")
-    if not isinstance(raw, list) or not raw:
-        raise CatalogueError(path, "stages", "needs a non-empty array of [[stages]] tables")
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise CatalogueError(path, f"stages[{i}]", "must be a table")
-        s = _Reader(path, item, f"stages[{i}].")
+    for i, s in enumerate(r.tables("stages")):
         stages.append(
             StageDef(
                 id=s.text("id"),
@@ -271,7 +264,7 @@ def load_track(path: Path) -> Track:
     return _track(path, r, tuple(stages))
 
 
-def _track(path: Path, r: _Reader, stages: tuple[StageDef, ...]) -> Track:
+def _track(path: Path, r: Table, stages: tuple[StageDef, ...]) -> Track:
     """The track's header: what its units are, and for a track of communicators the facts that name them."""
     track_id, label, programs = r.text("track"), r.text("label"), frozenset(r.texts("programs"))
     raw = r.data.get("unit", "rank")
@@ -279,7 +272,7 @@ def _track(path: Path, r: _Reader, stages: tuple[StageDef, ...]) -> Track:
         if raw not in ("rank", "node"):
             raise CatalogueError(path, "unit", f"unknown unit {raw!r} (rank, node, or a [unit] table)")
         return Track(track_id, label, programs, stages, path, unit=raw)
-    u = _Reader(path, r.table("unit"), "unit.")
+    u = r.table("unit")
     kind = u.text("kind")
     if kind not in UNITS:
         raise CatalogueError(path, "unit.kind", f"unknown unit {kind!r} (one of {', '.join(UNITS)})")
@@ -300,16 +293,15 @@ def _track(path: Path, r: _Reader, stages: tuple[StageDef, ...]) -> Track:
     )
 
 
-def _stall(path: Path, table: Mapping[str, Any]) -> Stall:
-    s = _Reader(path, table, "stall.")
-    live_after = table.get("live_after", 120)
+def _stall(path: Path, s: Table) -> Stall:
+    live_after = s.data.get("live_after", 120)
     if not isinstance(live_after, int | float) or live_after <= 0:
-        raise CatalogueError(path, "stall.live_after", "must be a positive number of seconds")
+        raise s.fail("live_after", "must be a positive number of seconds")
     return Stall(
         track=s.text("track"),
         reached=s.text("reached"),
         not_reached=s.text("not_reached"),
-        after_completed=s.flag("after_completed", default=False) if "after_completed" in table else None,
+        after_completed=s.flag("after_completed", default=False) if "after_completed" in s.data else None,
         peer_reached=s.text("peer_reached", required=False) or None,
         live_after=float(live_after),
     )
@@ -377,38 +369,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return tomlfile.read(path, lambda reason: CatalogueError(path, "", reason))
 
 
-class _Reader:
-    """Typed access to a TOML table that reports the full key of anything missing or mistyped."""
-
-    def __init__(self, path: Path, table: Mapping[str, Any], prefix: str = "") -> None:
-        self.path, self.data, self.prefix = path, table, prefix
-
-    def text(self, key: str, *, required: bool = True) -> str:
-        value = self.data.get(key)
-        if value is None and not required:
-            return ""
-        if not isinstance(value, str) or (required and not value.strip()):
-            raise CatalogueError(self.path, self.prefix + key, "needs a non-empty string")
-        return value
-
-    def texts(self, key: str, *, required: bool = True) -> list[str]:
-        value = self.data.get(key)
-        if value is None and not required:
-            return []
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise CatalogueError(self.path, self.prefix + key, "needs an array of strings")
-        return list(value)
-
-    def flag(self, key: str, *, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise CatalogueError(self.path, self.prefix + key, "must be true or false")
-        return value
-
-    def table(self, key: str, *, required: bool = True) -> Mapping[str, Any]:
-        value = self.data.get(key)
-        if value is None and not required:
-            return {}
-        if not isinstance(value, dict):
-            raise CatalogueError(self.path, self.prefix + key, "needs a table")
-        return value
+def _reader(path: Path, data: Mapping[str, Any]) -> Table:
+    """A file's top table, whose errors name the file."""
+    return Table(data, lambda key, reason: CatalogueError(path, key, reason))

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import regex
 
 from sparktui.core import dirs, tomlfile
 from sparktui.core.errors import Invalid
 from sparktui.core.kinds import fits
+from sparktui.core.tomlfile import Table
 
 ENGINES = ("vllm", "sglang")
 ROLES = ("head", "worker")
@@ -118,85 +118,72 @@ def find(cwd: Path | None = None) -> Path | None:
 
 
 def load(path: Path) -> Cluster:
-    doc = tomlfile.read(path, lambda reason: ConfigError(f"{path}: {reason}"))
-    unknown = set(doc) - {"nodes", "deployment", "network"}
-    if unknown:
-        raise ConfigError(f"{path}: {sorted(unknown)[0]}: unknown key (expected [[nodes]], [deployment], [network])")
-    raw_nodes = doc.get("nodes")
-    if not isinstance(raw_nodes, list) or not raw_nodes:
-        raise ConfigError(f"{path}: nodes: needs at least one [[nodes]] table")
-    nodes = tuple(_node(path, i, raw) for i, raw in enumerate(raw_nodes))
+    doc = Table(
+        tomlfile.read(path, lambda reason: ConfigError(f"{path}: {reason}")),
+        lambda key, reason: ConfigError(f"{path}: {key}: {reason}"),
+    )
+    for key in doc.data:
+        if key not in ("nodes", "deployment", "network"):
+            raise doc.fail(key, "unknown key (expected [[nodes]], [deployment], [network])")
+    if not doc.data.get("nodes"):
+        raise doc.fail("nodes", "needs at least one [[nodes]] table")
+    nodes = tuple(_node(raw) for raw in doc.tables("nodes"))
     names = [n.name for n in nodes]
     for name in names:
         if names.count(name) > 1:
-            raise ConfigError(f"{path}: nodes: the name {name!r} is used twice")
+            raise doc.fail("nodes", f"the name {name!r} is used twice")
     heads = [n for n in nodes if n.role == "head"]
     if len(heads) != 1:
-        raise ConfigError(f"{path}: nodes.role: exactly one node must be the head (found {len(heads)})")
-    return Cluster(path, nodes, _deployment(path, doc.get("deployment", {})), _network(path, doc.get("network", {})))
-
-
-def _node(path: Path, index: int, raw: Any) -> Node:
-    where = f"{path}: nodes[{index}]"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: must be a table")
-    unknown = set(raw) - {"name", "ssh", "role", "sources"}
-    if unknown:
-        raise ConfigError(f"{where}.{sorted(unknown)[0]}: unknown key (name, ssh, role, sources)")
-    name = raw.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ConfigError(f"{where}.name: a node name of letters, digits, '.', '_' or '-'")
-    ssh = raw.get("ssh", name)
-    shape = _SSH.match(ssh) if isinstance(ssh, str) else None
-    if shape is None or not 0 < int(shape.group("port") or 22) < 65536:
-        raise ConfigError(f"{where}.ssh: {ssh!r} is not [user@]host[:port] or an ssh Host alias")
-    role = raw.get("role", "worker")
-    if role not in ROLES:
-        raise ConfigError(f"{where}.role: {role!r} is not head or worker")
-    sources = raw.get("sources", [])
-    if not isinstance(sources, list) or not all(isinstance(s, str) and s for s in sources):
-        raise ConfigError(f"{where}.sources: needs an array of source URIs")
-    return Node(name, ssh, role, tuple(sources))
-
-
-def _table(path: Path, name: str, raw: Any, keys: tuple[str, ...], strings: tuple[str, ...]) -> dict[str, Any]:
-    """``raw`` as the table ``name``: only ``keys`` in it, and a string at each of ``strings`` given."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: {name}: must be a table")
-    unknown = set(raw) - set(keys)
-    if unknown:
-        raise ConfigError(f"{path}: {name}.{sorted(unknown)[0]}: unknown key ({', '.join(keys)})")
-    for key in strings:
-        if not isinstance(raw.get(key, ""), str):
-            raise ConfigError(f"{path}: {name}.{key}: needs a string")
-    return raw
-
-
-def _deployment(path: Path, raw: Any) -> Deployment:
-    strings = ("image", "launch", "launch_script")
-    raw = _table(path, "deployment", raw, ("engine", "containers", *strings), strings)
-    engine = raw.get("engine", "vllm")
-    if engine not in ENGINES:
-        raise ConfigError(f"{path}: deployment.engine: {engine!r} is not vllm or sglang")
-    containers = raw.get("containers", [])
-    if not isinstance(containers, list) or not all(isinstance(c, str) and _NAME.match(c) for c in containers):
-        raise ConfigError(f"{path}: deployment.containers: needs an array of container names")
-    _fit(f"{path}: deployment.image", raw.get("image", ""), "image")
-    _fit(f"{path}: deployment.launch_script", raw.get("launch_script", ""), "path")
-    return Deployment(
-        engine, raw.get("image", ""), tuple(containers), raw.get("launch", ""), raw.get("launch_script", "")
+        raise doc.fail("nodes.role", f"exactly one node must be the head (found {len(heads)})")
+    return Cluster(
+        path,
+        nodes,
+        _deployment(doc.table("deployment", required=False)),
+        _network(doc.table("network", required=False)),
     )
 
 
-def _network(path: Path, raw: Any) -> Network:
-    keys = ("iface", "head_ip", "hca")
-    raw = _table(path, "network", raw, keys, keys)
-    _fit(f"{path}: network.iface", raw.get("iface", ""), "iface")
-    _fit(f"{path}: network.head_ip", raw.get("head_ip", ""), "host")
-    return Network(raw.get("iface", ""), raw.get("head_ip", ""), raw.get("hca", ""))
+def _node(raw: Table) -> Node:
+    raw.known(("name", "ssh", "role", "sources"))
+    name = raw.data.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise raw.fail("name", "a node name of letters, digits, '.', '_' or '-'")
+    ssh = raw.data.get("ssh", name)
+    shape = _SSH.match(ssh) if isinstance(ssh, str) else None
+    if shape is None or not 0 < int(shape.group("port") or 22) < 65536:
+        raise raw.fail("ssh", f"{ssh!r} is not [user@]host[:port] or an ssh Host alias")
+    role = raw.data.get("role", "worker")
+    if role not in ROLES:
+        raise raw.fail("role", f"{role!r} is not head or worker")
+    sources = raw.texts("sources", required=False)
+    if not all(sources):
+        raise raw.fail("sources", "needs an array of source URIs")
+    return Node(name, ssh, role, tuple(sources))
 
 
-def _fit(where: str, value: str, kind: str) -> None:
+def _deployment(raw: Table) -> Deployment:
+    raw.known(("engine", "containers", "image", "launch", "launch_script"))
+    engine = raw.data.get("engine", "vllm")
+    if engine not in ENGINES:
+        raise raw.fail("engine", f"{engine!r} is not vllm or sglang")
+    containers = raw.texts("containers", required=False)
+    if not all(_NAME.match(c) for c in containers):
+        raise raw.fail("containers", "needs an array of container names")
+    image, launch, script = (raw.text(k, required=False, empty=True) for k in ("image", "launch", "launch_script"))
+    _fit(raw, "image", image, "image")
+    _fit(raw, "launch_script", script, "path")
+    return Deployment(engine, image, tuple(containers), launch, script)
+
+
+def _network(raw: Table) -> Network:
+    raw.known(("iface", "head_ip", "hca"))
+    iface, head_ip, hca = (raw.text(k, required=False, empty=True) for k in ("iface", "head_ip", "hca"))
+    _fit(raw, "iface", iface, "iface")
+    _fit(raw, "head_ip", head_ip, "host")
+    return Network(iface, head_ip, hca)
+
+
+def _fit(table: Table, key: str, value: str, kind: str) -> None:
     """Refuse a value that playbooks, which take it as a ``kind``, would refuse: here the key can be named."""
     if value and not fits(kind, value):
-        raise ConfigError(f"{where}: {value[:200]!r} is not a valid {kind}")
+        raise table.fail(key, f"{value[:200]!r} is not a valid {kind}")

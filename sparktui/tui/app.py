@@ -36,7 +36,7 @@ from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool, new_incident_dir
-from sparktui.tui.bindings import bindings
+from sparktui.tui.bindings import bindings, playbook_key_problem
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
@@ -105,12 +105,13 @@ class SparkApp(App[None]):
         self._last_pane: LogPane | None = None
         self.columns: dict[str, NodeColumn] = {}
         try:
-            self.playbooks = pb.load_all(playbook_dirs)
+            playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:
-            self.playbooks = {}
-            self._playbook_problem = str(exc)
+            playbooks, problems = {}, [str(exc)]
         else:
-            self._playbook_problem = ""
+            problems = [f"{b.path}: key: {why}" for b in playbooks.values() if (why := playbook_key_problem(b.key))]
+        self.playbooks = {i: b for i, b in playbooks.items() if not playbook_key_problem(b.key)}
+        self._playbook_problem = "; ".join(problems)
         # Held here, not queried: a query looks at the screen on top, which may be a modal.
         self.nodes_box = Horizontal(id="nodes")
         self.node_tabs = Tabs(id="node-tabs")

@@ -81,3 +81,15 @@ def bindings(screen: str = "app") -> list[BindingType]:
         for k in KEYS
         if k.screen == screen and k.key not in ("enter", "tab", "shift+tab", "ctrl+p")
     ]
+
+
+#: Keys a remediation may not take: those of the cockpit and of the finding screen, where its key is pressed.
+FINDING_KEYS = ("escape", "q")
+
+
+def playbook_key_problem(key: str) -> str:
+    """Why a remediation's key cannot be used in the cockpit, or ""."""
+    taken = {k.label or k.key for k in KEYS if k.screen == "app"} | {k.key for k in KEYS if k.screen == "app"}
+    names = {"space": " ", "question_mark": "?", "slash": "/", "colon": ":"}
+    taken |= {names.get(k, k) for k in taken} | set(FINDING_KEYS)
+    return f"{key!r} is one of the cockpit's own keys" if key in taken else ""

@@ -9,16 +9,16 @@ playbook that does not declare it, a step in a container without a container.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import regex
 
 from sparktui.core import dirs, tomlfile
 from sparktui.core.errors import Invalid
 from sparktui.core.kinds import ID, KINDS, fits
+from sparktui.core.tomlfile import Table
 
 RISKS = ("read-only", "restarts", "changes-node")
 #: Values sparktui reads on the nodes themselves before rendering (``docker inspect`` of the node's
@@ -125,45 +125,29 @@ def load_all(extra_dirs: Iterable[Path] = ()) -> dict[str, Playbook]:
 
 
 def load(path: Path) -> Playbook:
-    doc = tomlfile.read(path, lambda reason: PlaybookError(f"{path}: {reason}"))
-
-    def text(key: str, table: Mapping[str, Any] = doc, prefix: str = "", default: str | None = None) -> str:
-        value = table.get(key, default)
-        if not isinstance(value, str) or (default is None and not value.strip()):
-            raise PlaybookError(f"{path}: {prefix}{key}: needs a non-empty string")
-        return value
-
-    pid = text("id")
+    r = Table(tomlfile.read(path, lambda reason: PlaybookError(f"{path}: {reason}")), _error(path))
+    pid = r.text("id")
     if pid != path.stem or not ID.match(pid):
-        raise PlaybookError(f"{path}: id: must be lower-case-with-dashes and equal the file name ({path.stem})")
-    risk = text("risk")
-    if risk not in RISKS:
-        raise PlaybookError(f"{path}: risk: {risk!r} is not one of {', '.join(RISKS)}")
-    sudo = doc.get("sudo", False)
-    if not isinstance(sudo, bool):
-        raise PlaybookError(f"{path}: sudo: must be true or false")
-    key = text("key")
-    if len(key) != 1 or not key.isprintable() or key in "q?/:nNeEfx ":
-        raise PlaybookError(f"{path}: key: one character that no other key of the app uses")
-    params = tuple(_param(path, name, spec) for name, spec in _table(path, doc, "params").items())
-    steps = _steps(path, doc.get("steps"), "steps", required=True)
-    rollback = _steps(path, doc.get("rollback", []), "rollback", required=False)
-    verify = _verify(path, _table(path, doc, "verify") or {"kind": "none"})
-    example, example_nodes = _example(path, _table(path, doc, "example"), {p.name for p in params})
+        raise r.fail("id", f"must be lower-case-with-dashes and equal the file name ({path.stem})")
+    key = r.text("key")
+    if len(key) != 1 or not key.isprintable() or key.isspace():
+        raise r.fail("key", "one character")
+    params = tuple(_param(name, r.table("params").table(name)) for name in r.table("params", required=False).data)
+    example = r.table("example", required=False)
     playbook = Playbook(
         pid,
         path,
-        text("title"),
+        r.text("title"),
         key,
-        risk,
-        text("description"),
-        sudo,
+        r.choice("risk", RISKS),
+        r.text("description"),
+        r.flag("sudo", default=False),
         params,
-        steps,
-        verify,
-        rollback,
-        example,
-        example_nodes,
+        tuple(_step(s) for s in r.tables("steps")),
+        _verify(r.table("verify", required=False)),
+        tuple(_step(s) for s in r.tables("rollback", required=False)),
+        _example_values(example, {p.name for p in params}),
+        tuple(example.texts("nodes", required=False)),
     )
     _check_templates(playbook)
     if playbook.reads_nodes and "container" not in {p.name for p in params}:
@@ -171,97 +155,72 @@ def load(path: Path) -> Playbook:
     return playbook
 
 
-def _table(path: Path, doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = doc.get(key, {})
-    if not isinstance(value, dict):
-        raise PlaybookError(f"{path}: {key}: needs a table")
-    return value
+def _error(path: Path) -> Callable[[str, str], PlaybookError]:
+    return lambda key, reason: PlaybookError(f"{path}: {key}: {reason}")
 
 
-def _example(path: Path, raw: Mapping[str, Any], declared: set[str]) -> tuple[dict[str, str], tuple[str, ...]]:
-    """The optional ``[example]`` table: ``values`` (parameter -> value) and ``nodes`` (head first)."""
-    values = raw.get("values", {})
-    if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
-        raise PlaybookError(f"{path}: example.values: needs a table of strings")
-    for name in values:
+def _example_values(example: Table, declared: set[str]) -> dict[str, str]:
+    """The optional ``[example]`` table's ``values`` (parameter -> value), which the tests render from."""
+    values = example.table("values", required=False)
+    for name in values.data:
         if name not in declared:
-            raise PlaybookError(f"{path}: example.values.{name}: not a declared parameter")
-    nodes = raw.get("nodes", [])
-    if not isinstance(nodes, list) or not all(isinstance(n, str) and n for n in nodes):
-        raise PlaybookError(f"{path}: example.nodes: needs an array of node names")
-    return dict(values), tuple(nodes)
+            raise values.fail(name, "not a declared parameter")
+    return {name: values.text(name, empty=True) for name in values.data}
 
 
-def _param(path: Path, name: str, spec: Any) -> Param:
-    where = f"{path}: params.{name}"
-    if not isinstance(spec, dict):
-        raise PlaybookError(f"{where}: needs a table")
-    kind = spec.get("kind")
-    if kind not in KINDS:
-        raise PlaybookError(f"{where}.kind: {kind!r} is not one of {', '.join(KINDS)}")
-    sources = spec.get("from", ["ask"])
-    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-        raise PlaybookError(f"{where}.from: needs an array of strings")
+def _param(name: str, spec: Table) -> Param:
+    kind = spec.choice("kind", tuple(KINDS))
+    sources = spec.texts("from", required=False) or ["ask"]
     for source in sources:
         if source != "ask" and source.split(":", 1)[0] not in ("fact", "cluster", "probe", "sglang"):
-            raise PlaybookError(
-                f"{where}.from: {source!r} is not fact:NAME, cluster:KEY, sglang:KEY, probe:NAME or ask"
-            )
+            raise spec.fail("from", f"{source!r} is not fact:NAME, cluster:KEY, sglang:KEY, probe:NAME or ask")
         if source.startswith("probe:") and (source not in PROBES or kind != "argv"):
-            raise PlaybookError(f"{where}.from: {source!r}: the probes are {', '.join(PROBES)}, for argv parameters")
-    default = spec.get("default")
-    if default is not None and (not isinstance(default, str) or not fits(kind, default)):
-        raise PlaybookError(f"{where}.default: must be a string of kind {kind}")
-    return Param(name, kind, str(spec.get("description", "")), tuple(sources), default)
+            raise spec.fail("from", f"{source!r}: the probes are {', '.join(PROBES)}, for argv parameters")
+    default = spec.text("default", required=False, empty=True) if "default" in spec.data else None
+    if default is not None and not fits(kind, default):
+        raise spec.fail("default", f"must be a string of kind {kind}")
+    return Param(name, kind, spec.text("description", required=False, empty=True), tuple(sources), default)
 
 
-def _steps(path: Path, raw: Any, key: str, *, required: bool) -> tuple[Step, ...]:
-    if not isinstance(raw, list) or (required and not raw):
-        raise PlaybookError(f"{path}: {key}: needs an array of [[{key}]] tables")
-    steps = []
-    for i, item in enumerate(raw):
-        where = f"{path}: {key}[{i}]"
-        if not isinstance(item, dict) or not isinstance(item.get("run"), str) or not item["run"].strip():
-            raise PlaybookError(f"{where}.run: needs a command")
-        on, place = item.get("on", "all"), item.get("in", "host")
-        if on not in TARGETS:
-            raise PlaybookError(f"{where}.on: {on!r} is not one of {', '.join(TARGETS)}")
-        if place not in PLACES:
-            raise PlaybookError(f"{where}.in: {place!r} is not one of {', '.join(PLACES)}")
-        changes = item.get("changes", True)
-        if not isinstance(changes, bool):
-            raise PlaybookError(f"{where}.changes: true or false")
-        steps.append(Step(str(item.get("title", item["run"])), on, place, item["run"], changes))
-    return tuple(steps)
+def _step(s: Table) -> Step:
+    run = s.text("run")
+    return Step(
+        s.text("title", required=False) or run,
+        s.choice("on", TARGETS, default="all"),
+        s.choice("in", PLACES, default="host"),
+        run,
+        s.flag("changes", default=True),
+    )
 
 
-def _verify(path: Path, raw: Mapping[str, Any]) -> Verify:
-    kind = raw.get("kind", "none")
-    if kind not in VERIFY_KINDS:
-        raise PlaybookError(f"{path}: verify.kind: {kind!r} is not one of {', '.join(VERIFY_KINDS)}")
-    within = raw.get("within", 300)
+def _verify(v: Table) -> Verify:
+    kind = v.choice("kind", VERIFY_KINDS, default="none")
+    within = v.data.get("within", 300)
     if not isinstance(within, int) or within <= 0:
-        raise PlaybookError(f"{path}: verify.within: a positive number of seconds")
-    on, place = raw.get("on", "head"), raw.get("in", "host")
-    if on not in ("head", "local"):
-        raise PlaybookError(f"{path}: verify.on: {on!r} is not head or local")
-    if place not in PLACES:
-        raise PlaybookError(f"{path}: verify.in: {place!r} is not one of {', '.join(PLACES)}")
-    fields = {key: str(raw.get(key, "")) for key in ("pattern", "url", "nodes", "gpus", "run")}
+        raise v.fail("within", "a positive number of seconds")
+    fields = {key: v.text(key, required=False, empty=True) for key in ("pattern", "url", "nodes", "gpus", "run")}
     verify = Verify(
-        kind, fields["pattern"], within, fields["url"], fields["nodes"], fields["gpus"], on, place, fields["run"]
+        kind,
+        fields["pattern"],
+        within,
+        fields["url"],
+        fields["nodes"],
+        fields["gpus"],
+        v.choice("on", ("head", "local"), default="head"),
+        v.choice("in", PLACES, default="host"),
+        fields["run"],
     )
     needs = {"http": ("url",), "log": ("run", "pattern"), "ray-status": ("run", "nodes", "gpus")}.get(kind, ())
     for key in needs:
         if not fields[key].strip():
-            raise PlaybookError(f"{path}: verify.{key}: a {kind} check needs it")
+            raise v.fail(key, f"a {kind} check needs it")
     if kind == "log":
         try:
             regex.compile(verify.pattern)
         except regex.error as exc:
-            raise PlaybookError(f"{path}: verify.pattern: does not compile: {exc}") from None
+            raise v.fail("pattern", f"does not compile: {exc}") from None
     if kind == "http" and not verify.url.startswith("http://"):
-        raise PlaybookError(f"{path}: verify.url: an http:// URL (fetched through the node's SSH connection)")
+        raise v.fail("url", "an http:// URL (fetched through the node's SSH connection)")
     return verify
 
 

@@ -23,6 +23,7 @@ from sparktui.core import tomlfile
 from sparktui.core.audit import AuditEntry, read_log
 from sparktui.core.errors import Invalid
 from sparktui.core.sources.files import FileSource, SourceError
+from sparktui.core.tomlfile import Table
 
 FORMAT = 1
 AUDIT = "audit.jsonl"
@@ -85,23 +86,26 @@ def is_bundle(path: Path) -> bool:
 
 def load(path: Path) -> Bundle:
     manifest = path / "bundle.toml"
-    doc = tomlfile.read(manifest, lambda reason: BundleError(f"{manifest}: {reason}"))
-    if doc.get("format") != FORMAT:
-        raise BundleError(f"{manifest}: format: expected {FORMAT}, found {doc.get('format')!r}")
+    doc = Table(
+        tomlfile.read(manifest, lambda reason: BundleError(f"{manifest}: {reason}")),
+        lambda key, reason: BundleError(f"{manifest}: {key}: {reason}"),
+    )
+    if doc.data.get("format") != FORMAT:
+        raise doc.fail("format", f"expected {FORMAT}, found {doc.data.get('format')!r}")
     sources = []
-    for i, item in enumerate(doc.get("sources", [])):
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise BundleError(f"{manifest}: sources[{i}].name: needs a string")
-        file = path / item["name"]
+    for item in doc.tables("sources", required=False):
+        name = item.text("name")
+        file = path / name
         if not file.resolve().is_relative_to(path.resolve()) or not file.is_file():
-            raise BundleError(f"{manifest}: sources[{i}].name: {item['name']!r} is not a file inside the bundle")
-        sources.append(BundleSource(item["name"], str(item.get("node") or file.parent.name), file))
+            raise item.fail("name", f"{name!r} is not a file inside the bundle")
+        sources.append(BundleSource(name, item.text("node", required=False) or file.parent.name, file))
     if not sources:
-        raise BundleError(f"{manifest}: sources: the bundle lists no logs")
-    duration = doc.get("duration_ms", 0)
+        raise doc.fail("sources", "the bundle lists no logs")
+    duration = doc.data.get("duration_ms", 0)
     if not isinstance(duration, int) or duration < 0:
-        raise BundleError(f"{manifest}: duration_ms: needs a whole number of milliseconds")
-    return Bundle(path, str(doc.get("title", path.name)), str(doc.get("description", "")), tuple(sources), duration)
+        raise doc.fail("duration_ms", "needs a whole number of milliseconds")
+    title = doc.text("title", required=False, empty=True) or path.name
+    return Bundle(path, title, doc.text("description", required=False, empty=True), tuple(sources), duration)
 
 
 def _read_times(path: Path) -> list[int]:

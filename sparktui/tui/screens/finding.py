@@ -20,11 +20,12 @@ from sparktui.core.events import Finding
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import Plan, nodes_for
 from sparktui.richtext import SEVERITY_STYLE
+from sparktui.tui.bindings import FINDING_KEYS
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
 
 
 class FindingScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [("escape", "dismiss", "Close"), ("q", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [(key, "dismiss", "Close") for key in FINDING_KEYS]
 
     def __init__(
         self,
