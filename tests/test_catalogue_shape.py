@@ -7,6 +7,7 @@ import shlex
 import subprocess
 
 import pytest
+import regex
 
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.literals import required_literals
@@ -104,3 +105,30 @@ def test_every_playbook_renders_from_its_example(book: pb.Playbook) -> None:
     declared = {p.name for p in book.params} | {"node", "head"}
     for text in book.verify.templates:
         assert set(PLACEHOLDER.findall(text)) <= declared, f"{book.id}: verify: {text}"
+
+
+def facts_of(sig: cat.Signature, catalogue: cat.Catalogue) -> set[str]:
+    """The facts a finding of ``sig`` can carry: its patterns' named groups, or for a stall, its track's and
+    the stall's own."""
+    if sig.stall is None:
+        return {name for p in sig.any for name in regex.compile(p).groupindex}
+    track = catalogue.track(sig.stall.track)
+    named = {name for s in track.stages for p in s.any for name in regex.compile(p).groupindex}
+    return named | {"stopped_at", "ranks_never_started"}
+
+
+@pytest.mark.parametrize("book", sorted(pb.load_all().values(), key=lambda b: b.id), ids=lambda b: b.id)
+def test_every_fact_a_playbook_takes_comes_from_a_signature_that_offers_it(
+    book: pb.Playbook, catalogue: cat.Catalogue
+) -> None:
+    """A `fact:NAME` source is only true to its word if some signature offering the playbook captures NAME
+    (renaming a capture group would otherwise fall back to the default in silence)."""
+    offering = [s for s in catalogue.signatures if book.id in s.playbooks]
+    captured = set().union(*(facts_of(s, catalogue) for s in offering)) if offering else set()
+    for param in book.params:
+        for source in param.sources:
+            if source.startswith("fact:"):
+                fact = source.partition(":")[2]
+                assert fact in captured, (
+                    f"{book.id}: params.{param.name} takes fact:{fact}, which no signature offering it captures"
+                )

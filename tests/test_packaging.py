@@ -1,4 +1,5 @@
-"""The wheel carries the catalogue, so an installed sparktui (not only a checkout) can diagnose."""
+"""The wheel carries every module, the catalogue and the playbooks, so an installed sparktui (not only a
+checkout) can diagnose and remedy."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ def test_wheel_contains_every_signature_and_stage_file(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in [*ROOT.glob("diagnostics/*.toml"), *ROOT.glob("diagnostics/stages/*.toml")]:
         assert f"sparktui/{path.relative_to(ROOT)}" in names, path
+    for path in [*ROOT.glob("playbooks/*.toml"), *ROOT.glob("playbooks/steps/*.toml")]:
+        assert f"sparktui/{path.relative_to(ROOT)}" in names, path
+    for path in (ROOT / "sparktui").rglob("*.py"):  # every module: a new folder of code is in the package list
+        assert str(path.relative_to(ROOT)) in names, path
     for path in [p for p in (ROOT / "sparktui" / "demo").rglob("*") if p.is_file()]:
         assert str(path.relative_to(ROOT)) in names, path
     assert "sparktui/tui/sparktui.tcss" in names

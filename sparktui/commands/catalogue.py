@@ -11,7 +11,7 @@ from rich.text import Text
 
 from sparktui.commands.common import UsageError, catalogue, out, signatures_option
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis.examples import check
+from sparktui.core.analysis.examples import check, check_track
 from sparktui.richtext import SEVERITY_STYLE
 
 NAME = "catalogue"
@@ -57,8 +57,8 @@ def _list(found: cat.Catalogue, shown: Console) -> None:
 
 
 def _test(args: argparse.Namespace, shown: Console) -> int:
-    """Test the whole catalogue, or only the files / folders named (loaded on top of the built-in one so
-    their references to built-in stage tracks and signatures resolve)."""
+    """Test the whole catalogue (signatures and stage tracks), or only the files / folders named (loaded on
+    top of the built-in one so their references to built-in stage tracks and signatures resolve)."""
     extra = [Path(d) for d in args.signatures]
     wanted: set[Path] | None = None
     if args.paths:
@@ -76,11 +76,12 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
                 raise UsageError(f"{raw}: no such file or directory")
     found = cat.load(extra)
     checked = failed = 0
-    for sig in found.signatures:
-        if wanted is not None and sig.path.resolve() not in wanted:
+    items: list[cat.Signature | cat.Track] = [*found.signatures, *found.tracks]
+    for item in items:
+        if wanted is not None and item.path.resolve() not in wanted:
             continue
         checked += 1
-        problems = check(sig, found)
+        problems = check(item, found) if isinstance(item, cat.Signature) else check_track(item)
         if problems:
             failed += 1
             for p in problems:

@@ -8,7 +8,7 @@ user editing their own signature directory sees exactly what to fix.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +56,13 @@ class Stall:
 
 @dataclass(frozen=True, slots=True)
 class Example:
+    """A line (or a log) a signature or track is checked against: the facts it must capture, whether it
+    must fire (log examples), and for a track the stage it marks ("" for none)."""
+
     text: str
     facts: Mapping[str, str] = field(default_factory=dict)
     fires: bool = True
+    stage: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +132,7 @@ class Track:
     group: str = ""
     group_label: str = ""
     done: str = ""
+    examples: tuple[Example, ...] = ()
 
     def index(self, stage_id: str) -> int:
         for i, stage in enumerate(self.stages):
@@ -190,7 +195,7 @@ def load_signature(path: Path) -> Signature:
         raise CatalogueError(path, "id", "use lower-case letters, digits and single dashes")
     category = r.text("category")
     if category not in CATEGORIES:
-        raise CatalogueError(path, "category", f"unknown category {category!r} (see taxonomy.md)")
+        raise CatalogueError(path, "category", f"unknown category {category!r} (see diagnostics/taxonomy.md)")
     try:
         severity = Severity.parse(r.text("severity"))
     except ValueError as exc:
@@ -261,7 +266,19 @@ def load_track(path: Path) -> Track:
                 process_level=s.flag("process_level", default=False),
             )
         )
-    return _track(path, r, tuple(stages))
+    return replace(_track(path, r, tuple(stages)), examples=_stage_examples(r, {s.id for s in stages}))
+
+
+def _stage_examples(r: Table, stages: set[str]) -> tuple[Example, ...]:
+    """A track's ``[[examples]]``: a real line, the stage it marks ("" for none) and the facts it gives."""
+    found = []
+    for ex in r.tables("examples"):
+        stage = ex.text("stage", empty=True)
+        if stage and stage not in stages:
+            raise ex.fail("stage", f"no stage {stage!r} in this track")
+        facts = ex.table("facts", required=False)
+        found.append(Example(ex.text("line"), {k: facts.text(k) for k in facts.data}, stage=stage))
+    return tuple(found)
 
 
 def _track(path: Path, r: Table, stages: tuple[StageDef, ...]) -> Track:

@@ -10,7 +10,7 @@ import regex
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.literals import required_literals
 from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine
-from sparktui.core.catalogue import Catalogue, Signature
+from sparktui.core.catalogue import Catalogue, Signature, Track
 from sparktui.core.classify import classify
 from sparktui.core.taxonomy import CATEGORIES
 
@@ -39,6 +39,31 @@ def check(sig: Signature, catalogue: Catalogue) -> list[str]:
             for i, ex in enumerate(sig.match_examples):
                 if not _fires(single, sig.id, ex.text, engine):
                     problems.append(f"{sig.path}: examples.match[{i}]: no finding through the {_name(engine)} engine")
+    return problems
+
+
+def check_track(track: Track) -> list[str]:
+    """Every way a stage track disagrees with its examples: each line must be of one of the track's
+    programs and mark exactly the stage it names (none, for an example of no stage) with the facts it names;
+    every stage needs an example."""
+    problems = []
+    for i, ex in enumerate(track.examples):
+        where = f"{track.path}: examples[{i}]"
+        program = classify(ex.text).program
+        if program not in track.programs:
+            problems.append(f"{where}: the line is classified as {program!r}, not one of {sorted(track.programs)}")
+            continue
+        marks = [(s.id, m) for s in track.stages for p in s.any if (m := regex.search(p, ex.text)) is not None]
+        stages = list(dict.fromkeys(stage for stage, _ in marks))
+        if stages != ([ex.stage] if ex.stage else []):
+            problems.append(f"{where}: marks {stages or 'no stage'}, expected {ex.stage or 'no stage'}")
+            continue
+        got = {k: v for _, m in marks for k, v in m.groupdict().items() if v is not None}
+        for key, want in ex.facts.items():
+            if got.get(key) != want:
+                problems.append(f"{where}: fact {key!r} is {got.get(key)!r}, expected {want!r}")
+    shown = {ex.stage for ex in track.examples}
+    problems += [f"{track.path}: stage {s.id!r} has no example" for s in track.stages if s.id not in shown]
     return problems
 
 

@@ -111,10 +111,14 @@ class Playbook:
 
 
 def load_all(extra_dirs: Iterable[Path] = ()) -> dict[str, Playbook]:
+    """The built-in playbooks and those of ``extra_dirs`` (a later one of the same id replaces an earlier
+    one), each folder's shared steps (``steps/``) available to all."""
+    folders = [dirs.builtin("playbooks"), *map(Path, extra_dirs)]
+    shared = {name: step for folder in folders for name, step in load_steps(folder / "steps").items()}
     found: dict[str, Playbook] = {}
-    for folder in [dirs.builtin("playbooks"), *extra_dirs]:
-        for path in sorted(Path(folder).glob("*.toml")):
-            playbook = load(path)
+    for folder in folders:
+        for path in sorted(folder.glob("*.toml")):
+            playbook = load(path, shared)
             found[playbook.id] = playbook
     keys: dict[str, str] = {}
     for playbook in found.values():
@@ -124,8 +128,23 @@ def load_all(extra_dirs: Iterable[Path] = ()) -> dict[str, Playbook]:
     return found
 
 
-def load(path: Path) -> Playbook:
-    r = Table(tomlfile.read(path, lambda reason: PlaybookError(f"{path}: {reason}")), _error(path))
+def load_steps(folder: Path) -> dict[str, Step]:
+    """The shared steps of a folder (``steps/<id>.toml``: a title and a command that playbooks use by id,
+    ``uses = "<id>"``, instead of each holding a copy)."""
+    steps = {}
+    for path in sorted(folder.glob("*.toml")):
+        r = Table(tomlfile.read(path, _unreadable(path)), _error(path))
+        step_id = r.text("id")
+        if step_id != path.stem or not ID.match(step_id):
+            raise r.fail("id", f"must be lower-case-with-dashes and equal the file name ({path.stem})")
+        steps[step_id] = Step(r.text("title"), "all", "host", r.text("run"), r.flag("changes", default=True))
+    return steps
+
+
+def load(path: Path, shared: Mapping[str, Step] | None = None) -> Playbook:
+    """One playbook file; ``shared`` are the steps it may use by id (the built-in ones when not given)."""
+    shared = load_steps(dirs.builtin("playbooks") / "steps") if shared is None else shared
+    r = Table(tomlfile.read(path, _unreadable(path)), _error(path))
     pid = r.text("id")
     if pid != path.stem or not ID.match(pid):
         raise r.fail("id", f"must be lower-case-with-dashes and equal the file name ({path.stem})")
@@ -143,9 +162,9 @@ def load(path: Path) -> Playbook:
         r.text("description"),
         r.flag("sudo", default=False),
         params,
-        tuple(_step(s) for s in r.tables("steps")),
+        tuple(_step(s, shared) for s in r.tables("steps")),
         _verify(r.table("verify", required=False)),
-        tuple(_step(s) for s in r.tables("rollback", required=False)),
+        tuple(_step(s, shared) for s in r.tables("rollback", required=False)),
         _example_values(example, {p.name for p in params}),
         tuple(example.texts("nodes", required=False)),
     )
@@ -153,6 +172,10 @@ def load(path: Path) -> Playbook:
     if playbook.reads_nodes and "container" not in {p.name for p in params}:
         raise PlaybookError(f"{path}: the docker-run probes need a `container` parameter naming the container")
     return playbook
+
+
+def _unreadable(path: Path) -> Callable[[str], PlaybookError]:
+    return lambda reason: PlaybookError(f"{path}: {reason}")
 
 
 def _error(path: Path) -> Callable[[str, str], PlaybookError]:
@@ -182,14 +205,24 @@ def _param(name: str, spec: Table) -> Param:
     return Param(name, kind, spec.text("description", required=False, empty=True), tuple(sources), default)
 
 
-def _step(s: Table) -> Step:
-    run = s.text("run")
+def _step(s: Table, shared: Mapping[str, Step]) -> Step:
+    """A step of its own (``run``), or a shared one (``uses``) run where this step says."""
+    if "uses" in s.data:
+        if "run" in s.data:
+            raise s.fail("run", "a step that uses a shared step has no command of its own")
+        used = shared.get(s.text("uses"))
+        if used is None:
+            raise s.fail("uses", f"no shared step {s.data['uses']!r} (one of {', '.join(shared) or 'none'})")
+        title, run, changes = s.text("title", required=False) or used.title, used.run, used.changes
+    else:
+        run = s.text("run")
+        title, changes = s.text("title", required=False) or run, True
     return Step(
-        s.text("title", required=False) or run,
+        title,
         s.choice("on", TARGETS, default="all"),
         s.choice("in", PLACES, default="host"),
         run,
-        s.flag("changes", default=True),
+        s.flag("changes", default=changes),
     )
 
 
