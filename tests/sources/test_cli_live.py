@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from tests.sources.sshd import SshdCluster
+from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from sparktui.core import catalogue as cat
 from sparktui.core.sources.ssh import SshFileSource
 from sparktui.tui.app import Session, SparkApp
-from tests.sources.sshd import SshdCluster
+from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
 

@@ -8,7 +8,7 @@ import pytest
 
 from sparktui.cli import main
 from sparktui.core import cluster as config
-from tests.sources.sshd import SshdCluster
+from tests.servers.sshd import SshdCluster
 
 
 def test_discover_writes_a_usable_cluster_file(

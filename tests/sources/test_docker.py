@@ -25,8 +25,8 @@ from sparktui.core.sources.docker import MARGIN, DockerSource, LogReader, Resume
 from sparktui.core.sources.files import FileSource
 from sparktui.core.text import decode
 from tests.conftest import FIXTURES
-from tests.sources.dockerd import Containers, DockerEngine, log_lines
-from tests.sources.sshd import SshdCluster
+from tests.servers.dockerd import Containers, DockerEngine, log_lines
+from tests.servers.sshd import SshdCluster
 
 RAY_BACKEND = "vllm/ray-backend-without-ray/server.log"
 PORT_IN_USE = "vllm/port-in-use/server.log"

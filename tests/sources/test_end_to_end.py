@@ -16,8 +16,8 @@ import pytest
 
 from sparktui.cli import main
 from tests.conftest import FIXTURES
-from tests.sources.dockerd import Containers, DockerEngine, log_lines
-from tests.sources.sshd import SshdCluster
+from tests.servers.dockerd import Containers, DockerEngine, log_lines
+from tests.servers.sshd import SshdCluster
 
 NODE_SOCKET = Path("/var/run/docker.sock")
 IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname" / "rank0.log"

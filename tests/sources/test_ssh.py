@@ -22,7 +22,7 @@ from sparktui.core.sources.base import Backoff, LiveSource, Received, supervise
 from sparktui.core.sources.files import FileSource
 from sparktui.core.sources.open import SshUri, parse_ssh_uri
 from sparktui.core.sources.ssh import SshFileSource, SshJournalSource, _TailReader, ray_session_sources
-from tests.sources.sshd import SshdCluster, children, command_line
+from tests.servers.sshd import SshdCluster, children, command_line
 
 from ..conftest import FIXTURES
 

@@ -27,7 +27,7 @@ from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
-from tests.sources.sshd import SshdCluster, start_cluster, stop_cluster
+from tests.servers.sshd import SshdCluster, start_cluster, stop_cluster
 
 from .conftest import make_bundle, wait_done
 

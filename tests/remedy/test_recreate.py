@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from sparktui.core.launch.docker_run import docker_run
-from tests.sources.dockerd import PREFIX, DockerEngine
+from tests.servers.dockerd import PREFIX, DockerEngine
 
 COMPARED = {
     "Config": ("Env", "Labels", "Entrypoint", "Cmd", "WorkingDir", "User", "Image", "Tty", "OpenStdin"),

@@ -15,9 +15,9 @@ from sparktui.core import cluster as config
 from sparktui.core.audit import read_log
 from sparktui.core.cluster import Deployment
 from sparktui.core.sources import bundle
-from tests.sources.books import changed
-from tests.sources.cockpit import WORLD_SIZE, link, roll_back, run, spark_cockpit, type_in
-from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit, ray_run_options
+from tests.servers.books import changed
+from tests.servers.cockpit import WORLD_SIZE, link, roll_back, run, spark_cockpit, type_in
+from tests.servers.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit, ray_run_options
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
 

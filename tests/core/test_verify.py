@@ -20,7 +20,7 @@ from sparktui.core.remedy.verify import Verdict, ray_cluster_size, run_check
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import LocalRunner
 
-from .conftest import FIXTURES
+from ..conftest import FIXTURES
 
 STATUS = FIXTURES / "commands"
 

@@ -12,7 +12,7 @@ from sparktui.core.report.export import redact_bundle
 from sparktui.core.report.redact import REDACTED, Redactor, redact
 from sparktui.core.sources import bundle
 
-from .conftest import FIXTURES, ROOT
+from ..conftest import FIXTURES, ROOT
 
 DEMO = ROOT / "sparktui" / "demo" / "second-communicator"
 

@@ -18,9 +18,9 @@ from sparktui.cli import main
 from sparktui.core.audit import AuditEntry, read_log
 from sparktui.core.dirs import state_dir
 from sparktui.core.remedy import playbook as pb
-from tests.sources import wheelhouse
-from tests.sources.cockpit import roll_back, run, spark_cockpit, type_in
-from tests.sources.sparks import ENGINE_IMAGE, PATH, SparkNode, Sparks, ray_volumes
+from tests.servers import wheelhouse
+from tests.servers.cockpit import roll_back, run, spark_cockpit, type_in
+from tests.servers.sparks import ENGINE_IMAGE, PATH, SparkNode, Sparks, ray_volumes
 from tests.tui.test_play_screen import SIZE, open_playbook, shown
 
 BOOK = "ray-install-in-image"

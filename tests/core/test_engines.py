@@ -5,7 +5,7 @@ from __future__ import annotations
 from sparktui.core.analysis.matcher import HyperscanEngine, LiteralEngine, Matcher
 from sparktui.core.catalogue import Catalogue
 
-from .conftest import FIXTURES
+from ..conftest import FIXTURES
 
 
 def patterns(catalogue: Catalogue) -> list[str]:

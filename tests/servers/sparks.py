@@ -43,8 +43,8 @@ from docker.models.containers import Container
 from sparktui.core.audit import read_log
 from sparktui.core.dirs import state_dir
 from sparktui.core.remote.ssh import SshNode
-from tests.sources.dockerd import IMAGE, _busybox_root, _Daemon
-from tests.sources.sshd import SSHD, SshClient, accepts, children, command_line, keygen, wait_until
+from tests.servers.dockerd import IMAGE, _busybox_root, _Daemon
+from tests.servers.sshd import SSHD, SshClient, accepts, children, command_line, keygen, wait_until
 
 NODES = ("spark-a", "spark-b")  # the first is the head
 IFACE = "enp1s0f1np1"

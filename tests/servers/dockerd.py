@@ -27,7 +27,7 @@ from docker.errors import DockerException, NotFound
 
 from sparktui.core.text import decode
 from tests.conftest import FIXTURES
-from tests.sources.sshd import children
+from tests.servers.sshd import children
 
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"  # Debian's busybox-static
 IMAGE = "sparktui-test/busybox:1"

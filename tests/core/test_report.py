@@ -27,7 +27,7 @@ from sparktui.core.report.summary import OUTPUT_LINES, tail
 from sparktui.core.sources import bundle
 from sparktui.core.sources.open import file_sources
 
-from .conftest import FIXTURES, ROOT
+from ..conftest import FIXTURES, ROOT
 
 DEMO = ROOT / "sparktui" / "demo" / "second-communicator"
 IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname"

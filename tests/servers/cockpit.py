@@ -15,7 +15,7 @@ from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
-from tests.sources.sparks import IFACE, Sparks
+from tests.servers.sparks import IFACE, Sparks
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import shown, until
 

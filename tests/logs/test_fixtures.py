@@ -11,7 +11,7 @@ from sparktui.core.events import Severity
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.sources.open import file_sources
 
-from .conftest import FIXTURES
+from ..conftest import FIXTURES
 
 EXPECTED: dict[str, dict[str, object]] = tomllib.loads((FIXTURES / "expected.toml").read_text())
 DIRS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("*/*") if p.is_dir())

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from tests.sources.books import changed
-from tests.sources.cockpit import run, spark_cockpit, type_in
-from tests.sources.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit
-from tests.sources.sshd import wait_until
+from tests.servers.books import changed
+from tests.servers.cockpit import run, spark_cockpit, type_in
+from tests.servers.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit
+from tests.servers.sshd import wait_until
 from tests.tui.test_play_screen import SIZE as SCREEN
 from tests.tui.test_play_screen import log_lines, open_playbook
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sources.dockerd import IMAGE
-from tests.sources.sparks import (
+from tests.servers.dockerd import IMAGE
+from tests.servers.sparks import (
     ENGINE_IMAGE,
     IFACE,
     NODES,
@@ -25,7 +25,7 @@ from tests.sources.sparks import (
     start_sparks,
     stop_sparks,
 )
-from tests.sources.sshd import wait_until
+from tests.servers.sshd import wait_until
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import pytest
 
 from sparktui.cli import main
 from sparktui.core.cluster import Deployment
-from tests.sources.books import changed
-from tests.sources.cockpit import WORLD_SIZE, run, spark_cockpit, type_in
-from tests.sources.sparks import ENGINE_IMAGE, SparkNode, Sparks, audit
-from tests.sources.sshd import wait_until
+from tests.servers.books import changed
+from tests.servers.cockpit import WORLD_SIZE, run, spark_cockpit, type_in
+from tests.servers.sparks import ENGINE_IMAGE, SparkNode, Sparks, audit
+from tests.servers.sshd import wait_until
 from tests.tui.test_play_screen import SIZE, log_lines, open_playbook, shown
 
 BOOK = "vllm-script-add-ray-backend"

@@ -23,7 +23,7 @@ from sparktui.core.launch.sglang_to_vllm import (
     sglang_to_vllm,
 )
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 HELP = ROOT / "tests" / "vllm-help" / "serve-help.txt"
 LAUNCH = "python3 -m sglang.launch_server"

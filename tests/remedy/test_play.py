@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from tests.sources.sshd import SshdCluster
+from tests.servers.sshd import SshdCluster
 
 BOOK = """
 id = "mark-nodes"

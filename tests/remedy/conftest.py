@@ -1,0 +1,5 @@
+"""The real servers the remediation tests run playbooks on (tests/servers)."""
+
+from tests.servers.fixtures import docker_containers, docker_engine, spark_nodes, sparks, sshd_cluster
+
+__all__ = ["docker_containers", "docker_engine", "spark_nodes", "sparks", "sshd_cluster"]

@@ -1,0 +1,66 @@
+"""The real servers the tests start and stop: OpenSSH servers on loopback, a Docker engine, and the two spark
+test nodes. Session fixtures, shared through the conftest of each folder of tests that needs them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers.dockerd import Containers, DockerEngine, start_engine, stop_engine
+from tests.servers.sparks import Sparks, start_sparks, stop_sparks
+from tests.servers.sshd import SshdCluster, start_cluster, stop_cluster
+
+
+@pytest.fixture(scope="session")
+def sshd_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdCluster]:
+    """OpenSSH servers on 127.0.0.2 (node-a) and 127.0.0.3 (node-b, with a real journald), started and
+    stopped by the tests, with their own keys, known_hosts and client config."""
+    cluster = start_cluster(Path(tmp_path_factory.mktemp("sshd")))
+    try:
+        yield cluster
+    finally:
+        stop_cluster(cluster)
+
+
+@pytest.fixture(scope="session")
+def docker_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DockerEngine]:
+    engine = start_engine(tmp_path_factory.mktemp("dockerd"))
+    try:
+        yield engine
+    finally:
+        stop_engine(engine)
+
+
+@pytest.fixture
+def docker_containers(docker_engine: DockerEngine, tmp_path: Path) -> Iterator[Containers]:
+    control = tmp_path / "control"
+    control.mkdir()
+    containers = Containers(docker_engine, control)
+    try:
+        yield containers
+    finally:
+        containers.remove_all()
+
+
+@pytest.fixture(scope="session")
+def spark_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sparks]:
+    """Two DGX-Spark-like nodes, ``spark-a`` (head) and ``spark-b``, each a network namespace with its own
+    sshd (port 22 on its address on ``enp1s0f1np1``) and Docker engine; see sparks.py."""
+    sparks = start_sparks(Path(tmp_path_factory.mktemp("sparks")))
+    try:
+        yield sparks
+    finally:
+        stop_sparks(sparks)
+
+
+@pytest.fixture
+def sparks(spark_nodes: Sparks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sparks]:
+    """The spark nodes, reached with this test's own home (SSH client files, state and config folders);
+    every container and extra image is removed from them afterwards."""
+    spark_nodes.home_for(tmp_path / "home", monkeypatch)
+    try:
+        yield spark_nodes
+    finally:
+        spark_nodes.reset()
