@@ -1,4 +1,4 @@
-"""The pure core: reading, classifying and matching log lines, tracking start-up stages, ranking findings.
-
-Nothing in this package imports a user interface toolkit.
+"""The core, in the order of the pipeline: ``sources/`` (where lines come from) → ``classify`` → ``analysis/``
+(scan per source, correlate in one place) → ``remedy/`` and ``report/``, driven by ``pipeline``; ``remote/`` is
+the only way to a node. Nothing in this package imports a user interface toolkit.
 """
