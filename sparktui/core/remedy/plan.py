@@ -187,9 +187,10 @@ def final(rendered: Rendered, outcome: actions.Outcome) -> str:
         note = outcome.verdict.note if outcome.verdict is not None else ""
         return f"Succeeded, verified: {note}"
     if outcome.rolled_back:
-        failed = sum(e.exit_code != 0 for e in outcome.rolled_back)
-        back = f"rollback ran, but {failed} of its commands failed" if failed else "rolled back"
-        return f"Failed, {back}: {outcome.failure}"
+        ran, failed = len(outcome.rolled_back), sum(e.exit_code != 0 for e in outcome.rolled_back)
+        if failed:
+            return f"Failed, rollback ran, but {failed} of its {ran} commands failed: {outcome.failure}"
+        return f"Failed, rolled back (the rollback ran {ran} commands): {outcome.failure}"
     if not outcome.changed:
         return f"Failed before changing anything (only checks ran): {outcome.failure}"
     why = "the rollback was declined" if rendered.rollback else "this playbook has no rollback"
