@@ -19,11 +19,19 @@ def app(tmp_path: Path) -> SparkApp:
     return SparkApp(Session("second communicator", bundle.load(make_bundle(tmp_path / "b")), speed=0), cat.load())
 
 
+async def settled(pilot: Any, subject: SparkApp) -> None:
+    """The replay ended, its last lines are in their panes, and the screen is painted again whole, so a
+    modal opened now is drawn over a background that no longer moves."""
+    await wait_done(pilot, subject)
+    subject.screen.refresh(repaint=True, layout=True)
+    await pilot.pause(0.3)
+
+
 def test_main_screen(snap_compare: Any, tmp_path: Path) -> None:
     subject = app(tmp_path)
 
     async def ready(pilot: Any) -> None:
-        await wait_done(pilot, subject)
+        await settled(pilot, subject)
 
     assert snap_compare(subject, terminal_size=SIZE, run_before=ready)
 
@@ -32,7 +40,7 @@ def test_finding_detail(snap_compare: Any, tmp_path: Path) -> None:
     subject = app(tmp_path)
 
     async def open_finding(pilot: Any) -> None:
-        await wait_done(pilot, subject)
+        await settled(pilot, subject)
         subject.query_one("#findings").focus()
         await pilot.press("enter")
         await pilot.pause(0.3)
@@ -44,7 +52,7 @@ def test_help(snap_compare: Any, tmp_path: Path) -> None:
     subject = app(tmp_path)
 
     async def open_help(pilot: Any) -> None:
-        await wait_done(pilot, subject)
+        await settled(pilot, subject)
         await pilot.press("question_mark")
         await pilot.pause(0.3)
 

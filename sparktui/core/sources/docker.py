@@ -339,6 +339,7 @@ class DockerSource(LiveSource):
 
         bridge = Bridge(produce, limit=BUFFERED_LINES, name=f"docker logs {self.name}", interrupt=interrupt)
         try:
+            yield Received((), resume.encode())  # attached: streaming, though nothing new may come for a while
             while (items := await bridge.take()) is not None:
                 yield Received(tuple(line for lines, _ in items for line in lines), items[-1][1])
         except SDK_ERRORS as exc:
