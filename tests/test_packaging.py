@@ -30,7 +30,7 @@ def test_wheel_contains_every_signature_and_stage_file(tmp_path: Path) -> None:
     )
     (wheel,) = tmp_path.glob("sparktui-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for path in [*ROOT.glob("diagnostics/*.toml"), *ROOT.glob("diagnostics/stages/*.toml")]:
+    for path in [*ROOT.glob("diagnostics/*.toml"), *ROOT.glob("diagnostics/*/*.toml")]:
         assert f"sparktui/{path.relative_to(ROOT)}" in names, path
     for path in [*ROOT.glob("playbooks/*.toml"), *ROOT.glob("playbooks/steps/*.toml")]:
         assert f"sparktui/{path.relative_to(ROOT)}" in names, path

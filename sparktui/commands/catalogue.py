@@ -11,7 +11,8 @@ from rich.text import Text
 
 from sparktui.commands.common import UsageError, catalogue, out, signatures_option
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis.examples import check, check_track
+from sparktui.core.analysis.examples import check, check_prefix, check_track
+from sparktui.core.classify import PREFIXES
 from sparktui.richtext import SEVERITY_STYLE
 
 NAME = "catalogue"
@@ -84,6 +85,13 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
         problems = check(item, found) if isinstance(item, cat.Signature) else check_track(item)
         if problems:
             failed += 1
+            for p in problems:
+                shown.print(Text(p, style="red"))
+    if wanted is None:  # the whole catalogue: the line prefixes too
+        for prefix in PREFIXES:
+            checked += 1
+            problems = check_prefix(prefix)
+            failed += bool(problems)
             for p in problems:
                 shown.print(Text(p, style="red"))
     shown.print(Text(f"{checked - failed} passed, {failed} failed", style="green" if not failed else "red"))

@@ -1,16 +1,22 @@
-"""Which program, layer and process a log line comes from, and at what level.
+"""Which program, layer, node, process and rank a log line comes from, at what level, and when.
 
-Prefixes differ by program and version (see ``reference/signatures-from-source.md`` §0.1). A line can
-carry two: Ray prefixes the output of its workers with ``(RayWorkerWrapper pid=…, ip=…)``, and vLLM ≥ 0.10
-prefixes its child processes with ``(EngineCore_DP0 pid=…)``; the classifier peels the outer one and
-classifies the rest.
+A line first loses what launchers, collectors and people put around it (``diagnostics/formats/prefixes.toml``:
+Ray's and vLLM's process prefixes, torchrun's ranks, mpirun's tags, docker compose's services, kubectl's
+pods, journald, time stamps, a paste's quote markers) and keeps what they say (the node, the rank, the
+process, when, how many identical lines Ray folded into one). Then its own prefix says which program wrote
+it (``reference/signatures-from-source.md`` §0.1): NCCL's ``host:pid:tid [dev]`` (with or without the word
+NCCL, which versions before 2.10 leave out), vLLM's and uvicorn's levels, SGLang's bracketed time and tags,
+Ray's Python and C++ formats, PyTorch's glog format, a Python traceback; and a few words tell the rest.
 """
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 
 import regex
+
+from sparktui.core.dirs import builtin
 
 PROGRAMS = (
     "nccl",
@@ -30,7 +36,9 @@ PROGRAMS = (
 @dataclass(frozen=True, slots=True)
 class Classification:
     """What a line is: ``program`` is one of :data:`PROGRAMS`; ``layer`` refines it (``ray-cpp``,
-    ``vllm:Worker_TP1``); ``node`` and ``pid`` are set only when the line itself names them."""
+    ``vllm:Worker_TP1``); ``node``, ``pid`` and ``rank`` are set only when the line itself says them;
+    ``repeated`` is how many identical lines it stands for (Ray folds repeats from several workers into
+    one); ``time`` is when it was written, in seconds within its year, when the line says it."""
 
     program: str
     layer: str
@@ -39,33 +47,84 @@ class Classification:
     rank: int | None = None
     node: str | None = None
     pid: int | None = None
+    repeated: int = 1
+    time: float | None = None
 
 
-# (RayWorkerWrapper pid=123, ip=10.0.0.2) and vLLM's (EngineCore_DP0 pid=123) / (Worker_TP1 pid=9)
-_PROC_PREFIX = regex.compile(
-    r"^\((?:(?P<proc>[A-Za-z_][\w\[\]:.-]*)(?:,? |(?=\)))?)?(?:pid=(?P<pid>\d+))?(?:,? ?ip=(?P<ip>[\w.:-]+))?\)\s?"
-)
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """One kind of prefix (``diagnostics/formats/prefixes.toml``) and the examples it is checked against."""
+
+    id: str
+    pattern: regex.Pattern[str]
+    needs_any: tuple[str, ...] = ()
+    examples: tuple[dict[str, str], ...] = ()
+
+
+def load_prefixes() -> tuple[Prefix, ...]:
+    """The prefixes of ``diagnostics/formats/prefixes.toml``, in the order they are tried."""
+    doc = tomllib.loads((builtin("diagnostics") / "formats" / "prefixes.toml").read_text(encoding="utf-8"))
+    return tuple(
+        Prefix(p["id"], regex.compile(p["pattern"]), tuple(p.get("requires", ())), tuple(p.get("examples", ())))
+        for p in doc["prefixes"]
+    )
+
+
+PREFIXES = load_prefixes()
+#: Ray's de-duplication: one line stands for several identical ones from other workers.
+_REPEATED = regex.compile(r" \[repeated (?P<repeated>\d+)x across cluster\]\s*$")
+#: The most prefixes peeled from one line (a line of prefixes only stops there).
+_MAX_PEELS = 8
+
 #: What NCCL writes before each of its lines: ``host:pid:tid [cudaDev]``, the host as the process saw it
 #: (``NCCL_HOSTID`` where set), sometimes after a time stamp in brackets.
 NCCL_PREFIX = r"(?:\[[\d-]+ [\d:.]+\] )?(?P<host>[A-Za-z0-9_][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-_NCCL = regex.compile(rf"^{NCCL_PREFIX}(?:[\w./]+:\d+ (?:\(\w+\) )?)?NCCL (?P<level>INFO|WARN|TRACE|ABORT)")
-#: The same prefix where any line of a block starts, behind a launcher's ``(Worker pid=…)`` if there is one.
+_NCCL = regex.compile(
+    rf"^{NCCL_PREFIX}(?:[\w./]+:\d+ (?:\(\w+\) )?)?(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT)\b"
+    rf"|^{NCCL_PREFIX}[\w./]+\.(?:cc|cu|h):\d+ -> \d+"  # the trace of an error: which call returned which code
+)
+#: The prefix where any line of a block starts, behind a launcher's ``(Worker pid=…)`` if there is one.
 _NCCL_LINE = regex.compile(rf"(?m)^(?:\([^)\n]*\) ?)?{NCCL_PREFIX}")
 _VLLM = regex.compile(
-    r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
-    r"\[?(?P<file>[\w./-]+\.py):\d+\]? "
+    r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<month>\d\d)-(?P<day>\d\d) "
+    r"(?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>\.\d+)? \[?(?P<file>[\w./-]+\.py):\d+\]? "
 )
-_SGLANG = regex.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?P<tags>(?: (?:DP|PP|TP|EP|CP)\d+)*)\] ")
-_RAY_PY = regex.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\t(?P<level>[A-Z]+) [\w.]+\.py:\d+ -- ")
-_RAY_CPP = regex.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>[IWEF]) \d+ \d+\] ")
-_TORCH_CPP = regex.compile(r"^\[rank(?P<rank>\d+)\]:\[(?P<level>[IWEF])")
+_SGLANG = regex.compile(
+    r"^\[\d{4}-(?P<month>\d\d)-(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)"
+    r"(?P<tags>(?: (?:DP|PP|TP|EP|CP)\d+)*)\] "
+)
+_RAY_PY = regex.compile(
+    r"^\d{4}-(?P<month>\d\d)-(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>,\d{3})\t"
+    r"(?P<level>[A-Z]+) [\w.]+\.py:\d+ -- "
+)
+_RAY_CPP = regex.compile(
+    r"^\[\d{4}-(?P<month>\d\d)-(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>,\d{3}) "
+    r"(?P<level>[IWEF]) \d+ \d+\] "
+)
+_GLOG = regex.compile(
+    r"^\[(?P<level>[IWEF])(?P<month>\d\d)(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)"
+    r"(?P<fraction>\.\d+)?[^\]]*\] "
+)
 _UVICORN = regex.compile(r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG):\s{2,}")
-_TRACEBACK = regex.compile(
-    r"^(?:Traceback \(most recent call last\)|\s+File \""
-    r"|\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt|Exit)\b(?::|$))"
+#: Formats that say a level (and often a time) at the start: (pattern, program, layer).
+_PY_LOGGING = regex.compile(
+    r"^(?:\d{4}-(?P<month>\d\d)-(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>,\d{3})? "
+    r"(?:- )?[\w.]+ - )?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:- )?"
 )
-_TP_TAG = regex.compile(r"TP(\d+)")
+_TRACEBACK = regex.compile(
+    r"^(?:Traceback \(most recent call last\)|File \"|[\w.]*\w*(?:Error|Exception|Interrupt|Exit)\b(?::|$))"
+)
+_LEVELLED = (
+    (_RAY_PY, "ray", "ray-python"),
+    (_RAY_CPP, "ray", "ray-cpp"),
+    (_GLOG, "torch", "c10d"),
+    (_UVICORN, "uvicorn", "uvicorn"),
+)
+_TP_TAG = regex.compile(r"TP ?(\d+)")
 _CPP_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
+_MONTHS = {
+    m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)
+}
 
 _RAY_WORDS = ("Local node IP", "Ray runtime started", "ray start", "Autoscaler status", "GCS", "raylet", "Ray cluster")
 _DOCKER_WORDS = ("docker:", "Error response from daemon", "nvidia-container-cli", "Unable to find image", "OCI runtime")
@@ -84,63 +143,159 @@ _TORCH_WORDS = (
 )
 
 
+@dataclass(slots=True)
+class _Said:
+    """What the prefixes of a line said."""
+
+    node: str | None = None
+    rank: int | None = None
+    pid: int | None = None
+    proc: str = ""
+    repeated: int = 1
+    time: float | None = None
+    ray: bool = False  # Ray's worker prefix (with ip=): the line reached the log through Ray
+
+    def made(
+        self,
+        program: str,
+        layer: str,
+        level: str = "",
+        *,
+        proc: str | None = None,
+        rank: int | None = None,
+        time: float | None = None,
+    ) -> Classification:
+        return Classification(
+            program,
+            layer,
+            level,
+            self.proc if proc is None else proc,
+            rank if rank is not None else self.rank,
+            self.node,
+            self.pid,
+            self.repeated,
+            time if time is not None else self.time,
+        )
+
+
 def classify(line: str) -> Classification:
     """Classify one line (already decoded and free of escape sequences)."""
-    outer = _PROC_PREFIX.match(line)
-    if outer is None or not (outer.group("pid") or outer.group("ip")):
-        return _classify_body(line, "", None, None)
-    proc, ip = outer.group("proc") or "", outer.group("ip")
-    pid = int(outer.group("pid")) if outer.group("pid") else None
-    inner = _classify_body(line[outer.end() :], proc, pid, ip)
-    if inner.program == "other" and not ip:
-        # vLLM's child-process prefix in front of something unrecognised (a traceback, a print).
-        return Classification("vllm", f"vllm:{proc}", process=proc, rank=_rank_from_tag(proc), pid=pid)
-    return inner
+    said = _Said()
+    body = _peel(line, said)
+    return _program(body, said)
 
 
-def _classify_body(body: str, proc: str, pid: int | None, node: str | None) -> Classification:
+def peeled_by(line: str) -> list[Prefix]:
+    """The prefixes taken off ``line``, in order (what ``catalogue test`` checks the examples with)."""
+    taken: list[Prefix] = []
+    _peel(line, _Said(), taken)
+    return taken
+
+
+def _peel(line: str, said: _Said, taken: list[Prefix] | None = None) -> str:
+    if line.endswith("across cluster]"):
+        m = _REPEATED.search(line)
+        if m is not None:
+            said.repeated = int(m.group("repeated"))
+            line = line[: m.start()]
+    for _ in range(_MAX_PEELS):
+        for prefix in PREFIXES:
+            m = prefix.pattern.match(line)
+            if m is None or not m.end() or (prefix.needs_any and not any(m.group(g) for g in prefix.needs_any)):
+                continue
+            _learn(m, said)
+            if taken is not None:
+                taken.append(prefix)
+            line = line[m.end() :]
+            break
+        else:
+            return line
+    return line
+
+
+def _learn(m: regex.Match[str], said: _Said) -> None:
+    found = m.groupdict()
+    if found.get("node"):
+        said.node = found["node"]
+    if found.get("ip"):
+        said.node, said.ray = found["ip"], True
+    if found.get("rank"):
+        said.rank = int(found["rank"])
+    if found.get("pid"):
+        said.pid = int(found["pid"])
+    if found.get("proc"):
+        said.proc = found["proc"]
+    if found.get("second") is not None:
+        said.time = _time(found)
+
+
+def _time(found: dict[str, str | None]) -> float | None:
+    """Seconds within the year of a time a line gives (the year itself is left out: some formats do not
+    give it, and the lines of one incident are compared with each other)."""
+    month = _MONTHS.get(found.get("monthname") or "") or int(found.get("month") or 0)
+    if not month or found.get("day") is None:
+        return None
+    fraction = float((found.get("fraction") or "0").replace(",", ".") or 0)
+    return (
+        (month * 31 + int(found["day"] or 0)) * 86400
+        + int(found["hour"] or 0) * 3600
+        + int(found["minute"] or 0) * 60
+        + int(found["second"] or 0)
+        + fraction
+    )
+
+
+def _program(body: str, said: _Said) -> Classification:
     m = _NCCL.match(body)
     if m is not None:
+        host, pid = m.group("host"), int(m.group("pid"))
         return Classification(
-            "nccl", "nccl", m.group("level"), proc or "nccl", None, node or m.group("host"), int(m.group("pid"))
+            "nccl",
+            "nccl",
+            m.group("level") or "WARN",
+            said.proc or "nccl",
+            said.rank,
+            said.node or host,
+            pid,
+            said.repeated,
+            said.time,
         )
     if body.startswith("NCCL version"):
-        return Classification("nccl", "nccl", "INFO", proc, None, node, pid)
+        return said.made("nccl", "nccl", "INFO")
     m = _VLLM.match(body)
     if m is not None:
-        rank = _rank_from_tag(proc)
-        return Classification("vllm", f"vllm:{proc}" if proc else "vllm", m.group("level"), proc, rank, node, pid)
+        layer = f"vllm:{said.proc}" if said.proc else "vllm"
+        return said.made("vllm", layer, m.group("level"), rank=_rank_from_tag(said.proc), time=_time(m.groupdict()))
     m = _SGLANG.match(body)
     if m is not None:
         tags = m.group("tags").strip()
-        return Classification(
-            "sglang", f"sglang:{tags}" if tags else "sglang", "", tags, _rank_from_tag(tags), node, pid
-        )
-    m = _RAY_PY.match(body)
-    if m is not None:
-        return Classification("ray", "ray-python", m.group("level"), proc, None, node, pid)
-    m = _RAY_CPP.match(body)
-    if m is not None:
-        return Classification("ray", "ray-cpp", _CPP_LEVELS[m.group("level")], proc, None, node, pid)
-    m = _TORCH_CPP.match(body)
-    if m is not None:
-        return Classification("torch", "c10d", _CPP_LEVELS[m.group("level")], proc, int(m.group("rank")), node, pid)
-    m = _UVICORN.match(body)
-    if m is not None:
-        return Classification("uvicorn", "uvicorn", m.group("level"), proc, None, node, pid)
+        layer = f"sglang:{tags}" if tags else "sglang"
+        return said.made("sglang", layer, proc=tags or None, rank=_rank_from_tag(tags), time=_time(m.groupdict()))
+    for pattern, program, layer in _LEVELLED:
+        m = pattern.match(body)
+        if m is not None:
+            level = m.group("level")
+            return said.made(program, layer, _CPP_LEVELS.get(level, level), time=_time(m.groupdict()))
     if any(w in body for w in _TORCH_WORDS):
-        return Classification("torch", "c10d", "", proc, None, node, pid)
+        return said.made("torch", "c10d")
     if any(w in body for w in _DOCKER_WORDS):
-        return Classification("docker", "docker", "ERROR" if "rror" in body else "", proc, None, node, pid)
+        return said.made("docker", "docker", "ERROR" if "rror" in body else "")
     if any(w in body for w in _CUDA_WORDS):
-        return Classification("cuda", "cuda", "", proc, None, node, pid)
+        return said.made("cuda", "cuda")
     if "transformers" in body:
-        return Classification("transformers", "transformers", "", proc, None, node, pid)
-    if _TRACEBACK.match(body):
-        return Classification("python", "python", "ERROR" if "Error" in body else "", proc, None, node, pid)
-    if any(w in body for w in _RAY_WORDS) or proc.startswith("Ray") or node is not None:
-        return Classification("ray", "ray", "", proc, None, node, pid)
-    return Classification("other", "other", "", proc, None, node, pid)
+        return said.made("transformers", "transformers")
+    stripped = body.lstrip()
+    if _TRACEBACK.match(stripped):
+        return said.made("python", "python", "ERROR" if "Error" in body else "")
+    if any(w in body for w in _RAY_WORDS) or said.proc.startswith("Ray") or said.ray:
+        return said.made("ray", "ray")
+    if said.proc and said.pid is not None:
+        # vLLM's child-process prefix in front of something unrecognised (a print, a warning).
+        return said.made("vllm", f"vllm:{said.proc}", rank=_rank_from_tag(said.proc))
+    m = _PY_LOGGING.match(stripped)
+    if m is not None:
+        return said.made("python", "python", m.group("level"), time=_time(m.groupdict()))
+    return said.made("other", "other")
 
 
 def nccl_hosts(text: str) -> list[str]:

@@ -1,12 +1,13 @@
-"""One test per signature file and per stage track, generated from diagnostics/: every example must behave
-as declared."""
+"""One test per signature file, stage track and line prefix, generated from diagnostics/: every example must
+behave as declared."""
 
 from __future__ import annotations
 
 import pytest
 
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis.examples import check, check_track
+from sparktui.core.analysis.examples import check, check_prefix, check_track
+from sparktui.core.classify import PREFIXES, Prefix
 
 CATALOGUE = cat.load()
 
@@ -19,3 +20,8 @@ def test_signature_examples(sig: cat.Signature, catalogue: cat.Catalogue) -> Non
 @pytest.mark.parametrize("track", CATALOGUE.tracks, ids=[t.id for t in CATALOGUE.tracks])
 def test_stage_track_examples(track: cat.Track) -> None:
     assert check_track(track) == []
+
+
+@pytest.mark.parametrize("prefix", PREFIXES, ids=[p.id for p in PREFIXES])
+def test_prefix_examples(prefix: Prefix) -> None:
+    assert check_prefix(prefix) == []

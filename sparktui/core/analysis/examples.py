@@ -11,7 +11,7 @@ from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.literals import required_literals
 from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine
 from sparktui.core.catalogue import Catalogue, Signature, Track
-from sparktui.core.classify import classify
+from sparktui.core.classify import Prefix, classify, peeled_by
 from sparktui.core.taxonomy import CATEGORIES
 
 EngineFactory = Callable[[Sequence[str]], Engine]
@@ -64,6 +64,26 @@ def check_track(track: Track) -> list[str]:
                 problems.append(f"{where}: fact {key!r} is {got.get(key)!r}, expected {want!r}")
     shown = {ex.stage for ex in track.examples}
     problems += [f"{track.path}: stage {s.id!r} has no example" for s in track.stages if s.id not in shown]
+    return problems
+
+
+def check_prefix(prefix: Prefix) -> list[str]:
+    """Every way a prefix (``diagnostics/formats/prefixes.toml``) disagrees with its examples: each line, its
+    prefixes peeled, must be classified as the program, node, rank and repeat count the example says; and
+    the prefix itself must match the line (a prefix whose example another prefix takes proves nothing)."""
+    problems = []
+    if not prefix.examples:
+        problems.append(f"prefixes.toml: {prefix.id}: needs at least one example")
+    for i, ex in enumerate(prefix.examples):
+        where = f"prefixes.toml: {prefix.id}: examples[{i}]"
+        line = ex["line"]
+        if not any(p.id == prefix.id for p in peeled_by(line)):
+            problems.append(f"{where}: the prefix is not peeled from the line")
+        got = classify(line)
+        seen = {"program": got.program, "node": got.node, "rank": got.rank, "repeated": got.repeated}
+        for key in ("program", "node", "rank", "repeated"):
+            if key in ex and str(seen[key]) != ex[key]:
+                problems.append(f"{where}: {key} is {seen[key]!r}, expected {ex[key]!r}")
     return problems
 
 

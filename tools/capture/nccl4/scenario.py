@@ -263,9 +263,7 @@ class Rank:
             time.sleep(self.settings.fail_delay_s)
         if how == "exception":
             say("raising an exception just before all_reduce #1 on group world")
-            raise RuntimeError(
-                f"scenario: simulated worker failure on rank {self.launch.rank} before all_reduce #1"
-            )
+            raise RuntimeError(f"scenario: simulated worker failure on rank {self.launch.rank} before all_reduce #1")
         if self.settings.backend != "nccl":
             raise SystemExit("scenario.py: --fail-how oom needs the nccl backend (a GPU)")
         blocks: list[Any] = []
@@ -326,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         nccl = ".".join(str(x) for x in torch.cuda.nccl.version())
-    except Exception:  # noqa: BLE001 - a CPU-only torch has no NCCL
+    except Exception:
         nccl = "none"
     say(
         f"{settings.behaviour} init={settings.init} rank {launch.rank} of {launch.world_size} "
