@@ -31,7 +31,7 @@ from sparktui.core import catalogue as cat  # noqa: E402
 from sparktui.core.pipeline import run  # noqa: E402
 from sparktui.core.remote.ssh import SshNode  # noqa: E402
 from sparktui.core.sources.ssh import SshFileSource  # noqa: E402
-from tests.sources.sshd import Sshd, free_port, keygen  # noqa: E402
+from tests.servers.sshd import Sshd, free_port, keygen  # noqa: E402
 
 STAMP = "sparktui-bench-ts="
 

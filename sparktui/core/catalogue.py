@@ -51,7 +51,6 @@ class Stall:
     not_reached: str
     after_completed: bool | None = None  # NCCL: only a later (True) or only a first (False) communicator
     peer_reached: str | None = None
-    live_after: float = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +95,28 @@ class Signature:
         return " ".join(part for part in (self.what, self.why, self.fix) if part)
 
 
+#: How long a unit may sit at a stage without progress before a live source counts it as stuck, unless the
+#: track or the stage says otherwise.
+STUCK_AFTER = 60.0
+
+
 @dataclass(frozen=True, slots=True)
 class StageDef:
+    """One stage of a track. ``opens``: its line may begin a unit. ``process_level``: it happens once per
+    process (it begins a unit only for a process not seen before). ``once_done``: the stage the same line
+    marks when it comes after the unit is done (NCCL connects channels during init, or since 2.22 at a
+    communicator's first collective). ``stuck_after``: seconds without progress after reaching it before a
+    live unit counts as stuck. ``settled``: nothing after it waits for other ranks, so a finished log that
+    stops there shows no stall unless something else says it was stuck."""
+
     id: str
     label: str
     any: tuple[str, ...]
     opens: bool = True
     process_level: bool = False
+    once_done: str = ""
+    stuck_after: float = STUCK_AFTER
+    settled: bool = False
 
 
 #: How a track counts the things that progress through it: one per communicator of a process, one per rank
@@ -117,9 +131,9 @@ class Track:
     ``unit`` says what progresses on its own. A track of communicators also names, as facts captured by its
     stage patterns, the ``key`` that tells one communicator of a process from another (its pointer), the
     ``group`` that ties one communicator's units on every rank together (its commId, written ``group_label``
-    in messages), and the stage ``done`` at which a unit is ready. A stage that ``opens`` a unit of such a
-    track opens a new one only on a line that carries the key; a line without it belongs to the process's
-    most recent unit.
+    in messages), and the stage ``done`` at which a unit is ready. A communicator split from another names
+    its ``parent`` (the parent's key) and the ``split`` facts that, with the parent's group, tie it across
+    ranks when its own lines carry no group. A unit begins at its first visible line, whatever its stage.
     """
 
     id: str
@@ -132,6 +146,8 @@ class Track:
     group: str = ""
     group_label: str = ""
     done: str = ""
+    parent: str = ""
+    split: tuple[str, ...] = ()
     examples: tuple[Example, ...] = ()
 
     def index(self, stage_id: str) -> int:
@@ -256,17 +272,30 @@ def load_signature(path: Path) -> Signature:
 def load_track(path: Path) -> Track:
     r = _reader(path, _read_toml(path))
     stages = []
+    stuck_after = r.seconds("stuck_after", default=STUCK_AFTER)
     for i, s in enumerate(r.tables("stages")):
         stages.append(
             StageDef(
                 id=s.text("id"),
                 label=s.text("label"),
-                any=tuple(_pattern(path, f"stages[{i}].any[{j}]", p) for j, p in enumerate(s.texts("any"))),
+                any=tuple(
+                    _pattern(path, f"stages[{i}].any[{j}]", p) for j, p in enumerate(s.texts("any", required=False))
+                ),
                 opens=s.flag("opens", default=True),
                 process_level=s.flag("process_level", default=False),
+                once_done=s.text("once_done", required=False),
+                stuck_after=s.seconds("stuck_after", default=stuck_after),
+                settled=s.flag("settled", default=False),
             )
         )
-    return replace(_track(path, r, tuple(stages)), examples=_stage_examples(r, {s.id for s in stages}))
+    ids = [s.id for s in stages]
+    targets = {s.once_done for s in stages}
+    for i, stage in enumerate(stages):
+        if stage.once_done and stage.once_done not in ids[i + 1 :]:
+            raise CatalogueError(path, f"stages[{i}].once_done", f"{stage.once_done!r} is not a later stage")
+        if not stage.any and stage.id not in targets:
+            raise CatalogueError(path, f"stages[{i}].any", "needs patterns (or the stage is another's once_done)")
+    return replace(_track(path, r, tuple(stages)), examples=_stage_examples(r, set(ids)))
 
 
 def _stage_examples(r: Table, stages: set[str]) -> tuple[Example, ...]:
@@ -307,20 +336,19 @@ def _track(path: Path, r: Table, stages: tuple[StageDef, ...]) -> Track:
         group=u.text("group", required=False),
         group_label=u.text("group_label", required=False),
         done=done,
+        parent=u.text("parent", required=False),
+        split=tuple(u.texts("split", required=False)),
     )
 
 
 def _stall(path: Path, s: Table) -> Stall:
-    live_after = s.data.get("live_after", 120)
-    if not isinstance(live_after, int | float) or live_after <= 0:
-        raise s.fail("live_after", "must be a positive number of seconds")
+    s.known(("track", "reached", "not_reached", "after_completed", "peer_reached"))
     return Stall(
         track=s.text("track"),
         reached=s.text("reached"),
         not_reached=s.text("not_reached"),
         after_completed=s.flag("after_completed", default=False) if "after_completed" in s.data else None,
         peer_reached=s.text("peer_reached", required=False) or None,
-        live_after=float(live_after),
     )
 
 

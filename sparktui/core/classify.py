@@ -112,7 +112,7 @@ _PY_LOGGING = regex.compile(
     r"(?:- )?[\w.]+ - )?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:- )?"
 )
 _TRACEBACK = regex.compile(
-    r"^(?:Traceback \(most recent call last\)|File \"|[\w.]*\w*(?:Error|Exception|Interrupt|Exit)\b(?::|$))"
+    r"^(?:Traceback \(most recent call last\)|File \"|[\w.]*(?:Error|Exception|Interrupt|Exit)\b(?::|$))"
 )
 _LEVELLED = (
     (_RAY_PY, "ray", "ray-python"),

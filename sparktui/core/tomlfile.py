@@ -68,6 +68,13 @@ class Table:
             raise self.fail(key, "must be true or false")
         return value
 
+    def seconds(self, key: str, *, default: float) -> float:
+        """A positive number of seconds (``default`` when absent)."""
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise self.fail(key, "must be a positive number of seconds")
+        return float(value)
+
     def table(self, key: str, *, required: bool = True) -> Table:
         value = self.data.get(key)
         if value is None and not required:

@@ -25,8 +25,8 @@ def test_live_stall_needs_time_without_progress(catalogue: Catalogue) -> None:
     a = Analyzer(catalogue)
     a.add_source("rank0.log", "rank0")
     a.feed("rank0.log", START, now=1000.0)
-    assert list(a.finish(now=1060.0).findings) == []  # 60 s: still within live_after (120 s)
-    stalled = a.finish(now=1121.0).findings
+    assert list(a.finish(now=1059.0).findings) == []  # the stage's stuck_after (60 s) has not passed
+    stalled = a.finish(now=1061.0).findings
     assert [f.signature for f in stalled] == ["nccl-communicator-init-stalled"]
     a.feed("rank0.log", COMPLETE, now=1130.0)
     assert list(a.finish(now=5000.0).findings) == []

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.analysis.findings import Part, merge, rank, stall_part
+from sparktui.core.analysis.findings import Part, merge, rank, stall_parts
 from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Hits, Role, Scanned
-from sparktui.core.analysis.stages import StageTracker
+from sparktui.core.analysis.stages import StageTracker, StallHit
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Position, SourceSummary
 
@@ -25,6 +25,7 @@ class _Source:
     node: str
     lines: int = 0
     error: str | None = None
+    last_time: float | None = None
 
 
 @dataclass(slots=True)
@@ -71,6 +72,8 @@ class Correlation:
         """Merge one hand-over of one source's scan."""
         self.add_source(scanned.source, scanned.node)
         self._sources[scanned.source].lines = scanned.lines
+        if scanned.last_time is not None:
+            self._sources[scanned.source].last_time = scanned.last_time
         for hits in scanned.hits:
             self._merge(hits)
         self._seen.update(scanned.seen)
@@ -97,8 +100,8 @@ class Correlation:
             merged.evidence[index] = replace(merged.evidence[index], after=context.after)
 
     def diagnosis(self, now: float | None = None) -> Diagnosis:
-        """The diagnosis so far. ``now`` is the current time for live sources (stalls then need
-        ``live_after`` seconds without progress); leave it out for logs read after the fact."""
+        """The diagnosis so far. ``now`` is the current time for live sources (a stall then needs its
+        stage's ``stuck_after`` seconds without progress); leave it out for logs read after the fact."""
         self.changed = False
         order = {name: i for i, name in enumerate(self._sources)}
         parts: dict[str, list[Part]] = {}
@@ -107,10 +110,11 @@ class Correlation:
             if sig is not None and self._context_holds(sig, scope):
                 parts.setdefault(sig_id, []).append(Part(m.first, m.count, m.nodes, m.facts, m.evidence))
         findings = [merge(self._signatures[s], found, order, EVIDENCE_MAX) for s, found in parts.items()]
-        stalled: dict[str, list[Part]] = {}
-        for hit in self.tracker.stalls(self.catalogue.signatures, now=now):
-            stalled.setdefault(hit.signature.id, []).append(stall_part(hit))
-        findings += [merge(self._signatures[s], found, order) for s, found in stalled.items()]
+        stalled: dict[str, list[StallHit]] = {}
+        log_end = {s.name: s.last_time for s in self._sources.values() if s.last_time is not None}
+        for hit in self.tracker.stalls(self.catalogue.signatures, now=now, log_end=log_end):
+            stalled.setdefault(hit.signature.id, []).append(hit)
+        findings += [merge(self._signatures[s], stall_parts(hits), order) for s, hits in stalled.items()]
         sources = tuple(SourceSummary(s.name, s.node, s.lines, s.error) for s in self._sources.values())
         return Diagnosis(sources, tuple(rank(findings, self.catalogue, order)), self.tracker.summary())
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from sparktui.core.analysis.stages import StallHit, Unit
+from sparktui.core.analysis.stages import StallHit, Unit, ranges, who
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Finding, Position, Severity
 from sparktui.core.text import display
@@ -22,6 +22,7 @@ class Part:
     facts: Mapping[str, str]
     evidence: Sequence[Evidence]
     detail: str = ""
+    weak: bool = False  # only the end of the log speaks for it: the finding is at most a warning
 
 
 def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evidence_max: int | None = None) -> Finding:
@@ -36,10 +37,11 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
             facts.setdefault(k, v)
     evidence = [e for p in parts for e in p.evidence]
     first = min((p.first for p in parts), key=lambda at: (order.get(at.source, len(order)), at.line))
+    severity = sig.severity if not all(p.weak for p in parts) else min(sig.severity, Severity.WARNING)
     return Finding(
         signature=sig.id,
         category=sig.category,
-        severity=sig.severity,
+        severity=severity,
         title=sig.title,
         explanation=sig.explanation,
         remediations=sig.playbooks,
@@ -52,66 +54,111 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
     )
 
 
-def stall_part(hit: StallHit) -> Part:
-    """What one stalled unit adds to its signature's finding: where it stopped, its last line, where the
-    ranks that never joined were last seen and where peers got past it."""
-    unit = hit.unit
-    rule = hit.signature.stall
+def stall_parts(hits: Iterable[StallHit]) -> list[Part]:
+    """What the stalled units of one signature add to its finding, one part per peer group: where each
+    stopped, its last line, where the ranks that never joined were last seen and where peers got past it. A
+    part that only the end of the log speaks for is ``weak``."""
+    groups: dict[str, list[StallHit]] = {}
+    for hit in hits:
+        groups.setdefault(hit.unit.group, []).append(hit)
+    return [_group_part(found) for found in groups.values()]
+
+
+def _group_part(hits: list[StallHit]) -> Part:
+    rule = hits[0].signature.stall
     assert rule is not None
-    reached_at = unit.positions.get(rule.reached) or unit.last
-    assert reached_at is not None and unit.last is not None
-    evidence = [Evidence(reached_at.source, reached_at.line, unit.node, display(unit.texts.get(rule.reached, "")))]
-    if unit.last != reached_at:
-        evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, display(unit.last_text)))
-    for other in hit.last_seen:
+    evidence: list[Evidence] = []
+    facts: dict[str, str] = {}
+    nodes: list[str] = []
+    ahead: dict[int, Unit] = {}
+    seen: dict[int, Unit] = {}
+    for hit in hits:
+        unit = hit.unit
+        # The line where it reached the rule's stage, or its first line where that stage is only implied.
+        stage = rule.reached if rule.reached in unit.positions else next(iter(unit.positions), "")
+        reached_at = unit.positions.get(stage, unit.last)
+        assert reached_at is not None and unit.last is not None
+        evidence.append(Evidence(reached_at.source, reached_at.line, unit.node, display(unit.texts.get(stage, ""))))
+        if unit.last != reached_at:
+            evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, display(unit.last_text)))
+        for k, v in {**unit.facts, "stopped_at": unit.stage_label}.items():
+            facts.setdefault(k, v)
+        if hit.peers_missing:
+            facts.setdefault("ranks_never_started", ",".join(map(str, hit.peers_missing)))
+        nodes.append(unit.node)
+        ahead.update((id(u), u) for u in hit.peers_ahead)
+        seen.update((id(u), u) for u in hit.last_seen)
+    for other in seen.values():
         if other.last is not None:
             evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
-    for peer in hit.peers_ahead[:2]:
+    for peer in list(ahead.values())[:2]:
         done = peer.positions.get(rule.not_reached)
         if done is not None:
             evidence.append(Evidence(done.source, done.line, peer.node, display(peer.texts.get(rule.not_reached, ""))))
-    facts = {**unit.facts, "stopped_at": unit.facts.get("stopped_at", unit.stage_label)}
-    if hit.peers_missing:
-        facts.setdefault("ranks_never_started", ",".join(map(str, hit.peers_missing)))
-    nodes = [unit.node, *(u.node for u in hit.peers_ahead), *(u.node for u in hit.last_seen)]
-    return Part(reached_at, 1, nodes, facts, evidence, _describe(hit))
+    nodes += [u.node for u in ahead.values()] + [u.node for u in seen.values()]
+    first = min((e for e in evidence), key=lambda e: (e.source, e.line))
+    weak = not any(h.corroboration for h in hits)
+    return Part(Position(first.source, first.line), len(hits), nodes, facts, evidence, _describe(hits, weak), weak=weak)
 
 
-def _who(unit: Unit) -> str:
-    rank = unit.facts.get("rank")
-    return f"rank {rank} on {unit.node}" if rank is not None else unit.node
-
-
-def _describe(hit: StallHit) -> str:
-    unit = hit.unit
-    rule = hit.signature.stall
+def _describe(hits: list[StallHit], weak: bool) -> str:
+    """One sentence per peer group: who stopped where, who got further, who never began it."""
+    unit = hits[0].unit
+    rule = hits[0].signature.stall
     assert rule is not None
     track = unit.track
     if track.unit == "communicator":
-        what = f"{track.unit} {unit.key}"
-        group = unit.facts.get(track.group)
-        if group:
-            what += f" ({track.group_label or track.group} {group}, {unit.facts.get('nranks', '?')} ranks)"
+        what = f"{track.unit} {unit.key}" if len(hits) == 1 and unit.key else f"a {track.unit}"
+        named = group_label(unit)
+        if named:
+            what += f" ({named}, {unit.facts.get('nranks', '?')} ranks)"
         if unit.completed_before:
             what += f", opened after another {track.unit} of the same process had completed,"
     else:
         what = f"{track.label} start-up"
-    text = (
-        f"{_who(unit)}: {what} stopped at '{unit.stage_label}' and never reached "
-        f"'{track.stages[track.index(rule.not_reached)].label}'."
-    )
-    if hit.peers_ahead:
-        text += " " + ", ".join(_who(u) for u in hit.peers_ahead) + " got past it."
-    if hit.peers_missing:
-        ranks = ", ".join(map(str, hit.peers_missing))
-        text += f" Rank{'s' if len(hit.peers_missing) > 1 else ''} {ranks} never started it"
-        seen = [
-            f"rank {u.facts.get('rank')} on {u.node} was last seen at {u.last.source}:{u.last.line}"
-            for u in hit.last_seen
+    by_stage: dict[str, list[Unit]] = {}
+    for hit in hits:
+        by_stage.setdefault(hit.unit.stage_label, []).append(hit.unit)
+    stopped = "; ".join(f"{who(units)} stopped at '{stage}'" for stage, units in by_stage.items())
+    never = track.stages[track.index(rule.not_reached)].label
+    text = f"{_capital(what)}: {stopped}, and never reached '{never}'."
+    ahead = list({id(u): u for h in hits for u in h.peers_ahead}.values())
+    if ahead:
+        text += f" {_capital(who(ahead))} reached it."
+    missing = sorted({r for h in hits for r in h.peers_missing})
+    if missing:
+        text += f" Rank{'s' if len(missing) > 1 else ''} {ranges(missing)} never started it"
+        where = [
+            f"{u.who} was last seen at {u.last.source}:{u.last.line}"
+            for u in {id(u): u for h in hits for u in h.last_seen}.values()
             if u.last is not None
         ]
-        text += f" ({'; '.join(seen)})." if seen else "."
+        text += f" ({'; '.join(where)})." if where else "."
+    reasons = sorted({h.corroboration for h in hits if h.corroboration and h.corroboration != "peers got further"})
+    if reasons:
+        text += f" Stuck: {'; '.join(reasons)}."
+    if weak:
+        text += (
+            " Nothing else in the logs says it was stuck: it hangs there if the job was still running when the"
+            " log was taken, or the log was only cut there."
+        )
     return text
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def group_label(unit: Unit) -> str:
+    """How a communicator's peer group is named in a sentence: its commId, or the split of its parent's."""
+    track = unit.track
+    label = track.group_label or track.group
+    group = unit.group
+    if group.startswith("#"):
+        return ""
+    head, _, split = group.partition(">")
+    name = f"{label} {head.partition(':')[2]}"
+    return f"split {split} of {name}" if split else name
 
 
 def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[str, int]) -> list[Finding]:

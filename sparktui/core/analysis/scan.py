@@ -30,6 +30,8 @@ CONTEXT_LINES = 3
 #: Evidence lines one signature keeps per node, and in all.
 EVIDENCE_PER_NODE = 3
 EVIDENCE_MAX = 8
+#: How much of a block's last line is read for its time (the prefixes that say it come first).
+STAMP_CHARS = 256
 
 
 class Role(IntEnum):
@@ -96,8 +98,9 @@ class Hits:
 @dataclass(frozen=True, slots=True)
 class StageEvent:
     """A line that marks a stage of a track: what a :class:`~sparktui.core.analysis.stages.StageTracker`
-    is fed. ``process`` names the process the line comes from (how, the track says); ``at`` is the time the
-    line was read (a live source's clock; 0 for a file read after the fact)."""
+    is fed. ``process`` names the process the line comes from (how, the track says; "" where the line does
+    not say it); ``at`` is the time the line was read (a live source's clock; 0 for a file read after the
+    fact); ``time`` is the time the line itself says, if any."""
 
     track: str
     stage: int
@@ -108,6 +111,7 @@ class StageEvent:
     position: Position
     text: str
     at: float
+    time: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +130,7 @@ class Scanned:
     source: str
     node: str
     lines: int  # lines read from the source so far, in all
+    last_time: float | None = None  # the latest time its lines said so far, where they say one
     hits: tuple[Hits, ...] = ()
     seen: tuple[tuple[Role, str, str], ...] = ()  # (WHEN or UNLESS, signature id, scope) met in a line
     stages: tuple[StageEvent, ...] = ()
@@ -164,6 +169,7 @@ class Scan:
         self._seen: set[tuple[Role, str, str]] = set()
         self._new_seen: list[tuple[Role, str, str]] = []
         self._stages: list[StageEvent] = []
+        self.last_time: float | None = None
 
     def feed(self, text: str, now: float = 0.0) -> None:
         """Scan a block of complete lines (``\\n``-separated, without the final newline)."""
@@ -192,6 +198,12 @@ class Scan:
         else:
             self._tail.extend(text.split("\n"))
         self.lines += count
+        last = text.rfind("\n") + 1
+        self._saw_time(classify(text[last : last + STAMP_CHARS]).time)
+
+    def _saw_time(self, time: float | None) -> None:
+        if time is not None and (self.last_time is None or time > self.last_time):
+            self.last_time = time
 
     def take(self) -> Scanned:
         """What was found since the previous call (hits, context conditions met, stage markers, and the
@@ -207,7 +219,14 @@ class Scan:
             hits.append(found)
         self._waiting = [p for p in self._waiting if len(p.after) < CONTEXT_LINES]
         scanned = Scanned(
-            self.name, self.node, self.lines, tuple(hits), tuple(self._new_seen), tuple(self._stages), tuple(context)
+            self.name,
+            self.node,
+            self.lines,
+            self.last_time,
+            tuple(hits),
+            tuple(self._new_seen),
+            tuple(self._stages),
+            tuple(context),
         )
         self._hits, self._new_seen, self._stages = {}, [], []
         return scanned
@@ -245,6 +264,8 @@ class Scan:
                     self._new_seen.append(seen)
                 continue
             lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines)
+        if cls is not None:
+            self._saw_time(cls.time)
         return lines
 
     def _hit(
@@ -285,7 +306,16 @@ class Scan:
         facts = {k: v for k, v in m.groupdict().items() if v is not None}
         self._stages.append(
             StageEvent(
-                track.id, rule.stage, facts, node, process_key(track, node, cls), cls.rank, position, m.string, now
+                track.id,
+                rule.stage,
+                facts,
+                node,
+                process_key(track, node, cls),
+                cls.rank,
+                position,
+                m.string,
+                now,
+                cls.time,
             )
         )
 
@@ -316,9 +346,10 @@ def scope_key(sig: Signature, source: str, node: str, cls: Classification) -> st
 
 def process_key(track: Track, node: str, cls: Classification) -> str:
     """The process a stage marker belongs to, as the track counts its units: by process id for a track of
-    communicators, by the rank's tag on its node, or the node as a whole."""
+    communicators ("" where the line names no process), by the rank's tag on its node, or the node as a
+    whole."""
     if track.unit == "communicator":
-        return f"{node}:{cls.pid}"
+        return f"{node}:{cls.pid}" if cls.pid is not None else ""
     if track.unit == "rank" and cls.rank is not None:
         return f"{node}:{cls.process}"
     return f"{node}:"

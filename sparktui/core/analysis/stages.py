@@ -6,17 +6,26 @@ its own, as its track declares: a communicator of one process, one rank of an en
 A stall signature then asks a declarative question of the units ("reached ``init_start``, never reached
 ``init_complete``, after the same process had completed another communicator") without any code of its own.
 
+A communicator begins at its first visible line, whatever its stage: a log cut at ``Comm config``, or one that
+starts half-way through set-up, is still tracked; a later marker implies the earlier stages. Its units on
+every rank form one peer group, named by the commId, by the parent and split of a communicator split from
+another, or failing both by its place among its process's communicators.
+
+A stall found in a finished log is *corroborated* when something besides the log's end says the unit was
+stuck: a peer that got further, a missing rank seen busy elsewhere, or the log's own clock running on past
+the stage's ``stuck_after``. A live unit is stuck after ``stuck_after`` seconds without progress.
+
 Every lookup goes through an index (by unit key, by process, by peer group, by rank), so the cost of a
 marker does not grow with the number of units seen before it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sparktui.core.analysis.scan import StageEvent
-from sparktui.core.catalogue import Signature, Track
+from sparktui.core.catalogue import Signature, StageDef, Track
 from sparktui.core.events import Position
 
 
@@ -26,17 +35,20 @@ class Unit:
 
     track: Track
     node: str
-    key: str  # communicator pointer, rank tag or "" for the node as a whole
+    key: str  # communicator pointer ("" until a line names it), rank tag, or "" for the node as a whole
     process: str  # node:pid for a communicator, node:rank-tag otherwise
+    ordinal: int = 0  # its place among the units of its process
     rank: int | None = None
     reached: int = -1
     positions: dict[str, Position] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # the line (raw) that first reached each stage
     last: Position | None = None
     last_text: str = ""
-    last_progress_at: float = 0.0
+    last_progress_at: float = 0.0  # the reader's clock when it last reached a new stage
+    last_progress_time: float | None = None  # the log's own time of that line, where the line says it
     facts: dict[str, str] = field(default_factory=dict)
     completed_before: bool = False  # the process had completed another unit of the track first
+    group: str = ""  # the peer group, set by the tracker
 
     @property
     def stage(self) -> str:
@@ -47,26 +59,33 @@ class Unit:
         return self.track.stages[self.reached].label if self.reached >= 0 else "not started"
 
     @property
-    def peer_group(self) -> str:
-        """Units that must progress together: one communicator across ranks, or a whole engine."""
-        group = self.facts.get(self.track.group) if self.track.group else None
-        return f"{self.track.group}:{group}" if group else self.track.id
-
-    @property
     def done(self) -> bool:
         """Whether it reached its track's ``done`` stage (a communicator that is ready)."""
         return bool(self.track.done) and self.reached >= self.track.index(self.track.done)
 
+    @property
+    def finished(self) -> bool:
+        """Whether it reached the last stage of its track."""
+        return self.reached == len(self.track.stages) - 1
+
+    @property
+    def who(self) -> str:
+        """ "rank 5 on node-b", or the node where no rank is known."""
+        rank = self.facts.get("rank")
+        return f"rank {rank} on {self.node}" if rank is not None else self.node
+
 
 @dataclass(frozen=True, slots=True)
 class StallHit:
-    """A unit that fits a stall signature, with the peers that did or did not get further."""
+    """A unit that fits a stall signature, with the peers that did or did not get further, and what (besides
+    the end of the log) says it was stuck: ``corroboration`` is "" when nothing does."""
 
     signature: Signature
     unit: Unit
     peers_ahead: tuple[Unit, ...]
     peers_missing: tuple[int, ...]  # ranks of the peer group that never printed the unit at all
     last_seen: tuple[Unit, ...] = ()  # for each missing rank found elsewhere: its most recent unit
+    corroboration: str = ""
 
 
 class StageTracker:
@@ -75,11 +94,13 @@ class StageTracker:
     def __init__(self, tracks: Iterable[Track]) -> None:
         self.tracks = {t.id: t for t in tracks}
         self.units: list[Unit] = []
-        self.process_facts: dict[tuple[str, str], dict[str, str]] = {}  # (track, node) -> facts
         self._by_key: dict[tuple[str, str, str], Unit] = {}
         self._latest: dict[tuple[str, str], Unit] = {}  # (track, process) -> its most recently opened unit
+        self._count: dict[tuple[str, str], int] = {}  # (track, process) -> units opened
         self._on_node: dict[tuple[str, str], Unit] = {}  # (track, node) -> its most recently opened unit
         self._done: set[tuple[str, str]] = set()  # (track, process) that completed a unit
+        self._after: dict[tuple[str, str], list[Unit]] = {}  # (track, process) -> done units not finished
+        self._busy: dict[tuple[str, str], Unit] = {}  # (track, process) -> unit that last took an after-done line
         self._groups: dict[tuple[str, str], list[Unit]] = {}  # (track, peer group) -> units
         self._by_rank: dict[tuple[str, str, str], list[Unit]] = {}  # (track, rank, nranks) -> units
         self._filed: dict[int, tuple[str, tuple[str, str, str] | None]] = {}  # id(unit) -> (group, rank key)
@@ -87,50 +108,119 @@ class StageTracker:
     def update(self, event: StageEvent) -> None:
         track = self.tracks[event.track]
         stage = track.stages[event.stage]
-        if stage.process_level:
-            self.process_facts.setdefault((track.id, event.node), {}).update(event.facts)
-            return
-        unit = self._unit_for(track, event)
-        if unit is None:
-            return
-        before = (unit.facts.get(track.group), unit.facts.get("rank"), unit.facts.get("nranks"))
-        unit.facts.update({k: v for k, v in event.facts.items() if v})
-        if (unit.facts.get(track.group), unit.facts.get("rank"), unit.facts.get("nranks")) != before:
-            self._file(unit)
+        index = event.stage
+        if track.unit == "communicator":
+            found = self._communicator(track, stage, event)
+            if found is None:
+                return
+            unit, index = found
+        else:
+            found_unit = self._unit_for(track, stage, event)
+            if found_unit is None:
+                return
+            unit = found_unit
+        self._learn(unit, event, overwrite=bool(event.facts.get(track.key)) or track.unit != "communicator")
+        stage = track.stages[index]
         if stage.id not in unit.positions:
             unit.positions[stage.id] = event.position
             unit.texts[stage.id] = event.text
         unit.last, unit.last_text = event.position, event.text
-        if event.stage > unit.reached:
-            unit.reached = event.stage
+        if index > unit.reached:
+            was_done = unit.done
+            unit.reached = index
             unit.last_progress_at = event.at
-            if unit.done:
-                self._done.add((track.id, unit.process))
+            unit.last_progress_time = event.time
+            slot = (track.id, unit.process)
+            if unit.done and not was_done:
+                self._done.add(slot)
+                self._after.setdefault(slot, []).append(unit)
+            if unit.finished and unit in self._after.get(slot, ()):
+                self._after[slot].remove(unit)
 
-    def _unit_for(self, track: Track, event: StageEvent) -> Unit | None:
-        stage = track.stages[event.stage]
-        if track.unit == "communicator":
-            key = event.facts.get(track.key, "")
-            known = self._by_key.get((track.id, event.process, key)) if key else None
-            if stage.opens and key:  # a new communicator, even where a destroyed one had the same pointer
-                completed = (track.id, event.process) in self._done
-                return self._add(Unit(track, event.node, key, event.process, event.rank, completed_before=completed))
-            return known or self._latest.get((track.id, event.process))
+    def _communicator(self, track: Track, stage: StageDef, event: StageEvent) -> tuple[Unit, int] | None:
+        """The unit a communicator track's line belongs to, and the stage it marks there."""
+        if not event.process:
+            return None  # without a process there is no telling whose communicator this is
+        slot = (track.id, event.process)
+        latest = self._latest.get(slot)
+        if stage.process_level:
+            # Once per process: it begins a unit only for a process seen for the first time.
+            return (self._add(track, event), event.stage) if latest is None else None
+        key = event.facts.get(track.key, "")
+        if key:
+            known = self._by_key.get((track.id, event.process, key))
+            if known is not None and not (stage.opens and known.reached >= event.stage):
+                return known, event.stage
+            # A new communicator (even where a destroyed one had the same pointer), unless the process's
+            # current one has not been named yet and is not past this stage: then this line names it.
+            if latest is not None and not latest.key and latest.reached < event.stage:
+                latest.key = key
+                self._by_key[(track.id, event.process, key)] = latest
+                return latest, event.stage
+            unit = self._add(track, event)
+            unit.key = key
+            self._by_key[(track.id, event.process, key)] = unit
+            return unit, event.stage
+        if latest is not None and latest.done and stage.once_done:
+            # After the unit is ready this line marks a later stage: NCCL connecting at a first collective.
+            busy = self._busy.get(slot)
+            pending = self._after.get(slot)
+            target = busy if busy is not None and not busy.finished else (pending[-1] if pending else latest)
+            self._busy[slot] = target
+            return target, track.index(stage.once_done)
+        if latest is None or latest.done or (stage.opens and latest.reached > event.stage):
+            return self._add(track, event), event.stage
+        return latest, event.stage
+
+    def _unit_for(self, track: Track, stage: StageDef, event: StageEvent) -> Unit | None:
+        """The unit of a rank or node track's line."""
         known = self._by_key.get((track.id, event.process, event.process))
         if known is not None:
             return known
         if not stage.opens:
             # A marker that is not the program's own text only advances what was already seen.
             return self._on_node.get((track.id, event.node))
-        return self._add(Unit(track, event.node, event.process, event.process, event.rank))
+        unit = self._add(track, event)
+        unit.key = event.process
+        self._by_key[(track.id, event.process, event.process)] = unit
+        return unit
 
-    def _add(self, unit: Unit) -> Unit:
+    def _add(self, track: Track, event: StageEvent) -> Unit:
+        slot = (track.id, event.process)
+        ordinal = self._count.get(slot, 0)
+        self._count[slot] = ordinal + 1
+        unit = Unit(track, event.node, "", event.process, ordinal, event.rank, completed_before=slot in self._done)
         self.units.append(unit)
-        self._by_key[(unit.track.id, unit.process, unit.key)] = unit
-        self._latest[(unit.track.id, unit.process)] = unit
-        self._on_node[(unit.track.id, unit.node)] = unit
+        self._latest[slot] = unit
+        self._on_node[(track.id, event.node)] = unit
         self._file(unit)
         return unit
+
+    def _learn(self, unit: Unit, event: StageEvent, *, overwrite: bool) -> None:
+        """Take the facts of a line; a line that names its communicator is believed over one that does not
+        (a channel line may belong to another communicator of the same process)."""
+        track = unit.track
+        names = (track.group, track.parent, *track.split, "rank", "nranks")
+        before = tuple(unit.facts.get(n) for n in names)
+        for k, v in event.facts.items():
+            if v and (overwrite or k not in unit.facts):
+                unit.facts[k] = v
+        if tuple(unit.facts.get(n) for n in names) != before:
+            self._file(unit)
+
+    def _group_of(self, unit: Unit) -> str:
+        """The peer group: one communicator across ranks, or a whole engine."""
+        track = unit.track
+        if track.unit != "communicator":
+            return track.id
+        group = unit.facts.get(track.group) if track.group else None
+        if group:
+            return f"{track.group}:{group}"
+        parent = self._by_key.get((track.id, unit.process, unit.facts.get(track.parent, ""))) if track.parent else None
+        if parent is not None and parent is not unit:
+            split = "/".join(unit.facts.get(f, "?") for f in track.split)
+            return f"{parent.group}>{split}"
+        return f"#{unit.ordinal}"
 
     def _file(self, unit: Unit) -> None:
         """(Re)file ``unit`` under its peer group and rank, which facts learnt later may change."""
@@ -139,17 +229,25 @@ class StageTracker:
             self._groups[(unit.track.id, old[0])].remove(unit)
             if old[1] is not None:
                 self._by_rank[old[1]].remove(unit)
+        unit.group = self._group_of(unit)
         rank = unit.facts.get("rank")
         by_rank = (unit.track.id, rank, unit.facts.get("nranks", "")) if rank is not None else None
-        self._filed[id(unit)] = (unit.peer_group, by_rank)
-        self._groups.setdefault((unit.track.id, unit.peer_group), []).append(unit)
+        self._filed[id(unit)] = (unit.group, by_rank)
+        self._groups.setdefault((unit.track.id, unit.group), []).append(unit)
         if by_rank is not None:
             self._by_rank.setdefault(by_rank, []).append(unit)
 
-    def stalls(self, signatures: Iterable[Signature], *, now: float | None = None) -> Iterator[StallHit]:
+    def peers(self, unit: Unit) -> list[Unit]:
+        """The other units of ``unit``'s peer group."""
+        return [u for u in self._groups.get((unit.track.id, unit.group), ()) if u is not unit]
+
+    def stalls(
+        self, signatures: Iterable[Signature], *, now: float | None = None, log_end: Mapping[str, float] | None = None
+    ) -> Iterator[StallHit]:
         """Units that fit each stall signature. With ``now`` (a live source) a unit must also have made no
-        progress for the signature's ``live_after`` seconds; without it (a finished log) "stopped at"
-        is enough. Each unit is claimed by the first signature it fits, most severe first."""
+        progress for its stage's ``stuck_after`` seconds; without it (a finished log) "stopped at" is
+        enough, and ``log_end`` (the last time each source's own lines say) can corroborate it. Each unit is
+        claimed by the first signature it fits, most severe first, with the peers that tell its story."""
         claimed: set[int] = set()
         ordered = sorted((s for s in signatures if s.stall is not None), key=lambda s: -s.severity)
         by_track: dict[str, list[Unit]] = {}
@@ -167,17 +265,26 @@ class StageTracker:
                     continue
                 if rule.after_completed is not None and unit.completed_before != rule.after_completed:
                     continue
-                if now is not None and now - unit.last_progress_at < rule.live_after:
+                stuck_after = track.stages[unit.reached].stuck_after
+                if now is not None and now - unit.last_progress_at < stuck_after:
                     continue
-                peers = [u for u in self._groups.get((track.id, unit.peer_group), ()) if u is not unit]
+                peers = self.peers(unit)
                 ahead = tuple(u for u in peers if u.reached >= hi)
                 if rule.peer_reached is not None:
                     need = track.index(rule.peer_reached)
                     if not any(u.reached >= need for u in peers):
                         continue
                 claimed.add(id(unit))
+                claimed.update(id(u) for u in ahead)
                 missing = _missing_ranks(unit, peers)
-                yield StallHit(sig, unit, ahead, missing, self._last_units(unit, missing))
+                last_seen = self._last_units(unit, missing)
+                if now is not None:
+                    why = f"no progress for {now - unit.last_progress_at:.0f} s"
+                else:
+                    why = _corroboration(unit, ahead, last_seen, stuck_after, log_end or {})
+                    if not why and track.stages[unit.reached].settled:
+                        continue
+                yield StallHit(sig, unit, ahead, missing, last_seen, why)
 
     def _last_units(self, unit: Unit, ranks: tuple[int, ...]) -> tuple[Unit, ...]:
         """Where the ranks that never joined ``unit`` were last seen: their latest unit of the same size
@@ -193,7 +300,7 @@ class StageTracker:
         return tuple(found)
 
     def summary(self) -> dict[str, dict[str, str]]:
-        """Per node and track, a short phrase saying how far start-up got."""
+        """Per node and track, a short phrase saying how far start-up got (per rank where ranks differ)."""
         out: dict[str, dict[str, str]] = {}
         units: dict[tuple[str, str], list[Unit]] = {}
         for unit in self.units:
@@ -205,25 +312,96 @@ class StageTracker:
         return out
 
 
+def _corroboration(
+    unit: Unit, ahead: tuple[Unit, ...], last_seen: tuple[Unit, ...], stuck_after: float, log_end: Mapping[str, float]
+) -> str:
+    """What, besides the end of the log, says a unit of a finished log was stuck ("" for nothing)."""
+    if ahead:
+        return "peers got further"
+    if last_seen:
+        return "a rank that never joined was busy elsewhere"
+    end = log_end.get(unit.last.source) if unit.last is not None else None
+    if end is not None and unit.last_progress_time is not None and end - unit.last_progress_time >= stuck_after:
+        return f"the log went on for {end - unit.last_progress_time:.0f} s without progress"
+    return ""
+
+
 def _furthest(units: list[Unit]) -> str:
     """The label of the furthest stage any of a node's units reached."""
     return max(units, key=lambda u: u.reached).stage_label
 
 
 def _progress(units: list[Unit]) -> str:
-    """How many of a node's communicators are ready, and where the last open one stopped."""
+    """How many of a node's communicators are ready, per process where its processes differ, and where the
+    last open one stopped."""
+    by_process: dict[str, list[Unit]] = {}
+    for unit in units:
+        by_process.setdefault(unit.process, []).append(unit)
+    phrases = {p: _process_progress(found) for p, found in by_process.items()}
+    if len(set(phrases.values())) == 1:
+        phrase = next(iter(phrases.values()))
+        return phrase if len(phrases) == 1 else f"{len(phrases)} processes: {phrase}"
+    return "; ".join(f"{_rank_label(by_process[p])}: {phrase}" for p, phrase in phrases.items())
+
+
+def _process_progress(units: list[Unit]) -> str:
     done = sum(1 for u in units if u.done)
     phrase = f"{done} of {len(units)} {units[0].track.unit}s ready"
     open_ = [u for u in units if not u.done]
     if open_:
         last = open_[-1]
-        phrase += f"; {last.track.unit} {last.key} stopped at: {last.stage_label}"
+        phrase += f"; {last.track.unit} {last.key or '(unnamed)'} stopped at: {last.stage_label}"
+    elif not units[-1].finished:
+        phrase += f"; the last one stopped at: {units[-1].stage_label}"
     return phrase
+
+
+def _rank_label(units: list[Unit]) -> str:
+    ranks = [u.facts["rank"] for u in units if "rank" in u.facts]
+    pid = units[0].process.rpartition(":")[2]
+    return f"rank {ranks[0]} (pid {pid})" if ranks else f"pid {pid}"
+
+
+def who(units: Iterable[Unit]) -> str:
+    """Units named the way a reader counts them: "rank 3 on node-d", "ranks 0-2 on node-a and rank 5 on
+    node-b", "8 processes on gpu-a" where no rank is known."""
+    by_node: dict[str, list[Unit]] = {}
+    for unit in units:
+        by_node.setdefault(unit.node, []).append(unit)
+    parts = []
+    for node, found in by_node.items():
+        ranks = sorted({int(r) for u in found if (r := u.facts.get("rank", "")).isdigit()})
+        if len(found) == 1:
+            parts.append(found[0].who)
+        elif ranks and len(ranks) == len(found):
+            parts.append(f"{'rank' if len(ranks) == 1 else 'ranks'} {ranges(ranks)} on {node}")
+        else:
+            parts.append(f"{len(found)} processes on {node}")
+    return join(parts)
+
+
+def ranges(numbers: list[int]) -> str:
+    """``[0, 1, 2, 5]`` as "0-2, 5"."""
+    out: list[str] = []
+    start = prev = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(out)
+
+
+def join(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _missing_ranks(unit: Unit, peers: list[Unit]) -> tuple[int, ...]:
     nranks = unit.facts.get("nranks", "")
-    if not unit.facts.get(unit.track.group) or not nranks.isdigit():
+    if unit.group.startswith("#") or not nranks.isdigit():
         return ()
     seen = {int(u.facts["rank"]) for u in [unit, *peers] if u.facts.get("rank", "").isdigit()}
     return tuple(r for r in range(int(nranks)) if r not in seen)
