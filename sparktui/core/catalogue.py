@@ -78,6 +78,7 @@ class Signature:
     programs: frozenset[str] = frozenset()
     playbooks: tuple[str, ...] = ()
     consequence_of: tuple[str, ...] = ()
+    waits_for_peers: bool = False
     any: tuple[str, ...] = ()
     none: tuple[str, ...] = ()
     context: Context | None = None
@@ -236,6 +237,7 @@ def load_signature(path: Path) -> Signature:
         programs=programs,
         playbooks=tuple(r.texts("playbooks", required=False)),
         consequence_of=tuple(r.texts("consequence_of", required=False)),
+        waits_for_peers=r.flag("waits_for_peers", default=False),
         log_examples=_log_examples(path, examples),
     )
     if kind == "stall":

@@ -63,6 +63,8 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     facts: dict[str, str] = field(default_factory=dict)
     detail: str = ""
+    time: float | None = None  # when it was first seen, in seconds within the year, where its lines say it
+    waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,12 +4,16 @@ source, each stalled unit), and the ranking that puts the root cause first."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from sparktui.core.analysis.stages import StallHit, Unit, ranges, who
+from sparktui.core.analysis.stages import StallHit, Unit, join, ranges, who
 from sparktui.core.catalogue import Catalogue, Signature
+from sparktui.core.classify import classify
 from sparktui.core.events import Evidence, Finding, Position, Severity
 from sparktui.core.text import display
+
+#: Nodes whose peers got past a stalled unit that a finding shows a line of.
+PEERS_SHOWN = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,7 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
     evidence = [e for p in parts for e in p.evidence]
     first = min((p.first for p in parts), key=lambda at: (order.get(at.source, len(order)), at.line))
     severity = sig.severity if not all(p.weak for p in parts) else min(sig.severity, Severity.WARNING)
+    times = [t for e in evidence if (t := moment(e)) is not None]
     return Finding(
         signature=sig.id,
         category=sig.category,
@@ -51,7 +56,19 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
         evidence=tuple(evidence[:evidence_max] if evidence_max is not None else evidence),
         facts=facts,
         detail=" ".join(p.detail for p in parts if p.detail),
+        time=min(times, default=None),
+        waits_for_peers=sig.waits_for_peers,
     )
+
+
+def moment(evidence: Evidence) -> float | None:
+    """When an evidence line was written: its own time, or failing that the nearest time among the lines
+    right after it (a failure line often has none, the process's last words do) or before it."""
+    for text in (evidence.text, *evidence.after, *reversed(evidence.before)):
+        time = classify(text).time
+        if time is not None:
+            return time
+    return None
 
 
 def stall_parts(hits: Iterable[StallHit]) -> list[Part]:
@@ -91,9 +108,11 @@ def _group_part(hits: list[StallHit]) -> Part:
     for other in seen.values():
         if other.last is not None:
             evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
-    for peer in list(ahead.values())[:2]:
+    shown: set[str] = set()
+    for peer in ahead.values():  # the line where a peer got past it, one per node
         done = peer.positions.get(rule.not_reached)
-        if done is not None:
+        if done is not None and peer.node not in shown and len(shown) < PEERS_SHOWN:
+            shown.add(peer.node)
             evidence.append(Evidence(done.source, done.line, peer.node, display(peer.texts.get(rule.not_reached, ""))))
     nodes += [u.node for u in ahead.values()] + [u.node for u in seen.values()]
     first = min((e for e in evidence), key=lambda e: (e.source, e.line))
@@ -166,20 +185,34 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
 
     A finding whose signature declares ``consequence_of`` a category or signature that was also found
     ranks below it (a watchdog timeout below the hang that caused it), provided the cause is at least an
-    error or at least as severe. Then: problems before context (info), more severe first, earlier first,
-    wider (more nodes) first.
+    error or at least as severe. A finding that ``waits_for_peers`` (a timeout, a lost peer, an abort) ranks
+    below every other error found no later than it. Then: problems before context (info), more severe
+    first, earlier first (by the logs' clocks where both say one, else by source and line), wider (more
+    nodes) first.
     """
     consequence_of = {sig.id: set(sig.consequence_of) for sig in catalogue.signatures}
 
     def causes(f: Finding) -> list[Finding]:
         wanted = consequence_of.get(f.signature, set())
-        return [
-            g
-            for g in findings
-            if g is not f
-            and (g.category in wanted or g.signature in wanted)
-            and (g.severity >= Severity.ERROR or g.severity >= f.severity)
-        ]
+        return [g for g in findings if g is not f and (declared(f, g, wanted) or waited_for(f, g))]
+
+    def declared(f: Finding, g: Finding, wanted: set[str]) -> bool:
+        return (g.category in wanted or g.signature in wanted) and (
+            g.severity >= Severity.ERROR or g.severity >= f.severity
+        )
+
+    def waited_for(f: Finding, g: Finding) -> bool:
+        """A rank that waited (``f``) waited for another error found no later, unless that error is itself
+        declared a consequence of what ``f`` says."""
+        theirs = consequence_of.get(g.signature, set())
+        return (
+            f.waits_for_peers
+            and not g.waits_for_peers
+            and g.severity >= Severity.ERROR
+            and not _later(g, f)
+            and f.category not in theirs
+            and f.signature not in theirs
+        )
 
     depth: dict[int, int] = {}
 
@@ -192,11 +225,12 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
         depth[id(f)] = d
         return d
 
-    def key(f: Finding) -> tuple[int, int, int, int, int, int, int]:
+    def key(f: Finding) -> tuple[int, int, int, tuple[int, float], int, int, int, int]:
         return (
             1 if f.severity < Severity.WARNING else 0,
             depth_of(f),
             -int(f.severity),
+            (0, f.time) if f.time is not None else (1, 0.0),
             source_order.get(f.first_seen.source, len(source_order)),
             f.first_seen.line,
             -len(f.nodes),
@@ -204,3 +238,41 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
         )
 
     return sorted(findings, key=key)
+
+
+def _later(f: Finding, g: Finding) -> bool:
+    """Whether the logs' clocks say ``f`` was first seen after ``g`` (unknown: no)."""
+    return f.time is not None and g.time is not None and f.time > g.time
+
+
+def name_consequences(ranked: list[Finding], nodes: Sequence[str]) -> list[Finding]:
+    """Say on the root finding which nodes then waited for it: "the ranks on node-a and node-b then timed out
+    or lost their peer (4 findings below), 29 s later". Where the root is itself a wait, name the nodes of
+    the job (``nodes``) that did not wait: the others waited for them."""
+    if not ranked or ranked[0].severity < Severity.ERROR:
+        return ranked
+    root = ranked[0]
+    if root.waits_for_peers:
+        quiet = [n for n in nodes if n not in root.nodes]
+        if not quiet or len(quiet) == len(nodes):
+            return ranked
+        one = len(quiet) == 1
+        note = (
+            f"{join(quiet)} reported no such wait: the others waited for {'it' if one else 'them'} "
+            f"({'it' if one else 'they'} never called this collective, or {'is' if one else 'are'} stuck before it)."
+        )
+        return [replace(root, detail=f"{root.detail} {note}" if root.detail else note), *ranked[1:]]
+    waiting = [f for f in ranked[1:] if f.waits_for_peers and not _later(root, f)]
+    nodes = list(dict.fromkeys(n for f in waiting for n in f.nodes if n not in root.nodes))
+    if not nodes:
+        return ranked
+    note = (
+        f"The ranks on {join(nodes)} then waited for it and timed out or lost their peer "
+        f"({len(waiting)} finding{'s' if len(waiting) > 1 else ''} below"
+    )
+    times = [f.time for f in waiting if f.time is not None]
+    if root.time is not None and times:
+        note += f", {min(times) - root.time:.0f} s later"
+    note += "): consequences of this one."
+    detail = f"{root.detail} {note}" if root.detail else note
+    return [replace(root, detail=detail), *ranked[1:]]

@@ -299,6 +299,10 @@ class StageTracker:
                 found.append(candidates[-1])
         return tuple(found)
 
+    def nodes(self) -> list[str]:
+        """Every node a stage marker came from, in the order they were first seen."""
+        return list(dict.fromkeys(u.node for u in self.units))
+
     def summary(self) -> dict[str, dict[str, str]]:
         """Per node and track, a short phrase saying how far start-up got (per rank where ranks differ)."""
         out: dict[str, dict[str, str]] = {}
