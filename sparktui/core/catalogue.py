@@ -108,7 +108,7 @@ class StageDef:
     marks when it comes after the unit is done (NCCL connects channels during init, or since 2.22 at a
     communicator's first collective). ``stuck_after``: seconds without progress after reaching it before a
     live unit counts as stuck. ``settled``: nothing after it waits for other ranks, so a finished log that
-    stops there shows no stall unless something else says it was stuck."""
+    stops there shows no stall unless something else says it was stuck. ``short``: its name in a grid cell."""
 
     id: str
     label: str
@@ -118,6 +118,11 @@ class StageDef:
     once_done: str = ""
     stuck_after: float = STUCK_AFTER
     settled: bool = False
+    short: str = ""  # a word or two for a grid cell; the label where not given
+
+    @property
+    def brief(self) -> str:
+        return self.short or self.label
 
 
 #: How a track counts the things that progress through it: one per communicator of a process, one per rank
@@ -288,6 +293,7 @@ def load_track(path: Path) -> Track:
                 once_done=s.text("once_done", required=False),
                 stuck_after=s.seconds("stuck_after", default=stuck_after),
                 settled=s.flag("settled", default=False),
+                short=s.text("short", required=False),
             )
         )
     ids = [s.id for s in stages]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.findings import Part, merge, name_consequences, rank, stall_parts
+from sparktui.core.analysis.progress import grids
 from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Hits, Role, Scanned
 from sparktui.core.analysis.stages import StageTracker, StallHit
 from sparktui.core.catalogue import Catalogue, Signature
@@ -117,7 +118,7 @@ class Correlation:
         findings += [merge(self._signatures[s], stall_parts(hits), order) for s, hits in stalled.items()]
         sources = tuple(SourceSummary(s.name, s.node, s.lines, s.error) for s in self._sources.values())
         ranked = name_consequences(rank(findings, self.catalogue, order), self.tracker.nodes())
-        return Diagnosis(sources, tuple(ranked), self.tracker.summary())
+        return Diagnosis(sources, tuple(ranked), self.tracker.summary(), grids(self.tracker))
 
     def _context_holds(self, sig: Signature, scope: str) -> bool:
         if sig.context is None:

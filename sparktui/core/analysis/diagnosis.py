@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sparktui.core.analysis.progress import Grid
 from sparktui.core.events import Finding, Severity, SourceSummary
 
 JSON_VERSION = 1
@@ -13,11 +14,12 @@ JSON_VERSION = 1
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
     """What an analysis found: the sources read, the findings ranked with the most likely root cause first,
-    and how far start-up got per node and track."""
+    how far start-up got per node and track, and per track the rank-by-stage grid."""
 
     sources: tuple[SourceSummary, ...]
     findings: tuple[Finding, ...]
     stages: dict[str, dict[str, str]]
+    progress: tuple[Grid, ...] = ()
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
@@ -28,6 +30,7 @@ class Diagnosis:
             "sources": [_source(s) for s in self.sources],
             "findings": [_finding(i, f) for i, f in enumerate(self.findings, 1)],
             "stages": self.stages,
+            "progress": [_grid(g) for g in self.progress],
         }
 
 
@@ -36,6 +39,23 @@ def _source(s: SourceSummary) -> dict[str, Any]:
     if s.error:
         out["error"] = s.error
     return out
+
+
+def _grid(g: Grid) -> dict[str, Any]:
+    return {
+        "track": g.track,
+        "columns": list(g.columns),
+        "rows": [
+            {
+                "node": r.node,
+                "who": r.who,
+                "behind": r.behind,
+                "cells": [{"stage": c.stage, "done": c.done, "behind": c.behind} for c in r.cells],
+            }
+            for r in g.rows
+        ],
+        "verdict": g.verdict,
+    }
 
 
 def _finding(rank: int, f: Finding) -> dict[str, Any]:

@@ -69,10 +69,16 @@ class Unit:
         return self.reached == len(self.track.stages) - 1
 
     @property
+    def pid(self) -> str:
+        return self.process.rpartition(":")[2] if self.track.unit == "communicator" else ""
+
+    @property
     def who(self) -> str:
-        """ "rank 5 on node-b", or the node where no rank is known."""
+        """Who it is in a sentence: "rank 5 on node-b", or the process or node where no rank is known."""
         rank = self.facts.get("rank")
-        return f"rank {rank} on {self.node}" if rank is not None else self.node
+        if rank is not None:
+            return f"rank {rank} on {self.node}"
+        return f"process {self.pid} on {self.node}" if self.pid else self.node
 
 
 @dataclass(frozen=True, slots=True)

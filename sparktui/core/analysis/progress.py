@@ -1,0 +1,150 @@
+"""The rank-by-stage grid: how far each rank got, side by side, per track.
+
+For a track of communicators (NCCL) a grid has one row per process (a rank) and one column per
+communicator across ranks (its peer group: the world, each split, each group NCCL set up); a cell is the
+stage that rank's unit of that communicator reached. For the other tracks (an engine's start-up per rank or
+node) one column holds the stage each unit reached. A cell is *behind* when other rows of its column got
+further; the grid is *symmetric* when every row stopped at the same place short of the end, which points at
+something all ranks wait on (the network, a missing peer outside these logs) rather than one rank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparktui.core.analysis.stages import StageTracker, Unit, join, ranges
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One unit's place: the stage it reached (``stage`` "" where the row has no unit in this column)."""
+
+    stage: str = ""
+    label: str = ""
+    short: str = ""
+    done: bool = False  # reached the track's ``done`` stage (or its last stage where it has none)
+    behind: bool = False  # other rows of its column got further
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    node: str
+    who: str  # "rank 3", "process 556" or the node itself
+    cells: tuple[Cell, ...]
+
+    @property
+    def behind(self) -> bool:
+        return any(c.behind for c in self.cells)
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    track: str
+    label: str
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    verdict: str  # one sentence: who is behind, or that every rank stopped at the same place
+
+    def compact(self) -> tuple[Row, ...]:
+        """Rows with the same cells on the same node merged ("ranks 0-6"), for reports of many ranks."""
+        merged: list[tuple[Row, list[Row]]] = []
+        for row in self.rows:
+            if merged and merged[-1][0].node == row.node and merged[-1][0].cells == row.cells:
+                merged[-1][1].append(row)
+            else:
+                merged.append((row, [row]))
+        return tuple(_merge(first, same) for first, same in merged)
+
+
+def grids(tracker: StageTracker) -> tuple[Grid, ...]:
+    """One grid per track that has units, in the order the tracks were first seen."""
+    by_track: dict[str, list[Unit]] = {}
+    for unit in tracker.units:
+        by_track.setdefault(unit.track.id, []).append(unit)
+    return tuple(_grid(units) for units in by_track.values())
+
+
+def _grid(units: list[Unit]) -> Grid:
+    track = units[0].track
+    if track.unit == "communicator":
+        columns = list(dict.fromkeys(u.group for u in units))
+        titles = tuple(_column_title(next(u for u in units if u.group == g), i) for i, g in enumerate(columns))
+    else:
+        columns, titles = [track.id], ("start-up",)
+    rows: dict[str, dict[str, Unit]] = {}
+    for unit in units:
+        column = unit.group if track.unit == "communicator" else track.id
+        rows.setdefault(unit.process, {})[column] = unit  # a later unit of the same group replaces it
+    furthest = {c: max((r[c].reached for r in rows.values() if c in r), default=-1) for c in columns}
+    out = []
+    for cells_of in rows.values():
+        any_unit = next(iter(cells_of.values()))
+        cells = tuple(_cell(cells_of.get(c), furthest[c]) for c in columns)
+        out.append(Row(any_unit.node, _row_who(list(cells_of.values())), cells))
+    return Grid(track.id, track.label, titles, tuple(out), _verdict(out, len(columns)))
+
+
+def _cell(unit: Unit | None, furthest: int) -> Cell:
+    if unit is None:
+        return Cell()
+    done = unit.done if unit.track.done else unit.finished
+    stage = unit.track.stages[unit.reached]
+    return Cell(stage.id, stage.label, stage.brief, done, unit.reached < furthest)
+
+
+def _row_who(units: list[Unit]) -> str:
+    """A row's name: the rank of its process's first communicator (the world, mostly), else the process."""
+    first = min(units, key=lambda u: u.ordinal)
+    rank = first.facts.get("rank")
+    if rank is not None:
+        return f"rank {rank}"
+    return f"process {first.pid}" if first.pid else first.node
+
+
+def _column_title(unit: Unit, index: int) -> str:
+    track = unit.track
+    group = unit.group
+    head, _, split = group.partition(">")
+    nranks = unit.facts.get("nranks")
+    size = f", {nranks} ranks" if nranks else ""
+    if group.startswith("#"):
+        return f"communicator {index + 1}{size}"
+    name = head.partition(":")[2][:10]
+    label = track.group_label or track.group
+    return f"split {split.partition('/')[0]} of {name}{size}" if split else f"{label} {name}{size}"
+
+
+def _verdict(rows: list[Row], columns: int) -> str:
+    behind = [r for r in rows if r.behind]
+    if behind:
+        names = _names(behind)
+        return f"{names} {'is' if len(behind) == 1 else 'are'} behind the other ranks."
+    for c in range(columns):
+        cells = [r.cells[c] for r in rows if r.cells[c].stage]
+        if len(cells) > 1 and not all(cell.done for cell in cells):
+            return f"Symmetric: every rank stopped at '{cells[0].label}'."
+    if all(cell.done for r in rows for cell in r.cells if cell.stage):
+        return "Every rank is ready."
+    return ""
+
+
+def _names(rows: list[Row]) -> str:
+    by_node: dict[str, list[Row]] = {}
+    for row in rows:
+        by_node.setdefault(row.node, []).append(row)
+    parts = []
+    for node, found in by_node.items():
+        ranks = sorted(int(r.who.split()[1]) for r in found if r.who.startswith("rank "))
+        if ranks and len(ranks) == len(found):
+            parts.append(f"{'rank' if len(ranks) == 1 else 'ranks'} {ranges(ranks)} on {node}")
+        else:
+            parts.append(join([f"{r.who} on {node}" if r.who != node else node for r in found]))
+    return join(parts)
+
+
+def _merge(first: Row, same: list[Row]) -> Row:
+    if len(same) == 1:
+        return first
+    ranks = sorted(int(r.who.split()[1]) for r in same if r.who.startswith("rank "))
+    who = f"ranks {ranges(ranks)}" if len(ranks) == len(same) else f"{len(same)} processes"
+    return Row(first.node, who, first.cells)
