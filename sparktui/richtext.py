@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.progress import Cell, Grid
 from sparktui.core.events import Evidence, Finding, Severity
 from sparktui.core.report.summary import counts, sources_line
 from sparktui.core.text import display
@@ -40,13 +42,30 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
     for rank, finding in enumerate(diagnosis.findings, 1):
         console.print()
         console.print(_finding(rank, finding))
-    if diagnosis.stages:
+    for grid in diagnosis.progress:
         console.print()
-        console.print(Text("Start-up stages", style="bold underline"))
-        for node, tracks in sorted(diagnosis.stages.items()):
-            line = Text(f"  {node}: ", style="bold")
-            line.append("; ".join(f"{track} {phrase}" for track, phrase in sorted(tracks.items())))
-            console.print(line)
+        console.print(_grid(grid))
+
+
+def _grid(grid: Grid) -> Group:
+    """A track's rank-by-stage grid: ranks with the same cells on one node folded into one row."""
+    title = Text(f"{grid.label} start-up", style="bold underline")
+    if grid.verdict:
+        title.append(f"  {grid.verdict}", style="bold yellow" if "behind" in grid.verdict else "")
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="dim")
+    for name in ("node", "rank", *grid.columns):
+        table.add_column(display(name), overflow="fold")
+    for row in grid.compact():
+        who = Text(display(row.who), style="bold red" if row.behind else "")
+        cells = [Text(display(c.short), style=_cell_style(c)) for c in row.cells]
+        table.add_row(Text(display(row.node)), who, *cells)
+    return Group(title, Padding(table, (0, 0, 0, 2)))
+
+
+def _cell_style(cell: Cell) -> str:
+    if cell.behind:
+        return "bold red"
+    return "green" if cell.done else "yellow"
 
 
 def translation_text(found: Translation) -> Text:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.progress import Cell, Grid, Row
 from sparktui.core.audit import AuditEntry
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Evidence, Finding, Position, Severity, SourceSummary
@@ -313,11 +314,13 @@ def test_diagnosis_markdown_is_the_cli_form_and_survives_backticks() -> None:
         evidence=[Evidence("a.log", 5, "n1", line, ("before",), ("after",))],
         facts={"what": "a`b"},
     )
-    diagnosis = Diagnosis([SourceSummary("a.log", "n1", 9)], [finding], {"n1": {"nccl": "ready | done"}})
+    grid = Grid("nccl", "NCCL", ("comm | 1",), (Row("n`1", "rank 0", (Cell("init_start", "init", "init"),)),), "")
+    diagnosis = Diagnosis([SourceSummary("a.log", "n1", 9)], [finding], {"n1": {"nccl": "init"}}, (grid,))
     md = diagnosis_markdown(diagnosis)
     assert "`````text\n  4  before\n> 5  " + line + "\n  6  after\n`````" in md
     assert "``what=a`b``" in md
-    assert "| `n1` | ready \\| done |" in md
+    assert "| node | rank | comm \\| 1 |" in md
+    assert "| ``n`1`` | rank 0 | init |" in md
 
 
 def test_a_quiet_incident_without_logs(tmp_path: Path, catalogue: Catalogue) -> None:
@@ -343,3 +346,16 @@ def test_long_command_output_is_cut_to_its_end_and_made_inert() -> None:
     lines, cut = tail(output)
     assert cut == 50 and len(lines) == OUTPUT_LINES
     assert lines[0] == "line 50 red\\x07" and lines[-1] == f"line {OUTPUT_LINES + 49} red\\x07"
+
+
+def test_reports_show_the_rank_by_stage_grid(catalogue: Catalogue, tmp_path: Path) -> None:
+    diagnosis = analyse(FIXTURES / "nccl4" / "four-hosts-first-collective-hang", catalogue)
+    incident = Incident(diagnosis)
+    export(incident, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "**NCCL**: rank 3 on node-d is behind the other ranks." in md
+    assert "| `node-d` | **rank 3** | in use | **ready** |" in md
+    page = (tmp_path / "report.html").read_text()
+    assert '<table class="grid">' in page and '<td class="behind">ready</td>' in page
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert [r["behind"] for r in data["progress"][0]["rows"]] == [False, False, False, True]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.events import Severity
 
 START = (
     "spark-a:2201:2201 [0] NCCL INFO ncclCommInitRank comm 0x5581f0c0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
@@ -41,3 +42,132 @@ def test_evidence_context_spans_blocks(catalogue: Catalogue) -> None:
     a.feed("x.log", "after1\nafter2\nafter3\nafter4")
     ev = next(f for f in a.finish().findings if f.signature == "nccl-socket-ifname-no-interface").evidence[0]
     assert (ev.line, ev.before, ev.after) == (4, ("one", "two", "three"), ("after1", "after2", "after3"))
+
+
+def nccl(host: str, pid: int, text: str) -> str:
+    return f"{host}:{pid}:{pid} [0] NCCL INFO {text}"
+
+
+def split(host: str, pid: int, comm: str, rank: int, parent: str, end: str) -> str:
+    return nccl(
+        host,
+        pid,
+        f"ncclCommSplit comm {comm} rank {rank} nranks 2 cudaDev 0 nvmlDev 0 busId 60 parent {parent} "
+        f"splitCount 1 color 7 key {rank} - Init {end}",
+    )
+
+
+def world(host: str, pid: int, comm: str, rank: int, end: str) -> str:
+    return nccl(
+        host,
+        pid,
+        f"ncclCommInitRankConfig comm {comm} rank {rank} nranks 2 cudaDev 0 nvmlDev 0 busId 60 "
+        f"commId 0x5eed - Init {end}",
+    )
+
+
+def diagnose(catalogue: Catalogue, *blocks: tuple[str, str]) -> Analyzer:
+    a = Analyzer(catalogue)
+    for name, text in blocks:
+        a.add_source(name, name)
+        a.feed(name, text)
+    return a
+
+
+def test_a_communicator_begins_at_its_first_visible_line(catalogue: Catalogue) -> None:
+    a = diagnose(catalogue, ("a.log", nccl("node-a", 7, "Comm config Blocking set to 1")))
+    (unit,) = a.correlation.tracker.units
+    assert (unit.stage, unit.key) == ("config", "")
+    a.feed("a.log", nccl("node-a", 7, "Using network Socket") + "\n" + world("node-a", 7, "0xa1", 0, "START"))
+    (unit,) = a.correlation.tracker.units  # Init START names the communicator Comm config began
+    assert (unit.stage, unit.key, unit.facts["commid"]) == ("init_start", "0xa1", "0x5eed")
+
+
+def lazy_world(host: str, pid: int, comm: str, rank: int) -> list[str]:
+    peer = 1 - rank
+    return [
+        world(host, pid, comm, rank, "START"),
+        world(host, pid, comm, rank, "COMPLETE"),
+        nccl(host, pid, f"Channel 00/0 : {peer}[0] -> {rank}[0] [receive] via NET/Socket/0"),
+        nccl(host, pid, "Connected all rings, use ring PXN 0 GDR 0"),
+    ]
+
+
+def test_channels_after_init_complete_are_the_first_collective(catalogue: Catalogue) -> None:
+    a = diagnose(catalogue, ("a.log", "\n".join(lazy_world("node-a", 7, "0xa1", 0))))
+    (unit,) = a.correlation.tracker.units
+    assert unit.stage == "collective_connected" and unit.done
+
+
+def test_a_rank_that_never_joins_a_split_first_collective(catalogue: Catalogue) -> None:
+    a_lines = [
+        *lazy_world("node-a", 7, "0xa1", 0),
+        split("node-a", 7, "0xa2", 0, "0xa1", "START"),
+        split("node-a", 7, "0xa2", 0, "0xa1", "COMPLETE"),
+        nccl("node-a", 7, "Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0"),
+    ]
+    b_lines = [
+        *lazy_world("node-b", 8, "0xb1", 1),
+        split("node-b", 8, "0xb2", 1, "0xb1", "START"),
+        split("node-b", 8, "0xb2", 1, "0xb1", "COMPLETE"),
+    ]
+    a = diagnose(catalogue, ("a.log", "\n".join(a_lines)), ("b.log", "\n".join(b_lines)))
+    d = a.finish()
+    root = d.findings[0]
+    assert (root.signature, root.severity, root.nodes[0]) == (
+        "nccl-collective-rank-never-joined",
+        Severity.CRITICAL,
+        "node-b",
+    )
+    assert "rank 1 on node-b stopped at 'communicator ready'" in root.detail
+    (grid,) = d.progress
+    assert grid.columns == ("0x5eed (2 ranks)", "split 1 (2 ranks)")  # the splits are one column, tied by parent
+    assert [(r.who, r.behind) for r in grid.rows] == [("rank 0", False), ("rank 1", True)]
+    assert grid.verdict == "rank 1 on node-b is behind the other ranks."
+
+
+def test_a_stall_only_the_end_of_the_log_speaks_for_is_a_warning(catalogue: Catalogue) -> None:
+    both = [world("node-a", 7, "0xa1", 0, "START"), world("node-b", 8, "0xb1", 1, "START")]
+    d = diagnose(catalogue, ("x.log", "\n".join(both))).finish()
+    assert [(f.signature, f.severity) for f in d.findings] == [("nccl-communicator-init-stalled", Severity.WARNING)]
+    assert "Nothing else in the logs says it was stuck" in d.findings[0].detail
+    assert d.progress[0].verdict == "Symmetric: every rank stopped at 'communicator init started'."
+
+
+def test_the_logs_own_clock_corroborates_a_stall(catalogue: Catalogue) -> None:
+    stamped = [
+        "2026-12-01T10:00:00.000000000Z " + world("node-a", 7, "0xa1", 0, "START"),
+        "2026-12-01T10:05:00.000000000Z some later line of the same container",
+    ]
+    d = diagnose(catalogue, ("x.log", "\n".join(stamped))).finish()
+    assert [(f.signature, f.severity) for f in d.findings] == [("nccl-communicator-init-stalled", Severity.ERROR)]
+    assert "the log went on for 300 s without progress" in d.findings[0].detail
+
+
+def test_a_log_that_stops_after_rings_connected_is_not_a_stall(catalogue: Catalogue) -> None:
+    lines = [world("node-a", 7, "0xa1", 0, "START"), nccl("node-a", 7, "Connected all trees")]
+    assert diagnose(catalogue, ("x.log", "\n".join(lines))).finish().findings == ()
+
+
+def test_live_first_collective_hang_is_named_within_a_minute_and_progress_clears_it(catalogue: Catalogue) -> None:
+    a = Analyzer(catalogue)
+    a.add_source("a.log", "a")
+    a.feed("a.log", "\n".join(lazy_world("node-a", 7, "0xa1", 0)[:3]), now=1000.0)
+    assert a.finish(now=1050.0).findings == ()
+    assert [f.signature for f in a.finish(now=1061.0).findings] == ["nccl-collective-connect-stalled"]
+    a.feed("a.log", nccl("node-a", 7, "Connected all rings, use ring PXN 0 GDR 0"), now=1062.0)
+    assert a.finish(now=2000.0).findings == ()
+
+
+def test_eight_ranks_of_one_host_are_eight_rows(catalogue: Catalogue) -> None:
+    lines = [
+        nccl(
+            "gpu-a", 100 + r, f"comm 0x{r}f rank {r} nranks 8 cudaDev {r} nvmlDev {r} busId 60 commId 0x77 - Init START"
+        )
+        for r in range(8)
+    ]
+    d = diagnose(catalogue, ("x.log", "\n".join(lines))).finish()
+    (grid,) = d.progress
+    assert [r.who for r in grid.rows] == [f"rank {r}" for r in range(8)]
+    assert [r.who for r in grid.compact()] == ["ranks 0-7"]
+    assert d.stages["gpu-a"]["nccl"].startswith("8 processes: 0 of 1 communicators ready")

@@ -102,16 +102,15 @@ def _row_who(units: list[Unit]) -> str:
 
 
 def _column_title(unit: Unit, index: int) -> str:
-    track = unit.track
-    group = unit.group
-    head, _, split = group.partition(">")
+    """A communicator column: its commId (shortened), or which split of its parent it is, and its size."""
+    head, _, split = unit.group.partition(">")
     nranks = unit.facts.get("nranks")
-    size = f", {nranks} ranks" if nranks else ""
-    if group.startswith("#"):
+    size = f" ({nranks} ranks)" if nranks else ""
+    if unit.group.startswith("#"):
         return f"communicator {index + 1}{size}"
-    name = head.partition(":")[2][:10]
-    label = track.group_label or track.group
-    return f"split {split.partition('/')[0]} of {name}{size}" if split else f"{label} {name}{size}"
+    if split:
+        return f"split {split.partition('/')[0]}{size}"
+    return f"{head.partition(':')[2][:10]}{size}"
 
 
 def _verdict(rows: list[Row], columns: int) -> str:

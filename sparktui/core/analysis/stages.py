@@ -360,7 +360,7 @@ def _process_progress(units: list[Unit]) -> str:
     open_ = [u for u in units if not u.done]
     if open_:
         last = open_[-1]
-        phrase += f"; {last.track.unit} {last.key or '(unnamed)'} stopped at: {last.stage_label}"
+        phrase += f"; the last open one stopped at: {last.stage_label}"
     elif not units[-1].finished:
         phrase += f"; the last one stopped at: {units[-1].stage_label}"
     return phrase

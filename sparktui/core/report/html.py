@@ -12,6 +12,7 @@ import html
 from collections.abc import Sequence
 
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.progress import Cell
 from sparktui.core.events import Finding
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.summary import (
@@ -23,7 +24,6 @@ from sparktui.core.report.summary import (
     plural,
     redaction_note,
     sources_line,
-    stage_tracks,
     tail,
     when,
 )
@@ -33,9 +33,9 @@ class Markup(str):
     """HTML built by this module; every other ``str`` is escaped when it is inserted."""
 
 
-def _tag(tag: str, *children: str | None, **attrs: str) -> Markup:
-    """``<tag attrs>children</tag>``; ``class_`` gives ``class``; None children are left out."""
-    attributes = "".join(f' {k.rstrip("_")}="{html.escape(v)}"' for k, v in attrs.items())
+def _tag(tag: str, *children: str | None, **attrs: str | None) -> Markup:
+    """``<tag attrs>children</tag>``; ``class_`` gives ``class``; None children and attributes are left out."""
+    attributes = "".join(f' {k.rstrip("_")}="{html.escape(v)}"' for k, v in attrs.items() if v is not None)
     return Markup(f"<{tag}{attributes}>{_join(*children)}</{tag}>")
 
 
@@ -195,15 +195,30 @@ def _evidence(source: str, line: int, rows: list[tuple[int, str, bool]]) -> Mark
 
 
 def _stages(d: Diagnosis) -> Markup:
-    if not d.stages:
+    """Each track's rank-by-stage grid; a rank that is behind and its lagging cells stand out."""
+    if not d.progress:
         return _tag("p", "No start-up stage was recognised in these logs.", class_="note")
-    tracks = stage_tracks(d)
-    head = _tag("tr", _tag("th", "node"), *(_tag("th", t) for t in tracks))
-    rows = [
-        _tag("tr", _tag("td", _tag("span", node, class_="node")), *(_tag("td", reached.get(t, "")) for t in tracks))
-        for node, reached in sorted(d.stages.items())
-    ]
-    return _tag("table", _tag("thead", head), _tag("tbody", *rows))
+    parts = []
+    for grid in d.progress:
+        parts.append(_tag("h3", f"{grid.label}: {grid.verdict}" if grid.verdict else grid.label))
+        head = _tag("tr", _tag("th", "node"), _tag("th", "rank"), *(_tag("th", c) for c in grid.columns))
+        rows = [
+            _tag(
+                "tr",
+                _tag("td", _tag("span", row.node, class_="node")),
+                _tag("td", row.who, class_="behind" if row.behind else None),
+                *(_tag("td", c.short, class_=_cell_class(c)) for c in row.cells),
+            )
+            for row in grid.compact()
+        ]
+        parts.append(_tag("table", _tag("thead", head), _tag("tbody", *rows), class_="grid"))
+    return _join(*parts)
+
+
+def _cell_class(cell: Cell) -> str | None:
+    if not cell.stage:
+        return None
+    return "behind" if cell.behind else "done" if cell.done else "open"
 
 
 def _audit(incident: Incident) -> Markup:
@@ -372,6 +387,9 @@ pre.code .hit { background: var(--hit); box-shadow: inset 3px 0 0 var(--hit-edge
 pre.block { background: var(--code); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px;
   margin: 6px 0 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .note { color: var(--muted); font-style: italic; }
+table.grid td.done { color: var(--ok); }
+table.grid td.open { color: var(--warning); }
+table.grid td.behind { color: var(--error); background: var(--error-bg); font-weight: 600; }
 .action { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px 16px;
   margin: 10px 0; }
 .outcome { font-weight: 700; }

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from sparktui import __version__
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.progress import Grid
 from sparktui.core.audit import AuditEntry
 from sparktui.core.events import Evidence, Finding, Position, SourceSummary
 from sparktui.core.report.redact import Redactor
@@ -93,6 +94,7 @@ class Incident:
             tuple(SourceSummary(text(s.name), node(s.node), s.lines, s.error and text(s.error)) for s in d.sources),
             tuple(_finding(f, text, node) for f in d.findings),
             {node(n): {track: text(phrase) for track, phrase in tracks.items()} for n, tracks in d.stages.items()},
+            tuple(_grid(g, text, node) for g in d.progress),
         )
         audit = tuple(
             replace(a, command=text(a.command), node=node(a.node), output=text(a.output), step=text(a.step))
@@ -128,3 +130,8 @@ def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str])
         facts={k: text(v) for k, v in f.facts.items()},
         detail=text(f.detail),
     )
+
+
+def _grid(g: Grid, text: Callable[[str], str], node: Callable[[str], str]) -> Grid:
+    rows = tuple(replace(r, node=node(r.node), who=text(r.who)) for r in g.rows)
+    return replace(g, columns=tuple(text(c) for c in g.columns), rows=rows, verdict=text(g.verdict))

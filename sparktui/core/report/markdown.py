@@ -22,7 +22,6 @@ from sparktui.core.report.summary import (
     plural,
     redaction_note,
     sources_line,
-    stage_tracks,
     tail,
     when,
 )
@@ -40,8 +39,8 @@ def diagnosis_markdown(diagnosis: Diagnosis) -> str:
     out = ["# sparktui diagnosis", "", f"{sources_line(diagnosis)}: {counts(diagnosis)}.", ""]
     for rank, f in enumerate(diagnosis.findings, 1):
         out += [f"## {rank}. {f.title}", "", *_finding_md(f, open_evidence=True)]
-    if diagnosis.stages:
-        out += ["## Start-up stages", "", *_stages_md(diagnosis), ""]
+    if diagnosis.progress:
+        out += ["## Start-up stages", "", *_stages_md(diagnosis)]
     return "\n".join(out)
 
 
@@ -50,7 +49,7 @@ def markdown(incident: Incident) -> str:
     and the other findings' evidence folded."""
     d = incident.diagnosis
     out = [*_summary_md(incident), *_findings_md(d), "## Start-up stages", ""]
-    out += [*_stages_md(d), ""] if d.stages else ["No start-up stage was recognised in these logs.", ""]
+    out += _stages_md(d) if d.progress else ["No start-up stage was recognised in these logs.", ""]
     out += ["## Inventory", "", f"_{INVENTORY_NOTE}_", "", "## Launch command", ""]
     out += [*_fenced(inert(incident.command), "sh"), ""] if incident.command else ["Not given.", ""]
     out += [*_audit_md(incident), *_sources_md(d), *_environment_md(incident)]
@@ -165,10 +164,17 @@ def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
 
 
 def _stages_md(diagnosis: Diagnosis) -> list[str]:
-    tracks = stage_tracks(diagnosis)
-    out = ["| node | " + " | ".join(tracks) + " |", "|---|" + "---|" * len(tracks)]
-    for node, reached in sorted(diagnosis.stages.items()):
-        out.append(f"| {_code(node, table=True)} | " + " | ".join(_text(reached.get(t, "")) for t in tracks) + " |")
+    """Each track's rank-by-stage grid as a table, the ranks that are behind in bold."""
+    out: list[str] = []
+    for grid in diagnosis.progress:
+        out += [f"**{_text(grid.label)}**" + (f": {_text(grid.verdict)}" if grid.verdict else ""), ""]
+        out.append("| node | rank | " + " | ".join(_text(c) for c in grid.columns) + " |")
+        out.append("|---|---|" + "---|" * len(grid.columns))
+        for row in grid.compact():
+            who = f"**{_text(row.who)}**" if row.behind else _text(row.who)
+            cells = [f"**{_text(c.short)}**" if c.behind else _text(c.short) for c in row.cells]
+            out.append(f"| {_code(row.node, table=True)} | {who} | " + " | ".join(cells) + " |")
+        out.append("")
     return out
 
 

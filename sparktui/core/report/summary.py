@@ -40,11 +40,6 @@ def sources_line(diagnosis: Diagnosis) -> str:
     return f"{plural(len(diagnosis.sources), 'source')}, {plural(sum(s.lines for s in diagnosis.sources), 'line')}"
 
 
-def stage_tracks(diagnosis: Diagnosis) -> list[str]:
-    """The start-up tracks any node reached (nccl, ray, vllm...), the columns of a stages table."""
-    return sorted({t for tracks in diagnosis.stages.values() for t in tracks})
-
-
 def evidence_by_node(finding: Finding) -> list[tuple[str, list[Evidence]]]:
     """The finding's evidence grouped per node: its nodes in order, then any other node evidence names."""
     order = list(finding.nodes) + [e.node for e in finding.evidence if e.node not in finding.nodes]
