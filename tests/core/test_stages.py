@@ -171,3 +171,21 @@ def test_eight_ranks_of_one_host_are_eight_rows(catalogue: Catalogue) -> None:
     assert [r.who for r in grid.rows] == [f"rank {r}" for r in range(8)]
     assert [r.who for r in grid.compact()] == ["ranks 0-7"]
     assert d.stages["gpu-a"]["nccl"].startswith("8 processes: 0 of 1 communicators ready")
+
+
+def test_lines_folded_by_ray_count_and_say_so(catalogue: Catalogue) -> None:
+    folded = "(RayWorkerWrapper pid=4411, ip=10.0.0.2) " + world("node-b", 8, "0xb1", 1, "COMPLETE")
+    lines = [
+        world("node-a", 7, "0xa1", 0, "START"),
+        world("node-b", 8, "0xb1", 1, "START"),
+        folded + " [repeated 3x across cluster]",
+    ]
+    d = diagnose(catalogue, ("x.log", "\n".join(lines))).finish()
+    (stall,) = d.findings  # rank 0 looks behind, but its COMPLETE may be one of the folded lines
+    assert stall.severity == Severity.WARNING
+    assert "de-duplication folded" in stall.detail
+    warn = "(RayWorkerWrapper pid=4411, ip=10.0.0.2) node-b:8:8 [0] misc/socket.cc:50 NCCL WARN Bootstrap : "
+    warn += "no socket interface found"
+    d = diagnose(catalogue, ("y.log", warn + " [repeated 4x across cluster]")).finish()
+    found = next(f for f in d.findings if f.signature == "nccl-socket-ifname-no-interface")
+    assert found.count == 4 and "3 identical lines of other workers were folded" in found.detail

@@ -38,6 +38,7 @@ class _Merged:
     nodes: list[str] = field(default_factory=list)
     facts: dict[str, str] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
+    folded: int = 0
 
 
 class Correlation:
@@ -89,6 +90,7 @@ class Correlation:
         if merged is None:
             merged = self._merged[(hits.signature, hits.scope)] = _Merged(hits.first)
         merged.count += hits.count
+        merged.folded += hits.folded
         merged.nodes.extend(n for n in hits.nodes if n not in merged.nodes)
         for k, v in hits.facts.items():
             merged.facts.setdefault(k, v)
@@ -109,7 +111,9 @@ class Correlation:
         for (sig_id, scope), m in self._merged.items():
             sig = self._signatures.get(sig_id)
             if sig is not None and self._context_holds(sig, scope):
-                parts.setdefault(sig_id, []).append(Part(m.first, m.count, m.nodes, m.facts, m.evidence))
+                parts.setdefault(sig_id, []).append(
+                    Part(m.first, m.count, m.nodes, m.facts, m.evidence, folded=m.folded)
+                )
         findings = [merge(self._signatures[s], found, order, EVIDENCE_MAX) for s, found in parts.items()]
         stalled: dict[str, list[StallHit]] = {}
         log_end = {s.name: s.last_time for s in self._sources.values() if s.last_time is not None}

@@ -27,6 +27,7 @@ class Part:
     evidence: Sequence[Evidence]
     detail: str = ""
     weak: bool = False  # only the end of the log speaks for it: the finding is at most a warning
+    folded: int = 0  # lines Ray's de-duplication folded into its hits
 
 
 def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evidence_max: int | None = None) -> Finding:
@@ -43,6 +44,14 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
     first = min((p.first for p in parts), key=lambda at: (order.get(at.source, len(order)), at.line))
     severity = sig.severity if not all(p.weak for p in parts) else min(sig.severity, Severity.WARNING)
     times = [t for e in evidence if (t := moment(e)) is not None]
+    details = [p.detail for p in parts if p.detail]
+    folded = sum(p.folded for p in parts)
+    if folded:
+        details.append(
+            f"Ray's log de-duplication was on: {folded} identical line{'s' if folded > 1 else ''} of other"
+            " workers were folded into these (`[repeated Nx across cluster]`), so the nodes and ranks above"
+            " may be fewer than those that printed it; RAY_DEDUP_LOGS=0 shows every line."
+        )
     return Finding(
         signature=sig.id,
         category=sig.category,
@@ -55,7 +64,7 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
         count=sum(p.count for p in parts),
         evidence=tuple(evidence[:evidence_max] if evidence_max is not None else evidence),
         facts=facts,
-        detail=" ".join(p.detail for p in parts if p.detail),
+        detail=" ".join(details),
         time=min(times, default=None),
         waits_for_peers=sig.waits_for_peers,
     )
@@ -156,6 +165,11 @@ def _describe(hits: list[StallHit], weak: bool) -> str:
     reasons = sorted({h.corroboration for h in hits if h.corroboration and h.corroboration != "peers got further"})
     if reasons:
         text += f" Stuck: {'; '.join(reasons)}."
+    if any(h.folded for h in hits):
+        text += (
+            " Ray's log de-duplication folded some of these lines of other workers into one"
+            " (`[repeated Nx across cluster]`), so a rank may look behind only because its line was folded."
+        )
     if weak:
         text += (
             " Nothing else in the logs says it was stuck: it hangs there if the job was still running when the"

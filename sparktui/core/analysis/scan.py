@@ -93,6 +93,7 @@ class Hits:
     nodes: list[str] = field(default_factory=list)
     facts: dict[str, str] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
+    folded: int = 0  # lines of other processes that Ray's de-duplication folded into these
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,8 @@ class StageEvent:
     """A line that marks a stage of a track: what a :class:`~sparktui.core.analysis.stages.StageTracker`
     is fed. ``process`` names the process the line comes from (how, the track says; "" where the line does
     not say it); ``at`` is the time the line was read (a live source's clock; 0 for a file read after the
-    fact); ``time`` is the time the line itself says, if any."""
+    fact); ``time`` is the time the line itself says, if any; ``repeated`` how many processes' lines it
+    stands for (Ray folds identical lines of several workers into one)."""
 
     track: str
     stage: int
@@ -112,6 +114,7 @@ class StageEvent:
     text: str
     at: float
     time: float | None = None
+    repeated: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +266,7 @@ class Scan:
                     self._seen.add(seen)
                     self._new_seen.append(seen)
                 continue
-            lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines)
+            lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
         if cls is not None:
             self._saw_time(cls.time)
         return lines
@@ -279,13 +282,15 @@ class Scan:
         index: int,
         block: str,
         lines: list[str] | None,
+        repeated: int,
     ) -> list[str] | None:
         key = (owner, scope)
         entry = self._hits.get(key)
         if entry is None:
             entry = self._hits[key] = (Hits(sig.id, scope, position), [])
         found, pendings = entry
-        found.count += 1
+        found.count += repeated  # a line Ray folded stands for that many
+        found.folded += repeated - 1
         for k, v in m.groupdict().items():
             if v is not None:
                 found.facts.setdefault(k, v)
@@ -316,6 +321,7 @@ class Scan:
                 m.string,
                 now,
                 cls.time,
+                cls.repeated,
             )
         )
 

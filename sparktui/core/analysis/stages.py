@@ -92,6 +92,7 @@ class StallHit:
     peers_missing: tuple[int, ...]  # ranks of the peer group that never printed the unit at all
     last_seen: tuple[Unit, ...] = ()  # for each missing rank found elsewhere: its most recent unit
     corroboration: str = ""
+    folded: bool = False  # Ray folded some of the track's lines: who looks behind may only look so
 
 
 class StageTracker:
@@ -110,9 +111,12 @@ class StageTracker:
         self._groups: dict[tuple[str, str], list[Unit]] = {}  # (track, peer group) -> units
         self._by_rank: dict[tuple[str, str, str], list[Unit]] = {}  # (track, rank, nranks) -> units
         self._filed: dict[int, tuple[str, tuple[str, str, str] | None]] = {}  # id(unit) -> (group, rank key)
+        self.folded: set[str] = set()  # tracks some of whose lines stood for other processes' (Ray's dedup)
 
     def update(self, event: StageEvent) -> None:
         track = self.tracks[event.track]
+        if event.repeated > 1:
+            self.folded.add(track.id)
         stage = track.stages[event.stage]
         index = event.stage
         if track.unit == "communicator":
@@ -284,13 +288,15 @@ class StageTracker:
                 claimed.update(id(u) for u in ahead)
                 missing = _missing_ranks(unit, peers)
                 last_seen = self._last_units(unit, missing)
+                # With Ray folding identical lines, a rank that looks behind may have printed the same line.
+                folded = track.id in self.folded
                 if now is not None:
                     why = f"no progress for {now - unit.last_progress_at:.0f} s"
                 else:
-                    why = _corroboration(unit, ahead, last_seen, stuck_after, log_end or {})
+                    why = _corroboration(unit, () if folded else ahead, last_seen, stuck_after, log_end or {})
                     if not why and track.stages[unit.reached].settled:
                         continue
-                yield StallHit(sig, unit, ahead, missing, last_seen, why)
+                yield StallHit(sig, unit, ahead, missing, last_seen, why, folded)
 
     def _last_units(self, unit: Unit, ranks: tuple[int, ...]) -> tuple[Unit, ...]:
         """Where the ranks that never joined ``unit`` were last seen: their latest unit of the same size
