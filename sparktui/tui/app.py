@@ -41,6 +41,7 @@ from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
+from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
 from sparktui.tui.widgets.findings import FindingsTable
 from sparktui.tui.widgets.logpane import LogPane
@@ -179,6 +180,7 @@ class SparkApp(App[None]):
                     yield SystemCommand(f"Go to {column.node} / {pane.border_title}", "Focus this pane", pane.focus)
         for rank, finding in enumerate(self.diagnosis.findings if self.diagnosis else [], 1):
             yield SystemCommand(f"Finding {rank}: {finding.title}", finding.signature, partial(self._open, rank - 1))
+        yield SystemCommand("Start-up progress", "The stage each rank reached, per track", self.action_progress)
         yield SystemCommand("Export report", "Write a Markdown report of this incident", self.action_export)
         yield SystemCommand("Help", "Every key", self.action_help)
 
@@ -197,8 +199,10 @@ class SparkApp(App[None]):
                 self.post_message(LinesArrived(panes, len(update.lines), update.received_at))
             diagnosis = update.diagnosis
             if diagnosis is not None:
-                # A new or changed finding, or new stages, are shown at once; only counts going up wait.
-                looks = (tuple((f.signature, f.severity, f.nodes) for f in diagnosis.findings), diagnosis.stages)
+                # A new or changed finding, or new stages (a node's or a rank's), are shown at once; only counts
+                # going up wait.
+                findings = tuple((f.signature, f.severity, f.nodes) for f in diagnosis.findings)
+                looks = (findings, diagnosis.stages, diagnosis.progress)
                 if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
                     shown, posted = looks, time.monotonic()
                     self.post_message(DiagnosisChanged(diagnosis))
@@ -267,6 +271,9 @@ class SparkApp(App[None]):
                 stalled.setdefault(f.evidence[0].node, set()).add(sig.stall.track)
         for node, tracks in diagnosis.stages.items():
             self._column(node).strip.show(tracks, stalled.get(node, set()))
+        for screen in self.screen_stack:
+            if isinstance(screen, ProgressScreen):
+                screen.show(diagnosis.progress)
 
     def _status(self, states: Mapping[str, StateChange], dropped: int) -> None:
         text = Text()
@@ -301,6 +308,9 @@ class SparkApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_progress(self) -> None:
+        self.push_screen(ProgressScreen(self.diagnosis.progress if self.diagnosis else ()))
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.pipeline.stop()

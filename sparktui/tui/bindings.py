@@ -43,6 +43,14 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("E", "previous_evidence", "Jump to the previous evidence line", "Findings"),
     Key("enter", "open_finding", "Open the selected finding: what, why, evidence, remediations", "Findings"),
+    Key(
+        "G",
+        "progress",
+        "Start-up progress: the stage each rank reached, per communicator and track",
+        "Findings",
+        True,
+        short="progress",
+    ),
     Key("tab", "app.focus_next", "Next pane", "Navigation"),
     Key("shift+tab", "app.focus_previous", "Previous pane", "Navigation"),
     Key(

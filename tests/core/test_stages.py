@@ -126,6 +126,20 @@ def test_a_rank_that_never_joins_a_split_first_collective(catalogue: Catalogue) 
     assert grid.verdict == "rank 1 on node-b is behind the other ranks."
 
 
+def test_a_rank_that_never_opened_the_second_communicator_is_absent_from_its_column(catalogue: Catalogue) -> None:
+    second = nccl(
+        "node-a", 7, "ncclCommInitRankConfig comm 0xa9 rank 0 nranks 2 cudaDev 0 busId 60 commId 0x2b0b - Init START"
+    )
+    a_lines = [*lazy_world("node-a", 7, "0xa1", 0), second]
+    d = diagnose(
+        catalogue, ("a.log", "\n".join(a_lines)), ("b.log", "\n".join(lazy_world("node-b", 8, "0xb1", 1)))
+    ).finish()
+    (grid,) = d.progress
+    assert [[c.short for c in r.cells] for r in grid.rows] == [["in use", "init"], ["in use", "absent"]]
+    assert [r.behind for r in grid.rows] == [False, True]
+    assert grid.verdict == "rank 1 on node-b never joined 0x2b0b, which the other ranks wait in."
+
+
 def test_a_stall_only_the_end_of_the_log_speaks_for_is_a_warning(catalogue: Catalogue) -> None:
     both = [world("node-a", 7, "0xa1", 0, "START"), world("node-b", 8, "0xb1", 1, "START")]
     d = diagnose(catalogue, ("x.log", "\n".join(both))).finish()

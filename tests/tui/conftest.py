@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -12,18 +13,22 @@ from sparktui.tui.app import Session, SparkApp
 from ..conftest import FIXTURES
 
 HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+#: Four ranks on two hosts, rank 3 never joining the others' first collective of a split communicator.
+LAGGARD = FIXTURES / "nccl4" / "two-hosts-2ranks-own-hostid-first-collective-hang"
 
 
-def make_bundle(root: Path, extra: dict[str, str] | None = None) -> Path:
-    """A bundle of the real two-host hang: each rank's log as one node, lines 100 ms apart."""
+def make_bundle(root: Path, extra: dict[str, str] | None = None, logs: Mapping[str, Path] | None = None) -> Path:
+    """A bundle of real captured logs, lines 100 ms apart: ``logs`` maps each source's name ("node/file")
+    to its log; by default the two-host hang, each rank's log as one node."""
     manifest = ["format = 1", 'title = "second communicator never joined"']
-    for node, rank in (("spark-a", "rank0.log"), ("spark-b", "rank1.log")):
-        (root / node).mkdir(parents=True)
-        log = root / node / "nccl.log"
-        shutil.copy(HANG / rank, log)
+    logs = logs or {"spark-a/nccl.log": HANG / "rank0.log", "spark-b/nccl.log": HANG / "rank1.log"}
+    for name, source in logs.items():
+        log = root / name
+        log.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, log)
         count = log.read_bytes().count(b"\n")
-        (root / node / "nccl.log.times").write_text("\n".join(str(i * 100) for i in range(count)) + "\n")
-        manifest += ["[[sources]]", f'name = "{node}/nccl.log"', f'node = "{node}"']
+        log.with_name(log.name + ".times").write_text("\n".join(str(i * 100) for i in range(count)) + "\n")
+        manifest += ["[[sources]]", f'name = "{name}"', f'node = "{log.parent.name}"']
     for name, text in (extra or {}).items():
         (root / name).write_text(text)
         manifest += ["[[sources]]", f'name = "{name}"', 'node = "spark-a"']

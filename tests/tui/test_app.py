@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import DataTable, Static
 
 from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.bindings import KEYS
+from sparktui.tui.messages import DiagnosisChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.screens.progress import EMPTY, ProgressScreen
 from sparktui.tui.widgets.logpane import LogPane
 
-from .conftest import HANG, make_bundle, wait_done
+from .conftest import HANG, LAGGARD, make_bundle, wait_done
 
 
 async def test_replay_fills_panes_and_names_the_hang(hang_app: SparkApp) -> None:
@@ -48,6 +54,56 @@ async def test_enter_opens_the_finding_with_evidence_from_both_nodes(hang_app: S
         await pilot.pause()
         assert isinstance(hang_app.screen, FindingScreen)
         assert {e.node for e in hang_app.screen.finding.evidence} == {"spark-a", "spark-b"}
+
+
+async def test_progress_shows_every_rank_and_marks_the_one_behind(tmp_path: Path) -> None:
+    logs = {f"node-{'ab'[i // 2]}/rank{i}.log": LAGGARD / f"rank{i}.log" for i in range(4)}
+    app = SparkApp(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0), cat.load())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, app)
+        await pilot.press("G")
+        await pilot.pause()
+        assert isinstance(app.screen, ProgressScreen)
+        (table,) = app.screen.query(DataTable)
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [row[:2] for row in rows] == [
+            ["node-a", "rank 0"],
+            ["node-a", "rank 1"],
+            ["node-b", "rank 2"],
+            ["node-b", "rank 3 ◀"],
+        ]
+        behind = table.get_cell_at((3, 3))
+        assert isinstance(behind, Text) and "red" in str(behind.style)
+        assert "rank 3 on node-b is behind" in str(app.screen.query_one(".grid-heading", Static).render())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ProgressScreen)
+
+
+async def test_progress_follows_new_diagnoses(hang_app: SparkApp) -> None:
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        diagnosis = hang_app.diagnosis
+        assert diagnosis is not None and diagnosis.progress
+        await pilot.press("G")
+        await pilot.pause()
+        screen = hang_app.screen
+        assert isinstance(screen, ProgressScreen) and len(screen.query(DataTable)) == 1
+        hang_app.post_message(DiagnosisChanged(replace(diagnosis, progress=())))
+        await pilot.pause()
+        assert not screen.query(DataTable)
+        assert EMPTY in str(screen.query_one("#grids Static", Static).render())
+        hang_app.post_message(DiagnosisChanged(diagnosis))
+        await pilot.pause()
+        (table,) = screen.query(DataTable)
+        assert not screen.query("#grids > Static") and str(table.get_cell_at((1, 3))) == "absent"
+        grid = diagnosis.progress[0]
+        joined = replace(grid.rows[1], cells=(grid.rows[1].cells[0], grid.rows[0].cells[1]))
+        moved = replace(diagnosis, progress=(replace(grid, rows=(grid.rows[0], joined)),))
+        hang_app.post_message(DiagnosisChanged(moved))
+        await pilot.pause()
+        assert screen.query_one(DataTable) is table and str(table.get_cell_at((1, 3))) == "init"
+        await pilot.press("G")
+        assert hang_app.screen is not screen
 
 
 async def test_filter_invert_and_matches(hang_app: SparkApp) -> None:

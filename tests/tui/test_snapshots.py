@@ -1,5 +1,5 @@
-"""Snapshots of the main screen, a finding's detail and the help screen (the incident's own clock is
-shown, so the pictures do not depend on when the test runs)."""
+"""Snapshots of the main screen, a finding's detail, the help screen and the start-up progress grid (the
+incident's own clock is shown, so the pictures do not depend on when the test runs)."""
 
 from __future__ import annotations
 
@@ -57,3 +57,14 @@ def test_help(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.pause(0.3)
 
     assert snap_compare(subject, terminal_size=SIZE, run_before=open_help)
+
+
+def test_progress_screen(snap_compare: Any, tmp_path: Path) -> None:
+    subject = app(tmp_path)
+
+    async def open_progress(pilot: Any) -> None:
+        await settled(pilot, subject)
+        await pilot.press("G")
+        await pilot.pause(0.3)
+
+    assert snap_compare(subject, terminal_size=SIZE, run_before=open_progress)

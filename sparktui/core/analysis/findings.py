@@ -141,7 +141,7 @@ def _describe(hits: list[StallHit], weak: bool) -> str:
         if named:
             what += f" ({named}, {unit.facts.get('nranks', '?')} ranks)"
         if unit.completed_before:
-            what += f", opened after another {track.unit} of the same process had completed,"
+            what += f", opened after another {track.unit} of the same process had completed"
     else:
         what = f"{track.label} start-up"
     by_stage: dict[str, list[Unit]] = {}

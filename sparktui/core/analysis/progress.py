@@ -23,7 +23,7 @@ class Cell:
     label: str = ""
     short: str = ""
     done: bool = False  # reached the track's ``done`` stage (or its last stage where it has none)
-    behind: bool = False  # other rows of its column got further
+    behind: bool = False  # other rows of its column got further, or (with no stage) it never joined the column
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,10 @@ class Grid:
         return tuple(_merge(first, same) for first, same in merged)
 
 
+#: The cell of a rank that never joined a communicator the others of its column wait in.
+ABSENT = Cell(label="never joined", short="absent", behind=True)
+
+
 def grids(tracker: StageTracker) -> tuple[Grid, ...]:
     """One grid per track that has units, in the order the tracks were first seen."""
     by_track: dict[str, list[Unit]] = {}
@@ -76,12 +80,24 @@ def _grid(units: list[Unit]) -> Grid:
         column = unit.group if track.unit == "communicator" else track.id
         rows.setdefault(unit.process, {})[column] = unit  # a later unit of the same group replaces it
     furthest = {c: max((r[c].reached for r in rows.values() if c in r), default=-1) for c in columns}
+    absent = {c: _absent(c, rows) for c in columns}
     out = []
-    for cells_of in rows.values():
+    for process, cells_of in rows.items():
         any_unit = next(iter(cells_of.values()))
-        cells = tuple(_cell(cells_of.get(c), furthest[c]) for c in columns)
+        cells = tuple(ABSENT if process in absent[c] else _cell(cells_of.get(c), furthest[c]) for c in columns)
         out.append(Row(any_unit.node, _row_who(list(cells_of.values())), cells))
-    return Grid(track.id, track.label, titles, tuple(out), _verdict(out, len(columns)))
+    return Grid(track.id, track.label, titles, tuple(out), _verdict(out, titles))
+
+
+def _absent(column: str, rows: dict[str, dict[str, Unit]]) -> set[str]:
+    """The processes that never joined a communicator the others wait in: only where the ranks that did
+    join are short of its size by exactly the rows without it (so a split of a subset names nobody)."""
+    present = [r[column] for r in rows.values() if column in r]
+    size = present[0].facts.get("nranks")
+    without = {p for p, r in rows.items() if column not in r}
+    if not size or not without or any(u.done or u.finished for u in present):
+        return set()
+    return without if size.isdigit() and int(size) - len(present) == len(without) else set()
 
 
 def _cell(unit: Unit | None, furthest: int) -> Cell:
@@ -113,12 +129,16 @@ def _column_title(unit: Unit, index: int) -> str:
     return f"{head.partition(':')[2][:10]}{size}"
 
 
-def _verdict(rows: list[Row], columns: int) -> str:
+def _verdict(rows: list[Row], titles: tuple[str, ...]) -> str:
+    for c, title in enumerate(titles):
+        never = [r for r in rows if r.cells[c].behind and not r.cells[c].stage]
+        if never:
+            return f"{_names(never)} never joined {title.partition(' (')[0]}, which the other ranks wait in."
     behind = [r for r in rows if r.behind]
     if behind:
         names = _names(behind)
         return f"{names} {'is' if len(behind) == 1 else 'are'} behind the other ranks."
-    for c in range(columns):
+    for c in range(len(titles)):
         cells = [r.cells[c] for r in rows if r.cells[c].stage]
         if len(cells) > 1 and not all(cell.done for cell in cells):
             return f"Symmetric: every rank stopped at '{cells[0].label}'."
