@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -49,17 +49,21 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
 
 def _grid(grid: Grid) -> Group:
     """A track's rank-by-stage grid: ranks with the same cells on one node folded into one row."""
+    grid, left_out = grid.brief()
     title = Text(f"{grid.label} start-up", style="bold underline")
     if grid.verdict:
         title.append(f"  {grid.verdict}", style="bold yellow" if "behind" in grid.verdict else "")
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="dim")
     for name in ("node", "rank", *grid.columns):
         table.add_column(display(name), overflow="fold")
-    for row in grid.compact():
+    for row in grid.rows:
         who = Text(display(row.who), style="bold red" if row.behind else "")
         cells = [Text(display(c.short), style=_cell_style(c)) for c in row.cells]
         table.add_row(Text(display(row.node)), who, *cells)
-    return Group(title, Padding(table, (0, 0, 0, 2)))
+    shown: list[RenderableType] = [title, Padding(table, (0, 0, 0, 2))]
+    if left_out:
+        shown.append(Padding(Text(left_out, style="dim"), (0, 0, 0, 2)))
+    return Group(*shown)
 
 
 def _cell_style(cell: Cell) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.progress import Cell, Grid, Row
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity
 
@@ -203,3 +204,21 @@ def test_lines_folded_by_ray_count_and_say_so(catalogue: Catalogue) -> None:
     d = diagnose(catalogue, ("y.log", warn + " [repeated 4x across cluster]")).finish()
     found = next(f for f in d.findings if f.signature == "nccl-socket-ifname-no-interface")
     assert found.count == 4 and "3 identical lines of other workers were folded" in found.detail
+
+
+def test_a_report_prints_the_open_part_of_a_large_grid_and_says_what_it_left_out() -> None:
+    ready, waiting = Cell("init_complete", "ready", "ready", done=True), Cell("init_start", "init", "init")
+    late = Cell("init_start", "init", "init", behind=True)
+    columns = tuple(f"0x{i:04x} (64 ranks)" for i in range(20))
+    rows = [Row(f"node-{r // 8}", f"rank {r}", (ready,) * 19 + (waiting,)) for r in range(63)]
+    rows.append(Row("node-7", "rank 63", (ready,) * 19 + (late,)))
+    # every rank of a node alike but the last one's: eight nodes fold into eight rows, node-7 into two
+    shown, left_out = Grid("nccl", "NCCL", columns, tuple(rows), "").brief(rows=4, columns=3)
+    assert shown.columns == ("0x0000 (64 ranks)", "0x0001 (64 ranks)", "0x0013 (64 ranks)")  # the late one kept
+    assert [(r.node, r.who) for r in shown.rows] == [
+        ("node-0", "ranks 0-7"),
+        ("node-1", "ranks 8-15"),
+        ("node-2", "ranks 16-23"),
+        ("node-7", "rank 63"),  # the one behind, kept although it comes last
+    ]
+    assert left_out == "17 more columns and 5 more rows not shown (the cockpit's G shows them all)."

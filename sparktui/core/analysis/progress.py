@@ -10,9 +10,14 @@ something all ranks wait on (the network, a missing peer outside these logs) rat
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sparktui.core.analysis.stages import StageTracker, Unit, join, ranges
+
+#: How much of a grid a report prints (the cockpit shows it all).
+BRIEF_ROWS = 24
+BRIEF_COLUMNS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,31 @@ class Grid:
             else:
                 merged.append((row, [row]))
         return tuple(_merge(first, same) for first, same in merged)
+
+    def brief(self, rows: int = BRIEF_ROWS, columns: int = BRIEF_COLUMNS) -> tuple[Grid, str]:
+        """The grid a report prints, with what it leaves out said in a sentence: its rows compacted, and
+        where a cluster still gives more rows or communicators than a page holds, the rows and columns
+        with someone behind kept first, then those not ready, in their order."""
+        keep_columns = _first(range(len(self.columns)), columns, lambda c: _concern(r.cells[c] for r in self.rows))
+        narrowed = [Row(r.node, r.who, tuple(r.cells[c] for c in keep_columns)) for r in self.rows]
+        compacted = Grid(self.track, self.label, self.columns, tuple(narrowed), "").compact()
+        keep_rows = _first(range(len(compacted)), rows, lambda i: _concern(compacted[i].cells))
+        left_out = []
+        if len(keep_columns) < len(self.columns):
+            hidden = len(self.columns) - len(keep_columns)
+            left_out.append(f"{hidden} more {'column' if hidden == 1 else 'columns'}")
+        if len(keep_rows) < len(compacted):
+            hidden = len(compacted) - len(keep_rows)
+            left_out.append(f"{hidden} more {'row' if hidden == 1 else 'rows'}")
+        note = f"{join(left_out)} not shown (the cockpit's G shows them all)." if left_out else ""
+        shown = Grid(
+            self.track,
+            self.label,
+            tuple(self.columns[c] for c in keep_columns),
+            tuple(compacted[i] for i in keep_rows),
+            self.verdict,
+        )
+        return shown, note
 
 
 #: The cell of a rank that never joined a communicator the others of its column wait in.
@@ -153,17 +183,36 @@ def _names(rows: list[Row]) -> str:
         by_node.setdefault(row.node, []).append(row)
     parts = []
     for node, found in by_node.items():
-        ranks = sorted(int(r.who.split()[1]) for r in found if r.who.startswith("rank "))
-        if ranks and len(ranks) == len(found):
+        numbered = [int(r.who.split()[1]) for r in found if r.who.startswith("rank ")]
+        ranks = sorted(set(numbered))  # the same rank of several runs or restarts is said once
+        if numbered and len(numbered) == len(found):
             parts.append(f"{'rank' if len(ranks) == 1 else 'ranks'} {ranges(ranks)} on {node}")
         else:
             parts.append(join([f"{r.who} on {node}" if r.who != node else node for r in found]))
     return join(parts)
 
 
+def _concern(cells: Iterable[Cell]) -> int:
+    """How much these cells ask to be shown: 0 someone behind, 1 stopped short of ready, 2 all ready."""
+    cells = list(cells)
+    if any(c.behind for c in cells):
+        return 0
+    return 1 if any(c.stage and not c.done for c in cells) else 2
+
+
+def _first(indexes: range, limit: int, concern: Callable[[int], int]) -> list[int]:
+    """Up to ``limit`` of the indexes, the most concerning first, then in order; returned in order."""
+    return sorted(sorted(indexes, key=concern)[:limit])
+
+
 def _merge(first: Row, same: list[Row]) -> Row:
     if len(same) == 1:
         return first
-    ranks = sorted(int(r.who.split()[1]) for r in same if r.who.startswith("rank "))
-    who = f"ranks {ranges(ranks)}" if len(ranks) == len(same) else f"{len(same)} processes"
+    ranks = [int(r.who.split()[1]) for r in same if r.who.startswith("rank ")]
+    if len(ranks) != len(same):
+        return Row(first.node, f"{len(same)} processes", first.cells)
+    distinct = sorted(set(ranks))
+    who = f"ranks {ranges(distinct)}" if len(distinct) > 1 else f"rank {distinct[0]}"
+    if len(distinct) < len(ranks):  # the same ranks again: another run or a restart in the same logs
+        who += f" ({len(same)} processes)"
     return Row(first.node, who, first.cells)

@@ -199,7 +199,8 @@ def _stages(d: Diagnosis) -> Markup:
     if not d.progress:
         return _tag("p", "No start-up stage was recognised in these logs.", class_="note")
     parts = []
-    for grid in d.progress:
+    for full in d.progress:
+        grid, left_out = full.brief()
         parts.append(_tag("h3", f"{grid.label}: {grid.verdict}" if grid.verdict else grid.label))
         head = _tag("tr", _tag("th", "node"), _tag("th", "rank"), *(_tag("th", c) for c in grid.columns))
         rows = [
@@ -209,9 +210,11 @@ def _stages(d: Diagnosis) -> Markup:
                 _tag("td", row.who, class_="behind" if row.behind else None),
                 *(_tag("td", c.short, class_=_cell_class(c)) for c in row.cells),
             )
-            for row in grid.compact()
+            for row in grid.rows
         ]
         parts.append(_tag("table", _tag("thead", head), _tag("tbody", *rows), class_="grid"))
+        if left_out:
+            parts.append(_tag("p", left_out, class_="note"))
     return _join(*parts)
 
 

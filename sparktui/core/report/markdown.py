@@ -166,15 +166,16 @@ def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
 def _stages_md(diagnosis: Diagnosis) -> list[str]:
     """Each track's rank-by-stage grid as a table, the ranks that are behind in bold."""
     out: list[str] = []
-    for grid in diagnosis.progress:
+    for full in diagnosis.progress:
+        grid, left_out = full.brief()
         out += [f"**{_text(grid.label)}**" + (f": {_text(grid.verdict)}" if grid.verdict else ""), ""]
         out.append("| node | rank | " + " | ".join(_text(c) for c in grid.columns) + " |")
         out.append("|---|---|" + "---|" * len(grid.columns))
-        for row in grid.compact():
+        for row in grid.rows:
             who = f"**{_text(row.who)}**" if row.behind else _text(row.who)
             cells = [f"**{_text(c.short)}**" if c.behind else _text(c.short) for c in row.cells]
             out.append(f"| {_code(row.node, table=True)} | {who} | " + " | ".join(cells) + " |")
-        out.append("")
+        out += ["", _text(left_out), ""] if left_out else [""]
     return out
 
 
