@@ -57,6 +57,13 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     signatures_option(d)
     d.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    d.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="processes that scan a directory's files (default: one per core; 1 scans in this process)",
+    )
     d.add_argument("--follow", action="store_true", help="keep reading as the sources grow (live sources)")
     d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
     d.add_argument("--report", metavar="DIR", help="also export the incident: Markdown, HTML, JSON and a bundle")
@@ -104,7 +111,9 @@ def _files(args: argparse.Namespace, found: Catalogue, problems: Console) -> tup
         raise UsageError(skipped[0] if skipped else "no log files found in " + " ".join(args.sources))
     for problem in skipped:
         problems.print(Text(f"sparktui: {problem}", style="yellow"))
-    reading = run(found, [FileRead(s) for s in sources], show=False, refresh=False)
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs: give 1 or more")
+    reading = run(found, [FileRead(s) for s in sources], show=False, refresh=False, workers=args.jobs)
     diagnosis = _analyse(reading, args, problems, "reading", states=False)
     for s in diagnosis.sources:
         if s.error:

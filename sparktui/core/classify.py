@@ -84,6 +84,10 @@ _NCCL = regex.compile(
     rf"|^{NCCL_PREFIX}[\w./]+\.(?:cc|cu|h):\d+ -> \d+"  # the trace of an error: which call returned which code
 )
 #: The prefix where any line of a block starts, behind a launcher's ``(Worker pid=…)`` if there is one.
+#: A line that begins with NCCL's own ``host:pid:tid [dev]``, the host starting with a letter: no prefix of
+#: prefixes.toml can take anything off it (each begins with blanks, a bracket, a quote mark, a digit, a month
+#: name and a blank, or a name followed by `` |`` or ``: ``), so peeling is skipped; tests check it agrees.
+BARE_NCCL = regex.compile(r"[A-Za-z_][\w.-]*:\d+:\d+ \[\d+\] ")
 _NCCL_LINE = regex.compile(rf"(?m)^(?:\([^)\n]*\) ?)?{NCCL_PREFIX}")
 _VLLM = regex.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<month>\d\d)-(?P<day>\d\d) "
@@ -181,6 +185,8 @@ class _Said:
 def classify(line: str) -> Classification:
     """Classify one line (already decoded and free of escape sequences)."""
     said = _Said()
+    if BARE_NCCL.match(line) and not line.endswith("across cluster]"):
+        return _program(line, said)  # most lines of a big log; none of the prefixes starts like this
     body = _peel(line, said)
     return _program(body, said)
 
@@ -305,8 +311,8 @@ def nccl_hosts(text: str) -> list[str]:
 
 def node_in(text: str) -> str | None:
     """The node a block of lines comes from, where its NCCL lines name it."""
-    hosts = nccl_hosts(text)
-    return hosts[0] if hosts else None
+    m = _NCCL_LINE.search(text)  # the first is enough: a block may be megabytes of NCCL lines
+    return m.group("host") if m else None
 
 
 def _rank_from_tag(tag: str) -> int | None:

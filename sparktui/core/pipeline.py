@@ -21,6 +21,8 @@ from typing import Any
 
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.pool import Done, ScanPool, Task, scan_file, workers_for
+from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.clock import Clock, WallClock
@@ -125,7 +127,8 @@ class Pipeline:
     """Runs ``sources`` through one analysis. ``clock`` is the time stalls are measured on (the wall clock
     unless a replay gives its own); ``spool`` keeps every line received; ``seconds`` ends a live run after
     that long; ``show`` makes :class:`Line` values for a front end to show (a headless run needs none);
-    ``refresh`` makes diagnoses while it runs (a headless run needs only the last)."""
+    ``refresh`` makes diagnoses while it runs (a headless run needs only the last); ``workers`` scan the
+    files nobody is shown in that many processes (None: one per core, at most one per file)."""
 
     def __init__(
         self,
@@ -138,6 +141,7 @@ class Pipeline:
         show: bool = True,
         refresh: bool = True,
         queue_batches: int = QUEUE_BATCHES,
+        workers: int | None = 1,
     ) -> None:
         self.catalogue = catalogue
         self.sources = tuple(sources)
@@ -147,6 +151,7 @@ class Pipeline:
         self.show = show
         self.refresh = refresh
         self.queue_batches = queue_batches
+        self.workers = workers
         self.analyzer = Analyzer(catalogue)
         self.lines = 0
         self.result: Diagnosis | None = None
@@ -244,9 +249,14 @@ class Pipeline:
         async def deliver(name: str, received: Received) -> None:
             await queue.put((name, received))
 
+        files = self._read_after_the_fact()
         producers = [
-            asyncio.create_task(self._guard(s.name, supervise(s, deliver, self._report))) for s in self._live()
+            asyncio.create_task(self._guard(s.name, supervise(s, deliver, self._report)))
+            for s in self._live()
+            if s not in files
         ]
+        if files:
+            producers.append(asyncio.create_task(self._guard("scan", self._scan_files(files))))
         producers += [asyncio.create_task(self._guard(g.name, self._group(g, deliver))) for g in self._groups()]
         consumer = asyncio.create_task(self._consume(queue))
         ticker = asyncio.create_task(self._tick())
@@ -270,6 +280,48 @@ class Pipeline:
 
     def _live(self) -> list[LiveSource]:
         return [s for s in self.sources if isinstance(s, LiveSource)]
+
+    def _read_after_the_fact(self) -> list[FileRead]:
+        """The files whose lines nobody is shown: each is scanned on its own, file after file in the order
+        given, in this process or in worker processes, with the same diagnosis either way."""
+        if self.show or self.spool is not None:
+            return []
+        return [s for s in self._live() if isinstance(s, FileRead)]
+
+    async def _scan_files(self, files: list[FileRead]) -> None:
+        """Scan ``files`` (see :meth:`_read_after_the_fact`), merging each hand-over here as it comes."""
+        tasks = [Task(f.file, f.node) for f in files]
+        workers = min(self.workers or workers_for(len(files)), len(files))
+        pool = ScanPool(self.catalogue, tasks, workers) if workers > 1 else None
+        results = pool.results() if pool is not None else (r for t in tasks for r in scan_file(self.analyzer.rules, t))
+        read: dict[str, int] = {}
+        for f in files:
+            self._report(StateChange(f.name, State.CONNECTING))
+        try:
+            while (item := await self._next(results, elsewhere=pool is not None)) is not None:
+                if isinstance(item, Done):
+                    if item.error:
+                        self.analyzer.source_failed(item.source, item.error)
+                    self._report(StateChange(item.source, State.FAILED if item.error else State.ENDED, item.error))
+                    continue
+                if item.source not in read:
+                    self._report(StateChange(item.source, State.STREAMING))
+                self.lines += item.lines - read.get(item.source, 0)
+                read[item.source] = item.lines
+                self.analyzer.merge(item)
+                self._outbox.set()
+        finally:
+            if pool is not None:
+                await asyncio.to_thread(pool.close)
+
+    @staticmethod
+    async def _next(results: Iterator[Scanned | Done], *, elsewhere: bool) -> Scanned | Done | None:
+        """The next hand-over: waited for on a thread where workers make it, else made here (a block's
+        scan), letting the loop run in between so that a stop is heard."""
+        if elsewhere:
+            return await asyncio.to_thread(next, results, None)
+        await asyncio.sleep(0)
+        return next(results, None)
 
     def _groups(self) -> list[SourceGroup]:
         return [g for g in self.sources if isinstance(g, SourceGroup)]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sparktui.core.classify import classify
+from sparktui.core.classify import BARE_NCCL, PREFIXES, classify, peeled_by
+
+from ..conftest import FIXTURES
 
 CASES = [
     # NCCL INFO, WARN before 2.26, WARN with timestamp (2.26+), WARN with (func) (HEAD)
@@ -91,3 +93,14 @@ def test_classify(line: str, program: str, level: str, node: str | None, rank: i
 
 def test_vllm_process_names_are_layers() -> None:
     assert classify("(APIServer pid=1) INFO 11-30 04:55:01 [api_server.py:1] x").layer == "vllm:APIServer"
+
+
+def test_lines_that_begin_with_nccl_own_prefix_lose_nothing_to_the_launchers_prefixes() -> None:
+    """classify() skips peeling for a line that starts with ``host:pid:tid [dev]``; no prefix may take
+    anything off such a line, in any captured log or any prefix's own example."""
+    lines = [e["line"] for p in PREFIXES for e in p.examples]
+    for path in FIXTURES.rglob("*.log"):
+        lines += path.read_text(encoding="utf-8", errors="replace").split("\n")
+    bare = [line for line in lines if BARE_NCCL.match(line)]
+    assert len(bare) > 10_000
+    assert [line for line in bare if peeled_by(line)] == []

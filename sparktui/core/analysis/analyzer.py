@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from sparktui.core.analysis.correlate import Correlation
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.matcher import Engine, best_engine
-from sparktui.core.analysis.scan import Rules, Scan
+from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.catalogue import Catalogue
 
 
@@ -49,6 +49,12 @@ class Analyzer:
         scan = self._scans[name]
         scan.feed(text, now)
         self.correlation.add(scan.take())
+
+    def merge(self, scanned: Scanned) -> None:
+        """Take what a scan elsewhere (a worker process) handed over for one of the sources."""
+        if scanned.node != self.correlation.node_of(scanned.source):
+            self.set_node(scanned.source, scanned.node)
+        self.correlation.add(scanned)
 
     def finish(self, now: float | None = None) -> Diagnosis:
         """The diagnosis so far (see :meth:`Correlation.diagnosis`)."""

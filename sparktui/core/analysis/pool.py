@@ -1,0 +1,147 @@
+"""The scan half of the analysis in worker processes: a directory of logs spread over every core.
+
+A :class:`ScanPool` starts worker processes that each build the catalogue's :class:`~.scan.Rules` once, then
+take whole files from a shared queue and scan each in line order, handing over a
+:class:`~.scan.Scanned` after every block. One correlation in the calling process merges them (it takes
+any order of sources, each source's own in order), so the findings are those of a scan in one process.
+
+The results queue is bounded: when the correlation falls behind, the workers wait instead of piling
+results up in memory. Workers are started by ``forkserver`` (never ``fork``: the caller has threads).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
+from typing import Protocol
+
+from sparktui.core.analysis.scan import Rules, Scan, Scanned
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.classify import node_in
+
+DIED = "the scanning worker process ended before the file was read"
+#: Results waiting for the correlation, per worker; beyond it the workers wait.
+WAITING_PER_WORKER = 16
+
+
+class Readable(Protocol):
+    """A log file as the pool reads it (``sources.files.FileSource`` is one); it must pickle."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def node(self) -> str | None: ...
+
+    def blocks(self) -> Iterator[str]:
+        """Decoded blocks of complete lines; raises an exception whose text is one line for the user."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A file to scan, and the node to give its lines until its content names one."""
+
+    file: Readable
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A file was scanned to its end, or stopped with ``error`` (what was read before stays)."""
+
+    source: str
+    error: str = ""
+
+
+def workers_for(files: int) -> int:
+    """How many workers a number of files is worth: one per core this process may use, at most one per file."""
+    return max(1, min(len(os.sched_getaffinity(0)), files))
+
+
+class ScanPool:
+    """Scans files in ``workers`` processes; :meth:`results` yields their hand-overs."""
+
+    def __init__(self, catalogue: Catalogue, tasks: Sequence[Task], workers: int) -> None:
+        context = multiprocessing.get_context("forkserver")
+        self._tasks = list(tasks)
+        self._todo: Queue[Task | None] = context.Queue()
+        self._out: Queue[Scanned | Done] = context.Queue(maxsize=WAITING_PER_WORKER * workers)
+        for task in self._tasks:
+            self._todo.put(task)
+        for _ in range(workers):
+            self._todo.put(None)
+        self._workers: list[BaseProcess] = []
+        for _ in range(workers):
+            worker = context.Process(target=_work, args=(catalogue, self._todo, self._out), daemon=True)
+            worker.start()
+            self._workers.append(worker)
+
+    def results(self, poll: float = 0.2) -> Iterator[Scanned | Done]:
+        """Every file's hand-overs, file after file in the order of the tasks, whichever worker finishes
+        first: the correlation then sees what a scan in one process would have shown it, so the diagnosis
+        does not depend on the number of workers or on their timing. What a worker sends for a later file
+        waits here until the files before it are done. A worker that dies takes its file with it: that file
+        is reported done, with the reason."""
+        order = [t.file.name for t in self._tasks]
+        waiting: dict[str, deque[Scanned | Done]] = {name: deque() for name in order}
+        at = 0
+        while at < len(order):
+            backlog = waiting[order[at]]
+            while backlog:
+                item = backlog.popleft()
+                yield item
+                if isinstance(item, Done):
+                    at += 1
+                    break
+            else:
+                try:
+                    arrived = self._out.get(timeout=poll)
+                except queue.Empty:
+                    if not any(w.is_alive() for w in self._workers):
+                        for name in order[at:]:
+                            if not any(isinstance(i, Done) for i in waiting[name]):
+                                waiting[name].append(Done(name, DIED))
+                    continue
+                waiting[arrived.source].append(arrived)
+
+    def close(self) -> None:
+        """Stop the workers (those still scanning are ended) and wait for them."""
+        for worker in self._workers:
+            if worker.is_alive():
+                worker.terminate()
+        for worker in self._workers:
+            worker.join()
+        for q in (self._todo, self._out):
+            q.close()
+            q.cancel_join_thread()
+
+
+def _work(catalogue: Catalogue, todo: Queue[Task | None], out: Queue[Scanned | Done]) -> None:
+    """A worker: the rules once, then file after file until the sentinel."""
+    rules = Rules(catalogue)
+    while (task := todo.get()) is not None:
+        for item in scan_file(rules, task):
+            out.put(item)
+
+
+def scan_file(rules: Rules, task: Task) -> Iterator[Scanned | Done]:
+    """One file's hand-overs, block by block, then :class:`Done`. The node is learnt from the first block
+    where the file has none declared, as a file read in the pipeline learns it."""
+    scan = Scan(rules, task.file.name, task.node)
+    try:
+        for block in task.file.blocks():
+            if scan.lines == 0 and not task.file.node:
+                scan.node = node_in(block) or scan.node
+            scan.feed(block)
+            yield scan.take()
+    except Exception as exc:  # the file's own reason, one line (what was read stays); the next file goes on
+        yield Done(task.file.name, str(exc) or type(exc).__name__)
+        return
+    yield Done(task.file.name)
