@@ -291,7 +291,7 @@ class Pipeline:
     async def _scan_files(self, files: list[FileRead]) -> None:
         """Scan ``files`` (see :meth:`_read_after_the_fact`), merging each hand-over here as it comes."""
         tasks = [Task(f.file, f.node) for f in files]
-        workers = min(self.workers or workers_for(len(files)), len(files))
+        workers = min(self.workers or workers_for([f.file.size() for f in files]), len(files))
         pool = ScanPool(self.catalogue, tasks, workers) if workers > 1 else None
         results = pool.results() if pool is not None else (r for t in tasks for r in scan_file(self.analyzer.rules, t))
         read: dict[str, int] = {}

@@ -26,6 +26,8 @@ from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import node_in
 
 DIED = "the scanning worker process ended before the file was read"
+#: Bytes of logs below which scanning them here is quicker than starting workers (each loads the rules: ~0.5 s).
+WORTH_A_WORKER = 16 << 20
 #: Results waiting for the correlation, per worker; beyond it the workers wait.
 WAITING_PER_WORKER = 16
 
@@ -60,9 +62,12 @@ class Done:
     error: str = ""
 
 
-def workers_for(files: int) -> int:
-    """How many workers a number of files is worth: one per core this process may use, at most one per file."""
-    return max(1, min(len(os.sched_getaffinity(0)), files))
+def workers_for(sizes: Sequence[int]) -> int:
+    """How many workers files of these sizes (bytes) are worth: one per core this process may use, at most
+    one per file; none below :data:`WORTH_A_WORKER` in all, where starting them costs more than it saves."""
+    if sum(sizes) < WORTH_A_WORKER:
+        return 1
+    return max(1, min(len(os.sched_getaffinity(0)), len(sizes)))
 
 
 class ScanPool:

@@ -94,6 +94,13 @@ class FileSource:
         except OSError as exc:
             raise SourceError(f"{self.name}: cannot open: {exc.strerror or exc}") from None
 
+    def size(self) -> int:
+        """Its size in bytes as stored (compressed, for a .gz file); 0 where it cannot be looked at."""
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
     def default_node(self) -> str:
         """The node this file comes from: as declared, else the host in its NCCL lines, else a name made
         from the path."""
