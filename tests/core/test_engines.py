@@ -21,8 +21,8 @@ def test_engines_agree_on_every_fixture(catalogue: Catalogue) -> None:
     assert files
     for path in files:
         text = path.read_text(errors="replace")
-        a = [(m.index, m.key, m.match.span()) for m in literal.scan(text)]
-        b = [(m.index, m.key, m.match.span()) for m in fast.scan(text)]
+        a = [(line.index, key, m.span()) for line in literal.scan(text) for key, m in line.matches]
+        b = [(line.index, key, m.span()) for line in fast.scan(text) for key, m in line.matches]
         assert a == b, path
 
 
@@ -30,5 +30,5 @@ def test_pattern_without_literal_still_matches() -> None:
     pats = [r"\d+x\d+", "Init COMPLETE"]
     text = "a\n12x34\nfoo Init COMPLETE\n"
     for engine in (LiteralEngine(pats), HyperscanEngine(pats)):
-        found = [(m.index, m.key) for m in Matcher(pats, engine).scan(text)]
+        found = [(line.index, key) for line in Matcher(pats, engine).scan(text) for key, _ in line.matches]
         assert found == [(1, 0), (2, 1)]

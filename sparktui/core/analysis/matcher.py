@@ -34,11 +34,12 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True)
-class LineMatch:
+class LineMatches:
+    """A line of a block and every pattern that matched it: (key, match) in the order of the keys."""
+
     index: int
     text: str
-    key: int
-    match: regex.Match[str]
+    matches: list[tuple[int, regex.Match[str]]]
 
 
 class Engine(ABC):
@@ -133,21 +134,25 @@ class HyperscanEngine(Engine):
         found: dict[int, set[int]] = {}
         data = text.encode("utf-8", errors="surrogatepass")
         if self._db is not None and data:
-            ends: list[tuple[int, int]] = []
+            # The line of each match is counted as the matches come: Hyperscan reports them in order of
+            # their end, so each count covers only the bytes since the previous match.
+            line = [0, 0]  # the line index, and the offset it was counted to
 
             def on_match(key: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-                ends.append((end, key))
-
-            self._db.scan(data, match_event_handler=on_match)
-            ends.sort()
-            line_index = 0
-            counted_to = 0
-            for end, key in ends:
                 # A match ending right after a newline belongs to the line before it.
                 at = end - 1 if end > 0 and data[end - 1] == 0x0A else end
-                line_index += data.count(b"\n", counted_to, at)
-                counted_to = at
-                found.setdefault(line_index, set()).add(key)
+                if at >= line[1]:
+                    line[0] += data.count(b"\n", line[1], at)
+                else:  # not in order after all: count from the start
+                    line[0] = data.count(b"\n", 0, at)
+                line[1] = at
+                keys = found.get(line[0])
+                if keys is None:
+                    found[line[0]] = {key}
+                else:
+                    keys.add(key)
+
+            self._db.scan(data, match_event_handler=on_match)
         if self._fallback is not None:
             for candidate in self._fallback.scan(text):
                 found.setdefault(candidate.index, set()).update(candidate.keys)
@@ -203,9 +208,11 @@ class Matcher:
         self._compiled = tuple(regex.compile(p) for p in self.patterns)
         self.engine = engine if engine is not None else best_engine(self.patterns)
 
-    def scan(self, text: str) -> Iterator[LineMatch]:
+    def scan(self, text: str) -> Iterator[LineMatches]:
+        """Each line of ``text`` that some pattern matches, in order, once."""
+        compiled = self._compiled
         for candidate in self.engine.scan(text):
-            for key in candidate.keys:
-                m = self._compiled[key].search(candidate.text)
-                if m is not None:
-                    yield LineMatch(candidate.index, candidate.text, key, m)
+            line = candidate.text
+            matches = [(key, m) for key in candidate.keys if (m := compiled[key].search(line)) is not None]
+            if matches:
+                yield LineMatches(candidate.index, line, matches)

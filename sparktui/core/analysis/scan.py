@@ -183,17 +183,10 @@ class Scan:
             for pending in self._waiting:
                 pending.after.extend(display(s) for s in lines[: CONTEXT_LINES - len(pending.after)])
             self._waiting = [p for p in self._waiting if len(p.after) < CONTEXT_LINES or p.sent is not None]
-        current = -1
-        matches: list[tuple[_Rule, regex.Match[str]]] = []
-        line_text = ""
-        for lm in self.rules.matcher.scan(text):
-            if lm.index != current:
-                if matches:
-                    lines = self._line(base, current, line_text, matches, text, lines, now)
-                current, line_text, matches = lm.index, lm.text, []
-            matches.append((self.rules.rules[lm.key], lm.match))
-        if matches:
-            lines = self._line(base, current, line_text, matches, text, lines, now)
+        rules = self.rules.rules
+        for found in self.rules.matcher.scan(text):
+            matches = [(rules[key], m) for key, m in found.matches]
+            lines = self._line(base, found.index, found.text, matches, text, lines, now)
         count = text.count("\n") + 1
         if count >= CONTEXT_LINES:
             lines = lines if lines is not None else text.rsplit("\n", CONTEXT_LINES)[-CONTEXT_LINES:]
