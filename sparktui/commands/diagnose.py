@@ -45,7 +45,9 @@ NAME = "diagnose"
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d = sub.add_parser(NAME, help="analyse log files and directories, print ranked findings")
-    d.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, directory of logs, or .gz file")
+    d.add_argument(
+        "sources", nargs="+", metavar="SOURCE", help="log file, directory of logs, .gz or .xz file, - for stdin"
+    )
     fmt = d.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the JSON contract (same as --format json)")
     fmt.add_argument("--format", choices=("text", "md", "json"), default="text")
@@ -99,8 +101,8 @@ def main(args: argparse.Namespace) -> int:
     _print(args, diagnosis)
     if args.report:
         _report(args, incident, problems)
-    if diagnosis.sources and all(s.error and not s.lines for s in diagnosis.sources):
-        return USAGE_ERROR  # nothing could be read at all
+    if any(s.error for s in diagnosis.sources):
+        return USAGE_ERROR  # an input could not be read (to its end): what was read is diagnosed above
     worst = diagnosis.worst()
     return 1 if worst is not None and worst >= fail_on else 0
 

@@ -22,7 +22,6 @@ from typing import Any
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.pool import Done, ScanPool, Task, scan_file, workers_for
-from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.clock import Clock, WallClock
@@ -292,13 +291,17 @@ class Pipeline:
         """Scan ``files`` (see :meth:`_read_after_the_fact`), merging each hand-over here as it comes."""
         tasks = [Task(f.file, f.node) for f in files]
         workers = min(self.workers or workers_for([f.file.size() for f in files]), len(files))
+        if any(f.file.stream for f in files):
+            workers = 1  # a stream is this process's own (stdin, a pipe): it cannot be opened elsewhere
         pool = ScanPool(self.catalogue, tasks, workers) if workers > 1 else None
         results = pool.results() if pool is not None else (r for t in tasks for r in scan_file(self.analyzer.rules, t))
         read: dict[str, int] = {}
         for f in files:
             self._report(StateChange(f.name, State.CONNECTING))
         try:
-            while (item := await self._next(results, elsewhere=pool is not None)) is not None:
+            # Each next hand-over is waited for on a thread: a worker's, or a block read and scanned there (a
+            # FIFO with no writer keeps that thread waiting, not the loop, and a stop is still heard).
+            while (item := await asyncio.to_thread(next, results, None)) is not None:
                 if isinstance(item, Done):
                     if item.error:
                         self.analyzer.source_failed(item.source, item.error)
@@ -313,15 +316,6 @@ class Pipeline:
         finally:
             if pool is not None:
                 await asyncio.to_thread(pool.close)
-
-    @staticmethod
-    async def _next(results: Iterator[Scanned | Done], *, elsewhere: bool) -> Scanned | Done | None:
-        """The next hand-over: waited for on a thread where workers make it, else made here (a block's
-        scan), letting the loop run in between so that a stop is heard."""
-        if elsewhere:
-            return await asyncio.to_thread(next, results, None)
-        await asyncio.sleep(0)
-        return next(results, None)
 
     def _groups(self) -> list[SourceGroup]:
         return [g for g in self.sources if isinstance(g, SourceGroup)]

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from sparktui.cli import main
+from sparktui.core import catalogue as cat
 from sparktui.core.lines import MAX_LINE
-from sparktui.core.sources.files import FileSource, node_from_path
-from sparktui.core.sources.open import file_sources
+from sparktui.core.pipeline import run
+from sparktui.core.sources.files import FileRead, FileSource, node_from_path
+from sparktui.core.sources.open import Opener, file_sources
 from sparktui.core.text import display
+
+from ..conftest import FIXTURES, ROOT
 
 WARN = "spark-a:2201:2201 [0] misc/socket.cc:50 NCCL WARN NET/Socket : No usable listening interface found"
 
@@ -82,7 +91,7 @@ def test_a_broken_source_keeps_the_others(tmp_path: Path, capsys: pytest.Capture
     code = main(["diagnose", "--json", str(good), str(bad)])
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
-    assert code == 1
+    assert code == 2  # an input could not be read: said by the exit status, whatever the findings
     assert doc["findings"][0]["nodes"] == ["spark-a"]
     assert any("error" in s for s in doc["sources"])
 
@@ -98,3 +107,65 @@ def test_node_from_nccl_prefix(tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
     log.write_text("hello\n" + WARN + "\n")
     assert FileSource(log, "rank0.log").default_node() == "spark-a"
+
+
+HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined" / "rank0.log"
+
+
+def run_cli(*args: str, stdin: bytes = b"", shell: str = "") -> subprocess.CompletedProcess[bytes]:
+    """The CLI in a process of its own, as a user runs it (``shell``: a bash line, for process substitution)."""
+    command = ["bash", "-c", shell] if shell else [sys.executable, "-m", "sparktui", *args]
+    return subprocess.run(command, input=stdin, capture_output=True, cwd=ROOT, timeout=60, check=False)
+
+
+def test_stdin_pipes_and_fifos_are_read_once_as_they_come(tmp_path: Path) -> None:
+    lines = HANG.read_bytes().count(b"\n")
+    for args, stdin, shell in (
+        (("-",), HANG.read_bytes(), ""),
+        (("/dev/stdin",), HANG.read_bytes(), ""),
+        ((), b"", f"{sys.executable} -m sparktui diagnose --json <(cat {HANG})"),
+    ):
+        out = run_cli("diagnose", "--json", *args, stdin=stdin, shell=shell)
+        doc = json.loads(out.stdout)
+        assert doc["sources"][0]["lines"] == lines, (args, shell)
+        assert doc["findings"][0]["signature"] == "nccl-second-communicator-not-joined"
+    fifo = tmp_path / "rank0.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(HANG.read_bytes()))
+    writer.start()  # the writer opens it once diagnose has; nothing is read ahead and lost
+    doc = json.loads(run_cli("diagnose", "--json", str(fifo)).stdout)
+    writer.join(timeout=10)
+    assert doc["sources"][0]["lines"] == lines and doc["sources"][0]["node"] == "spark-a"
+
+
+def test_a_damaged_or_cut_compressed_log_gives_the_lines_before_the_damage(tmp_path: Path) -> None:
+    whole = gzip.compress(HANG.read_bytes())
+    (tmp_path / "cut.log.gz").write_bytes(whole[: len(whole) // 2])
+    damaged = bytearray(whole)
+    damaged[len(whole) * 2 // 3] ^= 0xFF
+    (tmp_path / "damaged.log.gz").write_bytes(bytes(damaged))
+    for name in ("cut.log.gz", "damaged.log.gz"):
+        out = run_cli("diagnose", "--json", str(tmp_path / name))
+        assert out.returncode == 2
+        err = out.stderr.decode()
+        assert err.count("\n") == 1 and f"{name}: read failed" in err and "Traceback" not in err
+        (source,) = json.loads(out.stdout)["sources"]
+        assert 0 < source["lines"] < HANG.read_bytes().count(b"\n"), name
+
+
+def test_xz_and_concatenated_gzip_members(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.log.xz").write_bytes(lzma.compress(HANG.read_bytes()))
+    (tmp_path / "b.log.gz").write_bytes(gzip.compress(HANG.read_bytes()) * 2)  # as `cat x.gz y.gz` makes
+    doc = diagnose_json(capsys, tmp_path)
+    lines = HANG.read_bytes().count(b"\n")
+    assert [(s["name"], s["lines"]) for s in doc["sources"]] == [("a.log.xz", lines), ("b.log.gz", 2 * lines)]
+    assert doc["exit"] == 0 or not any("error" in s for s in doc["sources"])
+
+
+def test_the_cockpit_and_follow_read_compressed_logs_and_streams_once(tmp_path: Path) -> None:
+    log = tmp_path / "rank0.log.gz"
+    log.write_bytes(gzip.compress(HANG.read_bytes()))
+    (source,) = Opener().open([str(log)])
+    assert isinstance(source, FileRead)  # decompressed and read to its end, not followed as bytes
+    shown = [line.text for u in run(cat.load(), [source], show=True).updates() for line in u.lines]
+    assert shown == HANG.read_text().splitlines()

@@ -1,28 +1,44 @@
-"""Log files, directories of them and gzip-compressed ones, read in blocks of complete lines.
+"""Log files, directories of them, compressed ones (gzip, xz) and streams (stdin, pipes, FIFOs), read in
+blocks of complete lines.
 
 Every file is one source. Reading never fails on content: undecodable bytes are replaced, CRLF is
 normalised, escape sequences are removed before matching, and a line of several megabytes is cut into
 pieces of :data:`MAX_LINE` bytes rather than held whole. A file that cannot be opened is reported with a
-one-line reason and the other sources carry on.
+one-line reason and the other sources carry on; a compressed file that is corrupt or cut short gives every
+line before the damage, then the reason. A stream is read once, from its start, and nothing of it is read
+ahead (the node is learnt from its first block), so nothing is lost to a look at its head.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gzip
-from collections.abc import AsyncIterator, Iterator
+import contextlib
+import lzma
+import stat
+import zlib
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import BinaryIO
 
 from sparktui.core.classify import node_in
 from sparktui.core.errors import Refused
 from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received
-from sparktui.core.text import decode
 
 BLOCK = 1 << 20
 _SNIFF = 8192
+#: Compressed bytes fed to a decompressor at a time.
+PIECE = 16 << 10
+#: Compressed bytes fed at a time when a damaged piece is decompressed again.
+SALVAGE_STEP = 64
+#: The argument that names standard input.
+STDIN = "-"
+#: The compressed formats read, by suffix: a decompressor for one stream (gzip: one member) of each.
+_DECOMPRESSORS: dict[str, Callable[[], zlib._Decompress | lzma.LZMADecompressor]] = {
+    ".gz": lambda: zlib.decompressobj(wbits=31),
+    ".xz": lzma.LZMADecompressor,
+}
 _GENERIC_STEMS = frozenset(
     {
         "log",
@@ -64,7 +80,6 @@ _BINARY_SUFFIXES = frozenset(
         ".pt",
         ".pth",
         ".whl",
-        ".xz",
         ".bz2",
         ".zst",
         ".npy",
@@ -84,12 +99,18 @@ class FileSource:
 
     @property
     def compressed(self) -> bool:
-        return self.path.suffix == ".gz"
+        return self.path.suffix in _DECOMPRESSORS
+
+    @property
+    def stream(self) -> bool:
+        """Whether it is read once as it comes (stdin, a pipe, a FIFO, a device): not a regular file."""
+        try:
+            return not stat.S_ISREG(self.path.stat().st_mode)
+        except OSError:
+            return False
 
     def open(self) -> BinaryIO:
         try:
-            if self.compressed:
-                return cast(BinaryIO, gzip.open(self.path, "rb"))
             return self.path.open("rb")
         except OSError as exc:
             raise SourceError(f"{self.name}: cannot open: {exc.strerror or exc}") from None
@@ -103,23 +124,49 @@ class FileSource:
 
     def default_node(self) -> str:
         """The node this file comes from: as declared, else the host in its NCCL lines, else a name made
-        from the path."""
+        from the path (a stream is not looked into: what is read of it is gone)."""
         if self.node:
             return self.node
-        try:
-            with self.open() as fh:
-                head = fh.read(256 * 1024)
-        except (OSError, EOFError, SourceError):
-            head = b""
-        return node_in(decode(head)) or node_from_path(self.path)
+        head = ""
+        if not self.stream:
+            with contextlib.suppress(SourceError), contextlib.closing(self.blocks()) as blocks:
+                head = next(blocks, "")
+        return node_in(head) or node_from_path(self.path)
 
-    def blocks(self) -> Iterator[str]:
-        """Decoded blocks of complete lines, without the final newline of each block."""
+    def blocks(self) -> Generator[str, None, None]:
+        """Decoded blocks of complete lines, without the final newline of each block. A read that fails
+        raises :class:`SourceError` after every complete line read before it."""
+        lines = LineSplitter()
         with self.open() as fh:
             try:
-                yield from read_blocks(fh)
-            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                for chunk in self._chunks(fh):
+                    text = lines.feed_block(chunk)
+                    if text is not None:
+                        yield text
+            except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+                yield from lines.rest()
                 raise SourceError(f"{self.name}: read failed: {exc}") from None
+        yield from lines.rest()
+
+    def _chunks(self, fh: BinaryIO) -> Iterator[bytes]:
+        """The file's bytes, decompressed as they are read where it is compressed (gzip members one after
+        another, as gunzip reads them); damage raises after everything decompressed before it."""
+        make = _DECOMPRESSORS.get(self.path.suffix)
+        if make is None:
+            while chunk := fh.read(BLOCK):
+                yield chunk
+            return
+        decompressor, fed = make(), False
+        while raw := fh.read(PIECE):
+            while raw:
+                fed = True
+                yield from _decompress(decompressor, raw)
+                if not decompressor.eof:
+                    break
+                raw = decompressor.unused_data  # the next member, if any
+                decompressor, fed = make(), False
+        if fed:
+            raise EOFError("the compressed data ends before its end-of-stream marker (the file was cut short)")
 
 
 class FileRead(LiveSource):
@@ -136,34 +183,48 @@ class FileRead(LiveSource):
         self.node = file.node or node_from_path(file.path)
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        """The blocks are read on a thread: a FIFO with no writer yet, a slow pipe or a big compressed file
+        keeps only this source waiting, never the loop the other sources run on."""
         skip = int(cursor) if isinstance(cursor, int) else 0
         done = 0
+        blocks = self.file.blocks()
         try:
-            for block in self.file.blocks():
+            while (block := await asyncio.to_thread(next, blocks, None)) is not None:
                 lines = block.split("\n")
                 if done == 0 and not self.file.node:
                     self.node = node_in(block) or self.node
                 done += len(lines)
                 if done > skip:
                     yield Received(tuple(lines[max(skip - done + len(lines), 0) :]), done)
-                await asyncio.sleep(0)  # let the other sources and the consumer run between blocks
         except SourceError as exc:
             raise Refused(str(exc)) from None
+        finally:
+            blocks.close()
 
 
-def read_blocks(fh: BinaryIO, block: int = BLOCK) -> Iterator[str]:
-    """Decoded blocks of complete lines, read ``block`` bytes at a time."""
-    lines = LineSplitter()
-    while chunk := fh.read(block):
-        text = lines.feed_block(chunk)
-        if text is not None:
-            yield text
-    yield from lines.rest()
+def _decompress(decompressor: zlib._Decompress | lzma.LZMADecompressor, raw: bytes) -> Iterator[bytes]:
+    """What ``raw`` decompresses to. Where it holds damage, gzip's piece is decompressed again from the
+    state before it, a few bytes at a time, so that every byte before the damage comes out first."""
+    if isinstance(decompressor, lzma.LZMADecompressor):  # cannot be copied: xz loses the piece
+        yield decompressor.decompress(raw)
+        return
+    before = decompressor.copy()
+    try:
+        yield decompressor.decompress(raw)
+    except zlib.error:
+        for at in range(0, len(raw), SALVAGE_STEP):
+            yield before.decompress(raw[at : at + SALVAGE_STEP])  # raises again at the damage
+        raise
+
+
+def stdin() -> FileSource:
+    """Standard input (the argument ``-``), read once as a stream."""
+    return FileSource(Path("/dev/stdin"), "stdin")
 
 
 def node_from_path(path: Path) -> str:
     name = path.name
-    for suffix in (".gz", ".log", ".txt", ".out", ".err"):
+    for suffix in (*_DECOMPRESSORS, ".log", ".txt", ".out", ".err"):
         name = name.removesuffix(suffix)
     if name.lower() in _GENERIC_STEMS and path.parent.name:
         return path.parent.name
@@ -173,7 +234,7 @@ def node_from_path(path: Path) -> str:
 def looks_binary(path: Path) -> bool:
     if path.suffix.lower() in _BINARY_SUFFIXES:
         return True
-    if path.suffix == ".gz":
+    if path.suffix in _DECOMPRESSORS:
         return False
     try:
         with path.open("rb") as fh:

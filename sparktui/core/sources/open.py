@@ -16,7 +16,7 @@ from sparktui.core.errors import Invalid, Refused
 from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import BundleError, is_bundle
 from sparktui.core.sources.bundle import load as load_bundle
-from sparktui.core.sources.files import FileSource, looks_binary, unique_names
+from sparktui.core.sources.files import STDIN, FileRead, FileSource, looks_binary, stdin, unique_names
 from sparktui.core.sources.follow import FollowedFile
 
 if TYPE_CHECKING:  # imported when an ssh:// source is opened, not at start-up
@@ -35,7 +35,9 @@ def file_sources(arguments: Iterable[str]) -> tuple[list[FileSource], list[str]]
     problems: list[str] = []
     for arg in arguments:
         path = Path(arg)
-        if is_bundle(path):
+        if arg == STDIN:
+            sources.append(stdin())
+        elif is_bundle(path):
             try:
                 loaded = load_bundle(path)
             except BundleError as exc:
@@ -158,10 +160,12 @@ def _ray(arg: str) -> SourceGroup:
 
 
 def _local(arg: str) -> list[LiveSource]:
+    """A path followed like ``tail -F``; a compressed file or a stream (stdin, a pipe, a FIFO) is read once,
+    as ``diagnose`` reads it, since neither grows at its end."""
     path = Path(arg)
-    if path.is_dir():
+    if arg == STDIN or path.is_dir() or path.exists():
         found, _problems = file_sources([arg])
-        return [FollowedFile(s.path, s.name, s.node) for s in found]
+        return [FileRead(s) if s.compressed or s.stream else FollowedFile(s.path, s.name, s.node) for s in found]
     # A file that does not exist yet is followed once it appears, as `tail -F` does.
     return [FollowedFile(path, path.name)]
 
