@@ -108,6 +108,12 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _files(args: argparse.Namespace, found: Catalogue, problems: Console) -> tuple[Diagnosis, Incident]:
+    live = [a for a in args.sources if "://" in a]
+    if live:
+        raise UsageError(
+            f"{live[0]}: a live source, read with --follow (add --for 30s to stop after that long); "
+            "without --follow, diagnose reads files, directories and bundles"
+        )
     sources, skipped = file_sources(args.sources)
     if not sources:
         raise UsageError(skipped[0] if skipped else "no log files found in " + " ".join(args.sources))

@@ -169,3 +169,10 @@ def test_the_cockpit_and_follow_read_compressed_logs_and_streams_once(tmp_path: 
     assert isinstance(source, FileRead)  # decompressed and read to its end, not followed as bytes
     shown = [line.text for u in run(cat.load(), [source], show=True).updates() for line in u.lines]
     assert shown == HANG.read_text().splitlines()
+
+
+def test_a_live_source_without_follow_says_to_follow_it(capsys: pytest.CaptureFixture[str]) -> None:
+    for uri in ("ssh://node5/var/log/rank0.log", "docker://vllm_node", "ray://127.0.0.1"):
+        assert main(["diagnose", uri]) == 2
+        err = capsys.readouterr().err
+        assert f"{uri}: a live source, read with --follow" in err and "no such file" not in err
