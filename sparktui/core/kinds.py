@@ -23,6 +23,20 @@ KINDS: dict[str, str] = {
     # ``{recreate} --flag`` appends words to a command. Probes produce these; a user may type them.
     "argv": r"[^\x00-\x1f\x7f]{0,65536}",
 }
+#: How a message names a value of each kind.
+NOUNS: dict[str, str] = {
+    "iface": "a network interface name",
+    "host": "a host name or address",
+    "port": "a port number",
+    "path": "a path",
+    "name": "a name",
+    "image": "an image reference",
+    "int": "a whole number",
+    "number": "a number",
+    "env": "a NAME=value setting",
+    "text": "a text",
+    "argv": "a quoted command line",
+}
 #: A signature or playbook id: lower-case letters and digits in words joined by single dashes.
 ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 

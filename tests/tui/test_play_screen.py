@@ -186,10 +186,10 @@ async def test_a_missing_value_stops_it_until_e_gives_one_that_fits_its_kind(tmp
         assert values.query_one("#value-port", Input).has_focus  # the first one without a value
         await pilot.press("enter")
         await pilot.pause(0.1)
-        assert app.screen is values and "needed: a port" in str(values.query_one("#why-port", Static).content)
+        assert app.screen is values and "needed: a port number" in str(values.query_one("#why-port", Static).content)
         await pilot.press(*"99999", "enter")
         await pilot.pause(0.1)
-        assert app.screen is values and "refused: not a valid port: 99999" in str(
+        assert app.screen is values and "refused: not a port number: 99999" in str(
             values.query_one("#why-port", Static).content
         )
         values.query_one("#value-port", Input).value = "8001"

@@ -69,13 +69,13 @@ class ValuesScreen(ModalScreen[dict[str, str] | None]):
             why = self.query_one(f"#why-{param.name}", Static)
             if value == "" and param.kind not in _MAY_BE_EMPTY:
                 if param.name not in self.current:  # nothing else gives it either
-                    why.update(Text(f"needed: a {param.kind}", style="bold red"))
+                    why.update(Text(f"needed: {kinds.NOUNS[param.kind]}", style="bold red"))
                     refused = True
                 else:
                     why.update("")
                 continue
             if not kinds.fits(param.kind, value):
-                why.update(Text(f"refused: not a valid {param.kind}: {display(value[:200])}", style="bold red"))
+                why.update(Text(f"refused: not {kinds.NOUNS[param.kind]}: {display(value[:200])}", style="bold red"))
                 refused = True
                 continue
             why.update("")
