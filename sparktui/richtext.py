@@ -60,9 +60,9 @@ def _grid(grid: Grid) -> Group:
         who = Text(display(row.who), style="bold red" if row.behind else "")
         cells = [Text(display(c.short), style=_cell_style(c)) for c in row.cells]
         table.add_row(Text(display(row.node)), who, *cells)
-    shown: list[RenderableType] = [title, Padding(table, (0, 0, 0, 2))]
+    shown: list[RenderableType] = [title, Padding(table, (0, 0, 0, 2), expand=False)]
     if left_out:
-        shown.append(Padding(Text(left_out, style="dim"), (0, 0, 0, 2)))
+        shown.append(Padding(Text(left_out, style="dim"), (0, 0, 0, 2), expand=False))
     return Group(*shown)
 
 
@@ -93,14 +93,14 @@ def _finding(rank: int, f: Finding) -> Group:
     )
     parts: list[Text | Padding] = [title, meta]
     if f.detail:
-        parts.append(Padding(Text(f.detail), (0, 0, 0, 3)))
+        parts.append(Padding(Text(f.detail), (0, 0, 0, 3), expand=False))
     if f.facts:
         facts = Text("   facts: ", style="dim")
         facts.append(", ".join(f"{k}={v}" for k, v in f.facts.items()))
         parts.append(facts)
     for e in f.evidence[:6]:
         parts.append(_evidence(e))
-    parts.append(Padding(Text(f.explanation, style="italic"), (0, 0, 0, 3)))
+    parts.append(Padding(Text(f.explanation, style="italic"), (0, 0, 0, 3), expand=False))
     if f.remediations:
         parts.append(Text(f"   remediation: {', '.join(f.remediations)}", style="green"))
     return Group(*parts)
@@ -112,4 +112,4 @@ def _evidence(e: Evidence) -> Padding:
     lines += [Text(f"    {line}", style="dim", no_wrap=True, overflow="ellipsis") for line in e.before]
     lines.append(Text(f"  > {e.text}", style="bold", no_wrap=True, overflow="ellipsis"))
     lines += [Text(f"    {line}", style="dim", no_wrap=True, overflow="ellipsis") for line in e.after]
-    return Padding(Group(*lines), (0, 0, 0, 3))
+    return Padding(Group(*lines), (0, 0, 0, 3), expand=False)

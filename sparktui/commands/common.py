@@ -4,8 +4,11 @@ catalogue, reading a duration, opening live sources."""
 from __future__ import annotations
 
 import argparse
+import io
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO, cast
 
 from rich.console import Console
 
@@ -22,9 +25,41 @@ class UsageError(Invalid):
     """Bad arguments or input; the message is printed as one line."""
 
 
+#: The width given to output that goes to a pipe or a file: wide enough that nothing is wrapped or cut
+#: (a line taken from a log is shortened by the text layer long before this).
+PIPED_WIDTH = 4000
+
+
 def out() -> Console:
-    """Standard output, plain when piped."""
-    return Console(highlight=False, soft_wrap=True)
+    """Standard output: on a terminal, wrapped to its width; piped, plain and unwrapped (tables keep every
+    column, a paragraph is one line)."""
+    console = Console(highlight=False)
+    return (
+        console
+        if console.is_terminal
+        else Console(highlight=False, width=PIPED_WIDTH, file=cast(TextIO, _Trimmed(sys.stdout)))
+    )
+
+
+class _Trimmed(io.TextIOBase):
+    """A text stream that drops the blanks at the end of each line (Rich pads a table's cells and a group's
+    lines to one width; piped into a file or grep, they are noise)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        *whole, self._partial = (self._partial + text).split("\n")
+        for line in whole:
+            self._stream.write(line.rstrip() + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self._partial:
+            self._stream.write(self._partial.rstrip())
+            self._partial = ""
+        self._stream.flush()
 
 
 def err() -> Console:

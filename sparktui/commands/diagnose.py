@@ -22,6 +22,7 @@ from sparktui.commands.common import (
     duration,
     err,
     open_sources,
+    out,
     signatures_option,
     trust_option,
 )
@@ -182,7 +183,7 @@ def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
     elif fmt == "md":
         sys.stdout.write(diagnosis_markdown(diagnosis) + "\n")
     else:
-        print_text(diagnosis, Console(highlight=False))
+        print_text(diagnosis, out())
 
 
 def _report(args: argparse.Namespace, incident: Incident, problems: Console) -> None:
