@@ -83,9 +83,10 @@ def parse_capture(name: str, data: bytes) -> Capture:
     spans: list[tuple[int, int, str]] = []
     for pattern in _FIELDS:
         for m in pattern.finditer(data):
-            if "host" in m.re.groupindex and m.group("host") is not None and not _LETTER.search(m.group("host")):
+            found = m.groupdict()
+            if found.get("host") is not None and not _LETTER.search(found["host"]):
                 continue  # a time (12:30:45 [0] ) is not a host
-            for group, value in m.groupdict().items():
+            for group, value in found.items():
                 if value is not None:
                     kind = group if group in ("host", "ip") else "pid"
                     spans.append((m.start(group), m.end(group), kind))
@@ -118,7 +119,7 @@ class Node:
 
     def __init__(self, index: int, seed: int) -> None:
         self.host = host_name(index).encode()
-        self.ip = f"10.{(index >> 8) & 255}.{index & 255}.1".encode()
+        self.network = f"10.{(index >> 8) & 255}.{index & 255}.".encode()  # the node's addresses: .1, .2...
         self._rng = random.Random(f"{seed}:{index}")
         self._used: set[bytes] = set()
 
@@ -134,7 +135,7 @@ class Node:
                 values[field] = self.host if not hosts else self.host + b"-%d" % hosts
                 hosts += 1
             elif kind == "ip":
-                values[field] = self.ip[:-1] + b"%d" % (ips + 1)
+                values[field] = self.network + b"%d" % (ips + 1)
                 ips += 1
             else:
                 values[field] = self._fresh_pid(len(old))
