@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.analysis.progress import Cell, Grid
+from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, Grid, worth_showing
 from sparktui.core.events import Evidence, Finding, Severity
 from sparktui.core.report.summary import counts, sources_line
 from sparktui.core.text import display
@@ -42,9 +42,12 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
     for rank, finding in enumerate(diagnosis.findings, 1):
         console.print()
         console.print(_finding(rank, finding))
-    for grid in diagnosis.progress:
+    shown, left_out = worth_showing(diagnosis.progress, REPORT_GRIDS)
+    for grid in shown:
         console.print()
         console.print(_grid(grid))
+    if left_out:
+        console.print(Text(left_out, style="dim"))
 
 
 def _grid(grid: Grid) -> Group:

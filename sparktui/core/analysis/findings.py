@@ -112,8 +112,10 @@ def _group_part(hits: list[StallHit]) -> Part:
         if hit.peers_missing:
             facts.setdefault("ranks_never_started", ",".join(map(str, hit.peers_missing)))
         nodes.append(unit.node)
-        ahead.update((id(u), u) for u in hit.peers_ahead)
-        seen.update((id(u), u) for u in hit.last_seen)
+    for told in _distinct(h.peers_ahead for h in hits):  # the hits of a group share these: once each
+        ahead.update((id(u), u) for u in told)
+    for told in _distinct(h.last_seen for h in hits):
+        seen.update((id(u), u) for u in told)
     for other in seen.values():
         if other.last is not None:
             evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
@@ -127,6 +129,11 @@ def _group_part(hits: list[StallHit]) -> Part:
     first = min((e for e in evidence), key=lambda e: (e.source, e.line))
     weak = not any(h.corroboration for h in hits)
     return Part(Position(first.source, first.line), len(hits), nodes, facts, evidence, _describe(hits, weak), weak=weak)
+
+
+def _distinct(tuples: Iterable[tuple[Unit, ...]]) -> list[tuple[Unit, ...]]:
+    """Each tuple once (by identity): the stalled units of one peer group carry the same ones."""
+    return list({id(t): t for t in tuples}.values())
 
 
 def _describe(hits: list[StallHit], weak: bool) -> str:
@@ -150,7 +157,7 @@ def _describe(hits: list[StallHit], weak: bool) -> str:
     stopped = "; ".join(f"{who(units)} stopped at '{stage}'" for stage, units in by_stage.items())
     never = track.stages[track.index(rule.not_reached)].label
     text = f"{_capital(what)}: {stopped}, and never reached '{never}'."
-    ahead = list({id(u): u for h in hits for u in h.peers_ahead}.values())
+    ahead = list({id(u): u for told in _distinct(h.peers_ahead for h in hits) for u in told}.values())
     if ahead:
         text += f" {_capital(who(ahead))} reached it."
     missing = sorted({r for h in hits for r in h.peers_missing})
@@ -158,7 +165,7 @@ def _describe(hits: list[StallHit], weak: bool) -> str:
         text += f" Rank{'s' if len(missing) > 1 else ''} {ranges(missing)} never started it"
         where = [
             f"{u.who} was last seen at {u.last.source}:{u.last.line}"
-            for u in {id(u): u for h in hits for u in h.last_seen}.values()
+            for u in {id(u): u for told in _distinct(h.last_seen for h in hits) for u in told}.values()
             if u.last is not None
         ]
         text += f" ({'; '.join(where)})." if where else "."

@@ -10,7 +10,7 @@ something all ranks wait on (the network, a missing peer outside these logs) rat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from sparktui.core.analysis.stages import StageTracker, Unit, join, ranges
@@ -18,6 +18,9 @@ from sparktui.core.analysis.stages import StageTracker, Unit, join, ranges
 #: How much of a grid a report prints (the cockpit shows it all).
 BRIEF_ROWS = 24
 BRIEF_COLUMNS = 8
+#: How many grids a report prints, and the cockpit shows, where the logs hold many jobs.
+REPORT_GRIDS = 4
+SCREEN_GRIDS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,18 +94,64 @@ ABSENT = Cell(label="never joined", short="absent", behind=True)
 
 
 def grids(tracker: StageTracker) -> tuple[Grid, ...]:
-    """One grid per track that has units, in the order the tracks were first seen."""
+    """The grids of every track that has units, in the order the tracks were first seen: one per track, or
+    for a track of communicators one per job (processes tied together by the communicators they share), so
+    that restarts and unrelated runs in the same logs are grids of their own and the cost stays linear."""
     by_track: dict[str, list[Unit]] = {}
     for unit in tracker.units:
         by_track.setdefault(unit.track.id, []).append(unit)
-    return tuple(_grid(units) for units in by_track.values())
+    out: list[Grid] = []
+    for units in by_track.values():
+        jobs = _jobs(units) if units[0].track.unit == "communicator" else [units]
+        for number, job in enumerate(jobs, 1):
+            label = units[0].track.label if len(jobs) == 1 else f"{units[0].track.label}, job {number} of {len(jobs)}"
+            out.append(_grid(job, label))
+    return tuple(out)
 
 
-def _grid(units: list[Unit]) -> Grid:
+def worth_showing(found: Sequence[Grid], limit: int) -> tuple[tuple[Grid, ...], str]:
+    """Up to ``limit`` grids, those with a rank behind first, then those not ready, in their order; and a
+    sentence saying how many were left out (all of them alike or ready, by that choice)."""
+    keep = _first(range(len(found)), limit, lambda i: _concern(c for r in found[i].rows for c in r.cells))
+    left = len(found) - len(keep)
+    note = f"{left} more {'grid' if left == 1 else 'grids'} (other jobs in these logs) not shown." if left else ""
+    return tuple(found[i] for i in keep), note
+
+
+def _jobs(units: list[Unit]) -> list[list[Unit]]:
+    """The units of a track of communicators, split into jobs: the processes that share a communicator
+    (its commId, or its parent for a split) are one job, in the order their units were first seen. A
+    communicator known only by its ordinal ties processes that have nothing better to go by."""
+    parent: dict[str, str] = {}
+
+    def root(process: str) -> str:
+        while parent.setdefault(process, process) != process:
+            parent[process] = parent[parent[process]]
+            process = parent[process]
+        return process
+
+    named = {u.process for u in units if not u.group.startswith("#")}
+    first_of: dict[str, str] = {}
+    for unit in units:
+        if unit.group.startswith("#") and unit.process in named:
+            root(unit.process)
+            continue  # an ordinal says nothing more for a process tied by the names of its communicators
+        seen = first_of.setdefault(unit.group, unit.process)
+        parent[root(unit.process)] = root(seen)
+    jobs: dict[str, list[Unit]] = {}
+    for unit in units:
+        jobs.setdefault(root(unit.process), []).append(unit)
+    return list(jobs.values())
+
+
+def _grid(units: list[Unit], label: str) -> Grid:
     track = units[0].track
     if track.unit == "communicator":
-        columns = list(dict.fromkeys(u.group for u in units))
-        titles = tuple(_column_title(next(u for u in units if u.group == g), i) for i, g in enumerate(columns))
+        first: dict[str, Unit] = {}
+        for unit in units:
+            first.setdefault(unit.group, unit)
+        columns = list(first)
+        titles = tuple(_column_title(first[g], i) for i, g in enumerate(columns))
     else:
         columns, titles = [track.id], ("start-up",)
     rows: dict[str, dict[str, Unit]] = {}
@@ -116,7 +165,7 @@ def _grid(units: list[Unit]) -> Grid:
         any_unit = next(iter(cells_of.values()))
         cells = tuple(ABSENT if process in absent[c] else _cell(cells_of.get(c), furthest[c]) for c in columns)
         out.append(Row(any_unit.node, _row_who(list(cells_of.values())), cells))
-    return Grid(track.id, track.label, titles, tuple(out), _verdict(out, titles))
+    return Grid(track.id, label, titles, tuple(out), _verdict(out, titles))
 
 
 def _absent(column: str, rows: dict[str, dict[str, Unit]]) -> set[str]:

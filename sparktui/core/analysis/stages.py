@@ -263,6 +263,12 @@ class StageTracker:
         by_track: dict[str, list[Unit]] = {}
         for unit in self.units:
             by_track.setdefault(unit.track.id, []).append(unit)
+        # What a peer group says is the same for each of its units: worked out once per group (a group of
+        # thousands of units, a restart loop's, stays linear).
+        ahead_of: dict[tuple[str, str, int], tuple[Unit, ...]] = {}
+        claimed_ahead: set[tuple[str, str, int]] = set()
+        reaching: dict[tuple[str, str, int], int] = {}
+        ranks_in: dict[tuple[str, str], set[int]] = {}
         for sig in ordered:
             rule = sig.stall
             assert rule is not None
@@ -278,15 +284,24 @@ class StageTracker:
                 stuck_after = track.stages[unit.reached].stuck_after
                 if now is not None and now - unit.last_progress_at < stuck_after:
                     continue
-                peers = self.peers(unit)
-                ahead = tuple(u for u in peers if u.reached >= hi)
+                group = (track.id, unit.group)
+                members = self._groups.get(group, [])
+                if group not in ranks_in:
+                    ranks_in[group] = {int(u.facts["rank"]) for u in members if u.facts.get("rank", "").isdigit()}
                 if rule.peer_reached is not None:
                     need = track.index(rule.peer_reached)
-                    if not any(u.reached >= need for u in peers):
-                        continue
+                    if (*group, need) not in reaching:
+                        reaching[(*group, need)] = sum(u.reached >= need for u in members)
+                    if reaching[(*group, need)] - (unit.reached >= need) == 0:
+                        continue  # no peer (another unit than this one) got there
+                if (*group, hi) not in ahead_of:
+                    ahead_of[(*group, hi)] = tuple(u for u in members if u.reached >= hi)
+                ahead = ahead_of[(*group, hi)]
                 claimed.add(id(unit))
-                claimed.update(id(u) for u in ahead)
-                missing = _missing_ranks(unit, peers)
+                if (*group, hi) not in claimed_ahead:
+                    claimed_ahead.add((*group, hi))
+                    claimed.update(id(u) for u in ahead)
+                missing = _missing_ranks(unit, ranks_in[group])
                 last_seen = self._last_units(unit, missing)
                 # With Ray folding identical lines, a rank that looks behind may have printed the same line.
                 folded = track.id in self.folded
@@ -304,11 +319,10 @@ class StageTracker:
         found = []
         nranks = unit.facts.get("nranks", "")
         for rank in ranks:
-            candidates = [
-                u for u in self._by_rank.get((unit.track.id, str(rank), nranks), ()) if u.process != unit.process
-            ]
-            if candidates:
-                found.append(candidates[-1])
+            same = self._by_rank.get((unit.track.id, str(rank), nranks), ())
+            latest = next((u for u in reversed(same) if u.process != unit.process), None)
+            if latest is not None:
+                found.append(latest)
         return tuple(found)
 
     def nodes(self) -> list[str]:
@@ -415,9 +429,9 @@ def join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _missing_ranks(unit: Unit, peers: list[Unit]) -> tuple[int, ...]:
+def _missing_ranks(unit: Unit, seen: set[int]) -> tuple[int, ...]:
+    """The ranks of ``unit``'s communicator that no unit of its peer group (``seen``: their ranks) has."""
     nranks = unit.facts.get("nranks", "")
     if unit.group.startswith("#") or not nranks.isdigit():
         return ()
-    seen = {int(u.facts["rank"]) for u in [unit, *peers] if u.facts.get("rank", "").isdigit()}
     return tuple(r for r in range(int(nranks)) if r not in seen)

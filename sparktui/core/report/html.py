@@ -12,7 +12,7 @@ import html
 from collections.abc import Sequence
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.analysis.progress import Cell
+from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, worth_showing
 from sparktui.core.events import Finding
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.summary import (
@@ -199,7 +199,8 @@ def _stages(d: Diagnosis) -> Markup:
     if not d.progress:
         return _tag("p", "No start-up stage was recognised in these logs.", class_="note")
     parts = []
-    for full in d.progress:
+    shown, grids_left_out = worth_showing(d.progress, REPORT_GRIDS)
+    for full in shown:
         grid, left_out = full.brief()
         parts.append(_tag("h3", f"{grid.label}: {grid.verdict}" if grid.verdict else grid.label))
         head = _tag("tr", _tag("th", "node"), _tag("th", "rank"), *(_tag("th", c) for c in grid.columns))
@@ -215,6 +216,8 @@ def _stages(d: Diagnosis) -> Markup:
         parts.append(_tag("table", _tag("thead", head), _tag("tbody", *rows), class_="grid"))
         if left_out:
             parts.append(_tag("p", left_out, class_="note"))
+    if grids_left_out:
+        parts.append(_tag("p", grids_left_out, class_="note"))
     return _join(*parts)
 
 

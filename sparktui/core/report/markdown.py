@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.progress import REPORT_GRIDS, worth_showing
 from sparktui.core.events import Finding
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.summary import (
@@ -166,7 +167,8 @@ def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
 def _stages_md(diagnosis: Diagnosis) -> list[str]:
     """Each track's rank-by-stage grid as a table, the ranks that are behind in bold."""
     out: list[str] = []
-    for full in diagnosis.progress:
+    shown, grids_left_out = worth_showing(diagnosis.progress, REPORT_GRIDS)
+    for full in shown:
         grid, left_out = full.brief()
         out += [f"**{_text(grid.label)}**" + (f": {_text(grid.verdict)}" if grid.verdict else ""), ""]
         out.append("| node | rank | " + " | ".join(_text(c) for c in grid.columns) + " |")
@@ -176,7 +178,7 @@ def _stages_md(diagnosis: Diagnosis) -> list[str]:
             cells = [f"**{_text(c.short)}**" if c.behind else _text(c.short) for c in row.cells]
             out.append(f"| {_code(row.node, table=True)} | {who} | " + " | ".join(cells) + " |")
         out += ["", _text(left_out), ""] if left_out else [""]
-    return out
+    return [*out, _text(grids_left_out), ""] if grids_left_out else out
 
 
 def _text(text: str) -> str:

@@ -19,7 +19,7 @@ from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from sparktui.core.analysis.progress import Cell, Grid, Row
+from sparktui.core.analysis.progress import SCREEN_GRIDS, Cell, Grid, Row, worth_showing
 from sparktui.core.text import display
 
 TITLE = "Start-up progress"
@@ -62,10 +62,12 @@ class ProgressScreen(ModalScreen[None]):
         if grids == self.grids:
             return
         views = list(self.query(GridView))
-        same_tracks = [v.grid.track for v in views] == [g.track for g in grids]
+        shown, left_out = worth_showing(grids, SCREEN_GRIDS)
+        same = [(v.grid.track, v.grid.label) for v in views] == [(g.track, g.label) for g in shown]
+        same = same and left_out == worth_showing(self.grids, SCREEN_GRIDS)[1]
         self.grids = grids
-        if views and same_tracks:
-            for view, grid in zip(views, grids, strict=True):
+        if views and same:
+            for view, grid in zip(views, shown, strict=True):
                 view.show(grid)
             return
         box = self.query_one("#grids", Vertical)
@@ -123,7 +125,9 @@ class RankTable(DataTable[Text]):
 def _views(grids: Sequence[Grid]) -> list[Static | GridView]:
     if not grids:
         return [Static(Text(EMPTY, style="italic"), classes="section")]
-    return [GridView(g) for g in grids]
+    shown, left_out = worth_showing(grids, SCREEN_GRIDS)
+    views: list[Static | GridView] = [GridView(g) for g in shown]
+    return [*views, Static(Text(left_out, style="dim"), classes="section")] if left_out else views
 
 
 def _heading(grid: Grid) -> Text:
