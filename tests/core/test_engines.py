@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sparktui.core.analysis.literals import required_literals
 from sparktui.core.analysis.matcher import HyperscanEngine, LiteralEngine, Matcher
 from sparktui.core.catalogue import Catalogue
 
@@ -32,3 +33,10 @@ def test_pattern_without_literal_still_matches() -> None:
     for engine in (LiteralEngine(pats), HyperscanEngine(pats)):
         found = [(line.index, key) for line in Matcher(pats, engine).scan(text) for key, _ in line.matches]
         assert found == [(1, 0), (2, 1)]
+
+
+def test_a_literal_run_joins_the_alternatives_that_follow_it() -> None:
+    channel = r"INFO (?:Channel \d+(?:/0)?|Ring \d+) : (?P<rank>\d+) -> \d+ (?:\[send\] )?via (?P<transport>\S+)"
+    assert required_literals(channel) == {"INFO Channel ", "INFO Ring "}  # not "INFO ", on every NCCL line
+    assert required_literals(r"Init (START|COMPLETE)") == {"Init START", "Init COMPLETE"}
+    assert required_literals(r"(?:abc|\d+)xyzw") == {"xyzw"}  # an alternative without a literal head

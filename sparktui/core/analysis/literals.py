@@ -50,6 +50,12 @@ def _sequence(items: list[tuple[Any, Any]]) -> frozenset[str] | None:
             continue
         if len(run) >= MIN_LITERAL:
             consider(frozenset({"".join(run)}))
+        if run and op in (_SUBPATTERN, _BRANCH):
+            # A run followed by alternatives that each begin with a literal: "INFO (?:Channel|Ring) " needs
+            # one of "INFO Channel", "INFO Ring", far rarer than "INFO " alone.
+            heads = _heads(list(arg[3])) if op is _SUBPATTERN else _heads([(op, arg)])
+            if heads is not None:
+                consider(frozenset("".join(run) + head for head in heads))
         run = []
         if op is _SUBPATTERN:
             _group, add_flags, _del_flags, sub = arg
@@ -62,6 +68,24 @@ def _sequence(items: list[tuple[Any, Any]]) -> frozenset[str] | None:
     if len(run) >= MIN_LITERAL:
         consider(frozenset({"".join(run)}))
     return best
+
+
+def _heads(items: list[tuple[Any, Any]]) -> frozenset[str] | None:
+    """The literal each alternative of a group begins with (None where one begins with anything else)."""
+    if len(items) == 1 and items[0][0] is _BRANCH:
+        heads = [_head(list(branch)) for branch in items[0][1][1]]
+    else:
+        heads = [_head(items)]
+    return frozenset(heads) if all(heads) else None
+
+
+def _head(items: list[tuple[Any, Any]]) -> str:
+    head = []
+    for op, arg in items:
+        if op is not _LITERAL:
+            break
+        head.append(chr(arg))
+    return "".join(head)
 
 
 def _branches(branches: list[Any]) -> frozenset[str] | None:
