@@ -19,7 +19,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     for floor in (
         {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs", "core.audit"},
         {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch"},
-        {"core.catalogue", "core.remote"},
+        {"core.catalogue", "core.remote", "core.redact"},
         {"core.analysis", "core.sources", "core.inventory"},
         {"core.report", "core.pipeline", "core.remedy"},
         {"richtext"},

@@ -1,4 +1,5 @@
-"""Redaction: secrets taken out of everything sparktui exports, host names and addresses replaced on request.
+"""Redaction: secrets taken out of everything sparktui exports or keeps (reports, bundles, the spool of a
+live session), host names and addresses replaced on request.
 
 Secrets are recognised by where they stand (``HF_TOKEN=…``, ``--api-key …``, ``"api_key": "…"``,
 ``Authorization: Bearer …``, ``https://user:…@host``) and by their shape wherever they stand (Hugging
