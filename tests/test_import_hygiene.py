@@ -18,8 +18,8 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(floor)
     for floor in (
         {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs", "core.audit"},
-        {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch"},
-        {"core.catalogue", "core.remote"},
+        {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch", "core.settings"},
+        {"core.catalogue", "core.remote", "core.redact"},
         {"core.analysis", "core.sources", "core.inventory"},
         {"core.report", "core.pipeline", "core.remedy"},
         {"richtext"},

@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sparktui.commands.common import UsageError, catalogue, open_sources, signatures_option, trust_option
+from sparktui.commands.common import (
+    UsageError,
+    catalogue,
+    open_sources,
+    signatures_option,
+    spool_raw_option,
+    trust_option,
+)
 from sparktui.core import cluster as clusterfile
 from sparktui.core.sources import bundle
 
@@ -19,6 +26,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     o = sub.add_parser("open", help="open the cockpit on sources (also: sparktui SOURCE...)")
     o.add_argument("sources", nargs="*", metavar="SOURCE")
     trust_option(o)
+    spool_raw_option(o)
     signatures_option(o)
     m = sub.add_parser("demo", help="replay a built-in incident captured from real runs")
     m.add_argument("--speed", type=float, default=DEMO_SPEED, help=f"times real time (default {DEMO_SPEED:g})")
@@ -61,5 +69,6 @@ def main(args: argparse.Namespace) -> int:
     if session is None and cluster is not None:
         sources = open_sources(cluster.source_uris(), trust_new_host_key=trust)
         session = Session(f"cluster {where}", live=tuple(sources))
-    SparkApp(session, found, demo=demo, cluster=cluster, readonly=args.readonly).run()
+    raw = getattr(args, "spool_raw", False)
+    SparkApp(session, found, demo=demo, cluster=cluster, readonly=args.readonly, spool_raw=raw).run()
     return 0

@@ -85,6 +85,14 @@ def trust_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def spool_raw_option(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
+    parser.add_argument(
+        "--spool-raw",
+        action="store_true",
+        help="keep the received lines in the spool as they came, secrets included (redacted by default)",
+    )
+
+
 def catalogue(extra: Sequence[str]) -> cat.Catalogue:
     """The built-in catalogue and the user's signature folders."""
     return cat.load([Path(d) for d in extra])

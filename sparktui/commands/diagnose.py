@@ -24,6 +24,7 @@ from sparktui.commands.common import (
     open_sources,
     out,
     signatures_option,
+    spool_raw_option,
     trust_option,
 )
 from sparktui.core import cluster as clusterfile
@@ -37,7 +38,7 @@ from sparktui.core.report.markdown import diagnosis_markdown
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
 from sparktui.core.sources.open import file_sources
-from sparktui.core.sources.spool import Spool, new_incident_dir
+from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.richtext import print_text
 
@@ -78,11 +79,13 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     d.add_argument("--launch", metavar="COMMAND", default="", help="with --report: the launch command to include")
     trust_option(d)
-    d.add_argument(
+    spool = d.add_mutually_exclusive_group()
+    spool.add_argument(
         "--no-spool",
         action="store_true",
         help="with --follow: do not keep a copy of the received lines (kept by default, as a bundle)",
     )
+    spool_raw_option(spool)
     d.set_defaults(run=main)
 
 
@@ -93,6 +96,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"--fail-on: {exc}") from None
     if args.duration and not args.follow:
         raise UsageError("--for needs --follow")
+    if args.spool_raw and not args.follow:
+        raise UsageError("--spool-raw needs --follow (only live sources are spooled)")
     found = catalogue(args.signatures)
     problems = err()
     if args.follow:
@@ -137,17 +142,16 @@ def _files(args: argparse.Namespace, found: Catalogue, problems: Console) -> tup
 def _follow(args: argparse.Namespace, found: Catalogue, problems: Console) -> tuple[Diagnosis, Incident]:
     seconds = duration(args.duration) if args.duration else None
     sources = open_sources(args.sources, trust_new_host_key=args.trust_new_host_key)
-    spool = None if args.no_spool else Spool(new_incident_dir(), title="sparktui diagnose --follow")
+    spool = None if args.no_spool else Spool.new("sparktui diagnose --follow", raw=args.spool_raw)
     following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=False)
     diagnosis = _analyse(following, args, problems, "following", states=True)
-    if spool is None:
+    if spool is None or not bundle.is_bundle(spool.path):  # no spool, or nothing was received
         return diagnosis, Incident(diagnosis, command=args.launch)
     if not args.quiet:
+        kept = "as received, secrets included" if spool.raw else "secrets redacted"
         problems.print(
-            Text(f"sparktui: received lines kept in {spool.path} (sparktui replay / diagnose it)", style="dim")
+            Text(f"sparktui: received lines kept in {spool.path} ({kept}; sparktui replay / diagnose it)", style="dim")
         )
-    if not bundle.is_bundle(spool.path):
-        return diagnosis, Incident(diagnosis, command=args.launch)
     return diagnosis, Incident.of_bundle(bundle.load(spool.path), diagnosis, command=args.launch)
 
 

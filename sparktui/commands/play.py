@@ -64,7 +64,9 @@ def main(args: argparse.Namespace) -> int:
     book = playbooks.get(args.playbook)
     if book is None:
         raise UsageError(f"no playbook {args.playbook!r} (see `sparktui play`)")
-    from sparktui.core.remedy.plan import Plan, ProbeError, nodes_for  # asyncssh: only for a playbook
+    if refusal := book.refused(args.readonly):  # before any value is asked for, read or looked for
+        raise UsageError(refusal)
+    from sparktui.core.remedy.plan import Plan, ProbeError, placed  # asyncssh: only for a playbook
 
     given = _given(book, args.set)
     facts, finding_nodes = _finding(book, args.logs)
@@ -72,9 +74,9 @@ def main(args: argparse.Namespace) -> int:
     cluster = clusterfile.load(found) if found is not None else None
     if args.incident and not bundle.is_bundle(Path(args.incident)):
         raise UsageError(f"--incident {args.incident}: not an incident folder (no bundle.toml)")
-    plan = Plan(book, nodes_for(cluster, args.node, finding_nodes), cluster, facts, finding_nodes, given)
-    if refusal := plan.refused(args.readonly):
-        raise UsageError(refusal)
+    nodes, whence = placed(cluster, args.node, finding_nodes)
+    plan = Plan(book, nodes, cluster, facts, finding_nodes, given)
+    shown.print(Text(f"runs on {whence}", style="dim"))
     for name, translation in plan.translations():
         if isinstance(translation, str):
             shown.print(Text(f"cannot translate the SGLang launch: {display(translation)}", style="yellow"))

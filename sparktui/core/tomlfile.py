@@ -70,9 +70,13 @@ class Table:
 
     def seconds(self, key: str, *, default: float) -> float:
         """A positive number of seconds (``default`` when absent)."""
+        return self.positive(key, default=default, unit="seconds")
+
+    def positive(self, key: str, *, default: float, unit: str) -> float:
+        """A positive number of ``unit`` (``default`` when absent)."""
         value = self.data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise self.fail(key, "must be a positive number of seconds")
+            raise self.fail(key, f"must be a positive number of {unit}")
         return float(value)
 
     def table(self, key: str, *, required: bool = True) -> Table:

@@ -35,7 +35,7 @@ from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.replay import replay
-from sparktui.core.sources.spool import Spool, new_incident_dir
+from sparktui.core.sources.spool import Spool
 from sparktui.tui.bindings import bindings, playbook_key_problem
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen
@@ -79,6 +79,7 @@ class SparkApp(App[None]):
         export_dir: Path | None = None,
         demo: Session | None = None,
         spool_live: bool = True,
+        spool_raw: bool = False,
         cluster: Cluster | None = None,
         readonly: bool = False,
         playbook_dirs: Sequence[Path] = (),
@@ -91,6 +92,7 @@ class SparkApp(App[None]):
         self.source = source or Session("welcome")
         self.welcome = source is None
         self.spool_live = spool_live
+        self.spool_raw = spool_raw  # the spool keeps secrets (--spool-raw)
         self.demo = demo
         self.catalogue = catalogue
         self.export_dir = export_dir or Path.cwd()
@@ -159,7 +161,7 @@ class SparkApp(App[None]):
         yet for the welcome screen)."""
         self.clock = None
         if session.bundle is None:
-            spool = Spool(new_incident_dir(), title=session.title) if self.spool_live and session.live else None
+            spool = Spool.new(session.title, raw=self.spool_raw) if self.spool_live and session.live else None
             return Pipeline(self.catalogue, session.live, spool=spool)
         self.clock = ReplayClock(session.speed)
         return Pipeline(self.catalogue, replay(session.bundle, self.clock), clock=self.clock)

@@ -13,6 +13,8 @@ from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy import render as rd
 from sparktui.core.remote.ssh import split_target
 
+from ..conftest import FIXTURES
+
 BOOK = """
 id = "{id}"
 title = "Test"
@@ -201,3 +203,63 @@ def test_a_dry_run_shows_what_it_cannot_read_on_the_nodes_as_names(capsys: pytes
     assert "$ <options> --ipc host --ulimit memlock=-1 --ulimit stack=67108864 <image> <command>" in out
     assert main([*play, "--yes"]) == 2
     assert "127.0.0.1:9:" in capsys.readouterr().err
+
+
+WRONG_IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname"
+
+
+def test_a_dry_run_names_every_missing_value_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One run shows the commands with <name> where each value is still needed and the --set for all of
+    them; a real run refuses, naming them all, before asking anything."""
+    monkeypatch.chdir(tmp_path)  # no cluster file: the nodes and values come from the finding and --set
+    play = ["play", "pin-nccl-interfaces", "--from", str(WRONG_IFNAME)]
+    assert main([*play, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    needed = ("container", "iface", "hca", "head_ip", "serve")
+    assert f"shown with {', '.join(f'<{n}>' for n in needed)} where values are still needed" in out
+    assert f"to run it, give {' '.join(f'--set {n}=VALUE' for n in needed)}" in out
+    assert "runs on spark-a (the nodes of the finding it fixes)" in out
+    assert "NCCL_SOCKET_IFNAME=<iface>" in out and "ray start --head --port=6379 --node-ip-address=<head_ip>" in out
+    assert main([*play, "--set", "iface=enp1s0f1np1", "--set", "hca=", "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "no value for container (" in err and "head_ip (" in err and "serve (" in err and "iface (" not in err
+    assert "--set container=VALUE --set head_ip=VALUE --set serve=VALUE" in err
+
+
+def test_read_only_mode_refuses_before_values_or_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["--dry-run"], ["--from", "no-such-logs/", "--set", "nosuch=1"]):
+        assert main(["play", "ray-start-cluster", "--readonly", *extra]) == 2
+        assert capsys.readouterr().err.strip() == "sparktui: ray-start-cluster is restarts: refused in read-only mode"
+    assert main(["play", "free-port", "--readonly", "--dry-run"]) == 0  # a read-only playbook still shows
+
+
+CLUSTER = """
+[[nodes]]
+name = "spark-a"
+ssh = "nvidia@192.168.100.10"
+role = "head"
+
+[[nodes]]
+name = "spark-b"
+ssh = "nvidia@192.168.100.11"
+"""
+
+
+def test_a_dry_run_without_nodes_renders_for_the_cluster_else_this_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "free-port", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "runs on this machine (no --node, no cluster file, no nodes from --from)" in out
+    assert '       local $ ss -Hltnp "sport = :"<port>' in out and "to run it, give --set port=VALUE" in out
+    (tmp_path / "sparktui.toml").write_text(CLUSTER)
+    assert main(["play", "free-port", "--set", "port=8000", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"runs on spark-a, spark-b (the nodes of {tmp_path / 'sparktui.toml'})" in out
+    assert [line.split("$")[0].strip() for line in out.splitlines() if "ss -Hltnp" in line] == ["spark-a", "spark-b"]

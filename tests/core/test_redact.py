@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from sparktui.core.redact import REDACTED, Redactor, redact
 from sparktui.core.report.export import redact_bundle
-from sparktui.core.report.redact import REDACTED, Redactor, redact
 from sparktui.core.sources import bundle
 
 from ..conftest import FIXTURES, ROOT

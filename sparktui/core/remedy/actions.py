@@ -66,8 +66,8 @@ async def execute(
     """Run the commands in order, then the verification; on the first failure (or a failed verification)
     stop, and run the rollback commands (after asking ``offer_rollback``, when given) unless every command
     that ran was one that changes nothing."""
-    if readonly and rendered.playbook.risk != "read-only":
-        raise ActionError(f"{rendered.playbook.id} is {rendered.playbook.risk}: refused in read-only mode")
+    if refusal := rendered.playbook.refused(readonly):
+        raise ActionError(refusal)
     outcome = Outcome()
     for command in rendered.commands:
         outcome.changed = outcome.changed or command.changes

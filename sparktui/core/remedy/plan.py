@@ -28,19 +28,27 @@ from sparktui.core.remedy.render import Nodes, Rendered, missing, probed_on, ren
 from sparktui.core.remote.runner import Output, SshRunner
 from sparktui.core.sources.bundle import AUDIT
 
-__all__ = ["Plan", "ProbeError", "final", "nodes_for"]
+__all__ = ["Plan", "ProbeError", "final", "nodes_for", "placed"]
 
 
 def nodes_for(cluster: Cluster | None, named: Sequence[str] = (), finding_nodes: Sequence[str] = ()) -> Nodes:
     """The nodes a playbook runs on: those the user named (head first), else the cluster file's, else the
     nodes of the finding it fixes, else this machine."""
+    return placed(cluster, named, finding_nodes)[0]
+
+
+def placed(cluster: Cluster | None, named: Sequence[str] = (), finding_nodes: Sequence[str] = ()) -> tuple[Nodes, str]:
+    """The nodes of :func:`nodes_for`, and in words for the user which they are and why."""
     if named:
-        return Nodes(named[0], tuple(named[1:]))
+        nodes = Nodes(named[0], tuple(named[1:]))
+        return nodes, f"{', '.join(nodes.all)} (named with --node)"
     if cluster is not None:
-        return Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
+        nodes = Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
+        return nodes, f"{', '.join(nodes.all)} (the nodes of {cluster.path})"
     if finding_nodes:
-        return Nodes(finding_nodes[0], tuple(finding_nodes[1:]))
-    return Nodes("local")
+        nodes = Nodes(finding_nodes[0], tuple(finding_nodes[1:]))
+        return nodes, f"{', '.join(nodes.all)} (the nodes of the finding it fixes)"
+    return Nodes("local"), "this machine (no --node, no cluster file, no nodes from --from)"
 
 
 def audit_log(incidents: Sequence[Path] = ()) -> AuditLog:
@@ -145,9 +153,7 @@ class Plan:
 
     def refused(self, readonly: bool) -> str:
         """Why read-only mode refuses this playbook, or ""; decided before anything is asked or read."""
-        if readonly and self.playbook.risk != "read-only":
-            return f"{self.playbook.id} is {self.playbook.risk}: refused in read-only mode"
-        return ""
+        return self.playbook.refused(readonly)
 
     def approved(self, approvals: Approvals) -> bool:
         """Whether the user chose to run this playbook on this cluster without being asked."""

@@ -109,6 +109,13 @@ class Playbook:
         """Whether some values are read on the nodes (probes) before its commands can be shown."""
         return any(p.probe for p in self.params)
 
+    def refused(self, readonly: bool) -> str:
+        """Why read-only mode refuses this playbook, or "": decided by its risk alone, so before any value
+        is asked for or read."""
+        if readonly and self.risk != "read-only":
+            return f"{self.id} is {self.risk}: refused in read-only mode"
+        return ""
+
 
 def load_all(extra_dirs: Iterable[Path] = ()) -> dict[str, Playbook]:
     """The built-in playbooks and those of ``extra_dirs`` (a later one of the same id replaces an earlier

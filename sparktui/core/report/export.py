@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from sparktui.core import tomlfile
+from sparktui.core.redact import Redactor
 from sparktui.core.report.html import page
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.markdown import markdown
-from sparktui.core.report.redact import Redactor
 from sparktui.core.report.summary import as_dict
 from sparktui.core.sources import bundle
 from sparktui.core.sources.bundle import AUDIT

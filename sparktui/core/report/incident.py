@@ -13,7 +13,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import Grid
 from sparktui.core.audit import AuditEntry
 from sparktui.core.events import Evidence, Finding, Position, SourceSummary
-from sparktui.core.report.redact import Redactor
+from sparktui.core.redact import Redactor
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import FileSource
 

@@ -2,37 +2,50 @@
 
 Logs vanish with the containers and nodes that wrote them (``--rm``, exit traps, a node that died), so a
 live session writes each source's lines as they arrive into ``<state dir>/incidents/<time>/``, in the
-bundle layout (:mod:`sparktui.core.bundle`): the log, its ``.times`` file and a ``bundle.toml`` kept up to
-date. ``sparktui replay`` and ``sparktui diagnose`` open it like any bundle. Each source is bounded: past
-:data:`MAX_BYTES` its files rotate once (``.1``), so the newest lines are always kept.
+bundle layout (:mod:`sparktui.core.sources.bundle`): the log, its ``.times`` file and a ``bundle.toml``
+kept up to date. ``sparktui replay`` and ``sparktui diagnose`` open it like any bundle. Each source is
+bounded: past :data:`MAX_BYTES` its files rotate once (``.1``), so the newest lines are always kept.
+
+Logs carry tokens and passwords, and this folder is what a user hands on with a bug report, so the spool
+is private:
+
+* secrets are redacted as lines are written, by the rules exports use (:mod:`sparktui.core.redact`); a
+  line stays one line, so ``.times`` files and replays stay true. Only ``raw`` (``--spool-raw``) keeps
+  them, and ``bundle.toml`` says which (``redacted``);
+* the incident folder is 0700 and every file in it 0600, by the mode each is created with, so no other
+  user can read any of it at any moment; a umask that takes the owner's own rights away is put right on
+  the descriptor, so the modes are these whatever the umask.
+
+A new spool (:meth:`Spool.new`) first removes the old incidents that the settings' ``[spool]``
+(:mod:`sparktui.core.settings`) does not keep, oldest first: those last written too long ago, then as
+many as the total size needs. Never one a live spool is writing: each holds a lock on its folder.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
+import shutil
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from sparktui.core import tomlfile
+from sparktui.core import settings, tomlfile
 from sparktui.core.dirs import state_dir
+from sparktui.core.errors import Invalid
+from sparktui.core.redact import redact
+from sparktui.core.settings import SpoolSettings
 
 MAX_BYTES = 64 << 20
+DIR_MODE = 0o700
+FILE_MODE = 0o600
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def new_incident_dir(root: Path | None = None) -> Path:
-    base = (root or state_dir()) / "incidents"
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = base / stamp
-    n = 1
-    while path.exists():
-        n += 1
-        path = base / f"{stamp}-{n}"
-    path.mkdir(parents=True)
-    return path
+#: The names :meth:`Spool.new` gives incident folders: pruning removes nothing else from incidents/.
+_STAMP = re.compile(r"\d{8}-\d{6}(?:-\d+)?")
 
 
 @dataclass
@@ -47,13 +60,49 @@ class _Open:
 
 @dataclass
 class Spool:
-    """Writes lines per source; :meth:`close` flushes everything. Never raises for content."""
+    """Writes lines per source into the folder ``path`` (made private, and locked while it is written);
+    :meth:`close` flushes everything. Never raises for content."""
 
     path: Path
     title: str = "live session"
+    raw: bool = False  # keep secrets (the user asked for a raw copy)
     max_bytes: int = MAX_BYTES
     _files: dict[str, _Open] = field(default_factory=dict)
     _start: float = field(default_factory=time.monotonic)
+    _lock: int = -1
+
+    def __post_init__(self) -> None:
+        self._lock = _directory(self.path)
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock)
+            raise Invalid(f"{self.path}: another live session keeps its spool there") from None
+        if not self.raw:
+            self.title = redact(self.title)
+
+    @classmethod
+    def new(
+        cls, title: str, *, raw: bool = False, root: Path | None = None, keep: SpoolSettings | None = None
+    ) -> Spool:
+        """A spool in a new incident folder under ``root`` (default: the state folder), once the old
+        incidents that ``keep`` (default: the settings file's) does not keep are removed."""
+        keep = keep or settings.load().spool
+        base = (root or state_dir()) / "incidents"
+        base.parent.mkdir(parents=True, exist_ok=True)
+        os.close(_directory(base))  # private too: it lists what was spooled, and when
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path, n = base / stamp, 1
+        while True:
+            try:
+                os.mkdir(path, DIR_MODE)
+                break
+            except FileExistsError:
+                n += 1
+                path = base / f"{stamp}-{n}"
+        spool = cls(path, title, raw)
+        prune(base, keep, current=path)
+        return spool
 
     def write(self, source: str, node: str, lines: tuple[str, ...], at: float | None = None) -> None:
         if not lines:
@@ -61,6 +110,8 @@ class Spool:
         entry = self._files.get(source) or self._open(source, node)
         ms = int(((time.monotonic() if at is None else at) - self._start) * 1000)
         text = "".join(f"{line}\n" for line in lines)
+        if not self.raw:
+            text = redact(text)
         size = len(text.encode("utf-8", "replace"))
         if entry.size and entry.size + size > self.max_bytes:
             self._rotate(entry)
@@ -74,28 +125,29 @@ class Spool:
             entry.times.flush()
 
     def close(self) -> None:
+        """Flush and close every file, and let go of the folder's lock."""
         self.flush()
         for entry in self._files.values():
             entry.log.close()
             entry.times.close()
         self._files.clear()
+        if self._lock >= 0:
+            os.close(self._lock)
+            self._lock = -1
 
     def _open(self, source: str, node: str) -> _Open:
-        file = f"{_UNSAFE.sub('_', node)}/{_UNSAFE.sub('_', source)}.log"
+        name = source if self.raw else redact(source)
+        folder, stem = _UNSAFE.sub("_", node), _UNSAFE.sub("_", name).removesuffix(".log")
+        folder = "_" if set(folder) <= {"."} else folder  # never "", "." or "..": the log stays inside
+        file = f"{folder}/{stem}.log"
         taken = {e.file for e in self._files.values()}
-        base, n = file, 1
+        n = 1
         while file in taken:
             n += 1
-            file = base.replace(".log", f"-{n}.log")
+            file = f"{folder}/{stem}-{n}.log"
         target = self.path / file
-        target.parent.mkdir(parents=True, exist_ok=True)
-        entry = _Open(
-            source,
-            node,
-            file,
-            target.open("a", encoding="utf-8", errors="replace"),
-            (self.path / f"{file}.times").open("a", encoding="utf-8"),
-        )
+        os.close(_directory(target.parent))
+        entry = _Open(name, node, file, _file(target), _file(self.path / f"{file}.times"))
         self._files[source] = entry
         self._manifest()
         return entry
@@ -106,8 +158,8 @@ class Spool:
         log = self.path / entry.file
         os.replace(log, f"{log}.1")
         os.replace(f"{log}.times", f"{log}.1.times")
-        entry.log = log.open("a", encoding="utf-8", errors="replace")
-        entry.times = (self.path / f"{entry.file}.times").open("a", encoding="utf-8")
+        entry.log = _file(log)
+        entry.times = _file(self.path / f"{entry.file}.times")
         entry.size = 0
 
     def _manifest(self) -> None:
@@ -115,6 +167,7 @@ class Spool:
             "format = 1",
             f"title = {tomlfile.string(self.title)}",
             f"created = {tomlfile.string(time.strftime('%Y-%m-%dT%H:%M:%S'))}",
+            f"redacted = {tomlfile.string('none' if self.raw else 'secrets')}",
         ]
         for entry in self._files.values():
             lines += [
@@ -125,5 +178,86 @@ class Spool:
                 f"origin = {tomlfile.string(entry.name)}",
             ]
         tmp = self.path / "bundle.toml.tmp"
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with _file(tmp, append=False) as out:
+            out.write("\n".join(lines) + "\n")
         tmp.replace(self.path / "bundle.toml")
+
+
+def prune(incidents: Path, keep: SpoolSettings, *, current: Path | None = None, now: float | None = None) -> list[Path]:
+    """Remove from ``incidents`` the incident folders ``keep`` does not keep, oldest first (by the last time
+    anything in them was written): each written longer ago than ``keep_days``, then, while they take more
+    than ``keep_mb`` in all, the oldest that hold something. ``current`` and every folder a live spool has
+    locked stay. Returns the folders removed."""
+    now = time.time() if now is None else now
+    found: list[tuple[float, str, int, Path]] = []
+    with os.scandir(incidents) as entries:
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False) and _STAMP.fullmatch(entry.name) and path != current:
+                written, size = _extent(path)
+                found.append((written, entry.name, size, path))
+    total = sum(size for _, _, size, _ in found)
+    removed: list[Path] = []
+    for written, _, size, path in sorted(found):
+        too_old = now - written > keep.keep_seconds
+        if not too_old and total <= keep.keep_bytes:
+            break  # the rest are newer, and fit
+        if (too_old or size > 0) and _remove(path):
+            removed.append(path)
+            total -= size
+    return removed
+
+
+def _extent(path: Path) -> tuple[float, int]:
+    """When anything in the folder ``path`` was last written, and the bytes its files hold."""
+    written, size = path.lstat().st_mtime, 0
+    for folder, _, files in os.walk(path):
+        written = max(written, os.lstat(folder).st_mtime)
+        for name in files:
+            try:
+                info = os.lstat(os.path.join(folder, name))
+            except FileNotFoundError:
+                continue  # rotated or replaced meanwhile
+            written, size = max(written, info.st_mtime), size + info.st_size
+    return written, size
+
+
+def _remove(path: Path) -> bool:
+    """Remove the incident folder ``path`` unless a live spool holds its lock."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+        return not path.exists()
+    finally:
+        os.close(fd)
+
+
+def _directory(path: Path) -> int:
+    """An open descriptor of the folder ``path``, made as :data:`DIR_MODE` when it is not there yet."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, DIR_MODE)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    _exactly(fd, DIR_MODE)
+    return fd
+
+
+def _file(path: Path, *, append: bool = True) -> TextIO:
+    """``path`` opened for writing, made as :data:`FILE_MODE` when it is not there yet."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
+    fd = os.open(path, flags, FILE_MODE)
+    _exactly(fd, FILE_MODE)
+    return os.fdopen(fd, "a" if append else "w", encoding="utf-8", errors="replace")
+
+
+def _exactly(fd: int, mode: int) -> None:
+    """Give the file ``mode`` where it has another: one the umask narrowed at creation (never wider than
+    ``mode``), or one made by something else (an earlier version's spool, a folder given by a caller)."""
+    if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
+        os.fchmod(fd, mode)

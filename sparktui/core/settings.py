@@ -1,0 +1,74 @@
+"""The user's settings: how sparktui itself behaves on this machine, whatever the cluster (the cluster file
+says what the cluster is). Looked up as ``$SPARKTUI_CONFIG_DIR/settings.toml``, then
+``$XDG_CONFIG_HOME/sparktui/settings.toml`` (``~/.config/sparktui/settings.toml``); every key is optional::
+
+    [spool]                  # the copy of every line a live session receives (incidents/ in the state folder)
+    keep_days = 14           # incidents last written longer ago than this are removed when a new one starts
+    keep_mb = 2048           # then the oldest, until all of them together take at most this many MiB
+
+A file that cannot be used is rejected with one line naming the file, the key and the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sparktui.core import dirs, tomlfile
+from sparktui.core.errors import Invalid
+from sparktui.core.tomlfile import Table
+
+NAME = "settings.toml"
+
+
+class SettingsError(Invalid):
+    """The settings file names what is wrong, where, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpoolSettings:
+    """How much of the old incidents a new spool leaves: none older than ``keep_days``, and at most
+    ``keep_mb`` MiB of them in all (the oldest go first)."""
+
+    keep_days: float = 14.0
+    keep_mb: float = 2048.0
+
+    @property
+    def keep_seconds(self) -> float:
+        return self.keep_days * 86400
+
+    @property
+    def keep_bytes(self) -> int:
+        return int(self.keep_mb * (1 << 20))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    path: Path | None = None  # None: no settings file, every default
+    spool: SpoolSettings = field(default_factory=SpoolSettings)
+
+
+def find() -> Path | None:
+    return next((p for p in (d / NAME for d in dirs.config_dirs()) if p.is_file()), None)
+
+
+def load(path: Path | None = None) -> Settings:
+    """The settings in ``path`` (default: the first settings file found; none gives the defaults)."""
+    path = path or find()
+    if path is None:
+        return Settings()
+    doc = Table(
+        tomlfile.read(path, lambda reason: SettingsError(f"{path}: {reason}")),
+        lambda key, reason: SettingsError(f"{path}: {key}: {reason}"),
+    )
+    doc.known(("spool",))
+    spool = doc.table("spool", required=False)
+    spool.known(("keep_days", "keep_mb"))
+    default = SpoolSettings()
+    return Settings(
+        path,
+        SpoolSettings(
+            spool.positive("keep_days", default=default.keep_days, unit="days"),
+            spool.positive("keep_mb", default=default.keep_mb, unit="MiB"),
+        ),
+    )

@@ -1,0 +1,216 @@
+"""The spool is private: written by a live run through the real pipeline, its folders are 0700 and its files
+0600 whatever the umask, the secrets in the lines are redacted as in exports (kept only with --spool-raw),
+it replays and diagnoses as the logs it copied, and old incidents are pruned by age and by size, never one
+that a live session is writing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sparktui.cli import main
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.clock import ReplayClock
+from sparktui.core.pipeline import run
+from sparktui.core.redact import REDACTED
+from sparktui.core.settings import SpoolSettings
+from sparktui.core.sources import bundle
+from sparktui.core.sources.follow import FollowedFile
+from sparktui.core.sources.replay import replay
+from sparktui.core.sources.spool import Spool, prune
+
+from ..conftest import FIXTURES
+
+HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+TOKEN = "hf_PlantedTokenForTheSpoolTest0123456789"
+API_KEY = "PlantedApiKeyForTheSpool"
+DAY = 86400
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    """The two ranks' real logs, with a Hugging Face token and an --api-key value added to two lines."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for name, line, secret in (("rank0.log", 4, f" HF_TOKEN={TOKEN}"), ("rank1.log", 7, f" --api-key {API_KEY}")):
+        lines = (HANG / name).read_text().split("\n")
+        lines[line] += secret
+        (folder / name).write_text("\n".join(lines))
+    return folder
+
+
+def incidents() -> Path:
+    return Path(os.environ["XDG_STATE_HOME"]) / "sparktui" / "incidents"
+
+
+def spooled(umask: int, *arguments: str) -> Path:
+    """The incident folder of one `diagnose --follow` run under ``umask``."""
+    before = set(incidents().iterdir()) if incidents().exists() else set()
+    old = os.umask(umask)
+    try:
+        assert main(["diagnose", "--follow", "--for", "2s", "--quiet", "--json", *arguments]) in (0, 1)
+    finally:
+        os.umask(old)
+    (made,) = set(incidents().iterdir()) - before
+    return made
+
+
+def tree(path: Path) -> Iterator[Path]:
+    yield path
+    yield from path.rglob("*")
+
+
+def modes(path: Path) -> set[tuple[str, int]]:
+    """(kind, permission bits) of the folder and everything in it."""
+    return {("dir" if p.is_dir() else "file", stat.S_IMODE(os.stat(p).st_mode)) for p in tree(path)}
+
+
+def text_of(path: Path) -> str:
+    return "".join(p.read_text() for p in tree(path) if p.is_file())
+
+
+def test_a_live_run_keeps_a_private_redacted_spool(
+    logs: Path, capsys: pytest.CaptureFixture[str], catalogue: Catalogue
+) -> None:
+    spool = spooled(0o000, str(logs))  # the widest umask: nothing may come out wider than the spool's modes
+    capsys.readouterr()
+    assert modes(spool) == {("dir", 0o700), ("file", 0o600)}
+    assert stat.S_IMODE(os.stat(incidents()).st_mode) == 0o700
+    kept = text_of(spool)
+    assert TOKEN not in kept and API_KEY not in kept
+    assert f"HF_TOKEN={REDACTED}" in kept and f"--api-key {REDACTED}" in kept
+    loaded = bundle.load(spool)
+    assert 'redacted = "secrets"' in (spool / "bundle.toml").read_text()
+    assert sorted(s.name for s in loaded.sources) == ["spark-a/rank0.log", "spark-b/rank1.log"]
+    for source in loaded.sources:  # line for line the logs it copied, so evidence lines and times stay true
+        original = (logs / Path(source.name).name).read_text()
+        assert len(source.path.read_text().splitlines()) == len(original.splitlines())
+    # It diagnoses, and replays as the cockpit replays it, to what the logs themselves give.
+    assert main(["diagnose", "--json", str(logs)]) == 1
+    expected = [f["signature"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert main(["diagnose", "--json", str(spool)]) == 1
+    assert [f["signature"] for f in json.loads(capsys.readouterr().out)["findings"]] == expected
+    clock = ReplayClock(0)
+    replayed = run(catalogue, replay(loaded, clock), clock=clock, show=False).wait()
+    assert [f.signature for f in replayed.findings] == expected
+    assert "nccl-second-communicator-not-joined" in expected
+
+
+def test_the_raw_spool_keeps_the_secrets_when_asked(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spool = spooled(0o022, "--spool-raw", str(logs))
+    assert modes(spool) == {("dir", 0o700), ("file", 0o600)}
+    kept = text_of(spool)
+    assert TOKEN in kept and API_KEY in kept and REDACTED not in kept
+    assert 'redacted = "none"' in (spool / "bundle.toml").read_text()
+    assert main(["diagnose", "--spool-raw", str(logs)]) == 2
+    assert "--spool-raw needs --follow" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o077, 0o277], ids=oct)
+def test_the_modes_hold_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    """0o277 would take the owner's own write right away: the modes are put right on the descriptors."""
+    lines = tuple((HANG / "rank0.log").read_text().splitlines())
+    old = os.umask(umask)
+    try:
+        spool = Spool.new("umask", root=tmp_path, keep=SpoolSettings())
+        for _ in range(3):  # past max_bytes: the files rotate and are made again
+            spool.write("rank0.log", "spark-a", lines)
+        spool.max_bytes = 1
+        spool.write("rank0.log", "spark-a", lines)
+        spool.close()
+    finally:
+        os.umask(old)
+    assert (spool.path / "spark-a" / "rank0.log.1").exists()
+    assert modes(tmp_path / "incidents") == {("dir", 0o700), ("file", 0o600)}
+
+
+def test_an_earlier_world_readable_incidents_folder_is_made_private(tmp_path: Path) -> None:
+    (tmp_path / "incidents").mkdir(mode=0o755)
+    os.chmod(tmp_path / "incidents", 0o755)
+    Spool.new("old", root=tmp_path, keep=SpoolSettings()).close()
+    assert stat.S_IMODE(os.stat(tmp_path / "incidents").st_mode) == 0o700
+
+
+def incident(root: Path, days_ago: float, copies: int = 1) -> Path:
+    """A spooled incident of real lines, last written ``days_ago`` days ago."""
+    lines = tuple((HANG / "rank0.log").read_text().splitlines())
+    spool = Spool.new("old", root=root, keep=SpoolSettings(keep_days=1e9, keep_mb=1e9))
+    for _ in range(copies):
+        spool.write("rank0.log", "spark-a", lines)
+    spool.close()
+    when = time.time() - days_ago * DAY
+    for path in tree(spool.path):
+        os.utime(path, (when, when))
+    return spool.path
+
+
+def test_old_incidents_are_pruned_by_age(tmp_path: Path) -> None:
+    old, recent = incident(tmp_path, 20), incident(tmp_path, 10)
+    notes = tmp_path / "incidents" / "notes"  # not a folder a spool made: never touched
+    notes.mkdir()
+    os.utime(notes, (0, 0))
+    spool = Spool.new("new", root=tmp_path, keep=SpoolSettings(keep_days=14))
+    spool.close()
+    assert not old.exists()
+    assert recent.exists() and notes.exists() and spool.path.exists()
+
+
+def test_old_incidents_are_pruned_by_size_oldest_first_never_a_live_one(tmp_path: Path) -> None:
+    live_lines = tuple((HANG / "rank1.log").read_text().splitlines())
+    live = Spool.new("live", root=tmp_path, keep=SpoolSettings())  # another session, still writing
+    live.write("rank1.log", "spark-b", live_lines * 40)
+    live.flush()
+    for path in tree(live.path):
+        os.utime(path, (time.time() - 3 * DAY,) * 2)  # the oldest of all
+    first, second, third = (incident(tmp_path, days, copies=40) for days in (2, 1, 0.5))
+    size = sum(p.stat().st_size for p in tree(second) if p.is_file())
+    assert size > 150_000
+    keep = SpoolSettings(keep_mb=(2.5 * size + 1000) / (1 << 20))  # the live one and one more fit
+    assert prune(tmp_path / "incidents", keep, current=third) == [first]  # the live one was skipped
+    # A new spool prunes: what is over the size goes, the oldest first, down to what fits.
+    spool = Spool.new("new", root=tmp_path, keep=keep)
+    assert set((tmp_path / "incidents").iterdir()) == {live.path, third, spool.path}  # second went
+    spool.close()
+    live.close()
+    smaller = SpoolSettings(keep_mb=1.5 * size / (1 << 20))
+    assert prune(tmp_path / "incidents", smaller) == [live.path]  # once closed, it goes first: the oldest
+
+
+def test_the_settings_file_gives_the_spool_its_limits(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = Path(os.environ["XDG_CONFIG_HOME"]) / "sparktui" / "settings.toml"
+    settings.parent.mkdir(parents=True)
+    first = spooled(0o022, str(logs))
+    for path in tree(first):
+        os.utime(path, (time.time() - 3 * DAY,) * 2)
+    settings.write_text("[spool]\nkeep_days = 2\n")
+    second = spooled(0o022, str(logs))
+    assert not first.exists() and second.exists()
+    settings.write_text('[spool]\nkeep_mb = "lots"\n')
+    capsys.readouterr()
+    assert main(["diagnose", "--follow", "--for", "1s", str(logs)]) == 2
+    assert capsys.readouterr().err.strip() == f"sparktui: {settings}: spool.keep_mb: must be a positive number of MiB"
+    settings.write_text("[spool]\nkeep_weeks = 2\n")
+    assert main(["diagnose", "--follow", "--for", "1s", str(logs)]) == 2
+    assert "spool.keep_weeks: unknown key (keep_days, keep_mb)" in capsys.readouterr().err
+
+
+def test_the_cockpit_spools_raw_only_when_asked(tmp_path: Path, catalogue: Catalogue) -> None:
+    from sparktui.cli import build_parser
+    from sparktui.tui.app import Session, SparkApp
+
+    assert build_parser().parse_args(["open", "--spool-raw", "rank0.log"]).spool_raw
+
+    shutil.copy(HANG / "rank0.log", tmp_path / "rank0.log")
+    session = Session("live", live=(FollowedFile(tmp_path / "rank0.log", "rank0.log"),))
+    for raw in (False, True):
+        spool = SparkApp(session, catalogue, spool_raw=raw).pipeline.spool
+        assert spool is not None and spool.raw is raw
+        assert stat.S_IMODE(os.stat(spool.path).st_mode) == 0o700
+        spool.close()
