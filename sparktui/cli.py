@@ -16,15 +16,28 @@ from rich.text import Text
 from sparktui import __version__
 from sparktui.commands import catalogue, cockpit, diagnose, discover, play, translate
 from sparktui.commands.common import USAGE_ERROR, err
+from sparktui.core.analysis.matcher import engine_name
 from sparktui.core.errors import Invalid
 
 MODULES = (diagnose, cockpit, play, translate, discover, catalogue)
 COMMANDS = (diagnose.NAME, *cockpit.NAMES, play.NAME, translate.NAME, discover.NAME, catalogue.NAME)
 
 
+class _Version(argparse.Action):
+    """``--version``: the version, and the matching engine in use (looked up only when asked: it imports
+    Hyperscan)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and the matching engine, and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"sparktui {__version__}\nmatching engine: {engine_name()}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sparktui", description="Diagnose multi-node LLM inference bring-up.")
-    parser.add_argument("--version", action="version", version=f"sparktui {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     for module in MODULES:
         module.add(sub)

@@ -39,6 +39,8 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
     for s in diagnosis.sources:
         if s.error:
             console.print(Text(f"  ! {s.error}", style="yellow"))
+    for warning in diagnosis.warnings:
+        console.print(Text(f"  ! {display(warning)}", style="yellow"), soft_wrap=True)  # one line, for grep
     for rank, finding in enumerate(diagnosis.findings, 1):
         console.print()
         console.print(_finding(rank, finding))

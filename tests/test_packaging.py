@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
+
+from packaging.requirements import Requirement
 
 from .conftest import ROOT
 
@@ -39,3 +42,19 @@ def test_wheel_contains_every_signature_and_stage_file(tmp_path: Path) -> None:
     for path in [p for p in (ROOT / "sparktui" / "demo").rglob("*") if p.is_file()]:
         assert str(path.relative_to(ROOT)) in names, path
     assert "sparktui/tui/sparktui.tcss" in names
+
+
+def test_the_fast_extra_installs_hyperscan_where_its_wheels_are() -> None:
+    """Hyperscan 0.9.1 has wheels for Linux x86-64 and aarch64 (a DGX Spark), macOS and Windows x86-64; on
+    any other machine pip would build it from source and fail, so the extra must leave it out there, and the
+    base install never needs it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    (fast,) = (Requirement(r) for r in extras["fast"])
+    assert fast.name == "hyperscan" and fast.marker is not None
+    assert [str(Requirement(r)) for r in extras["dev"] if r.startswith("hyperscan")] == [str(fast)]
+    for machine in ("x86_64", "aarch64", "arm64", "AMD64"):
+        assert fast.marker.evaluate({"platform_machine": machine}), machine
+    for machine in ("ppc64le", "s390x", "armv7l", "riscv64"):
+        assert not fast.marker.evaluate({"platform_machine": machine}), machine
+    assert not any(Requirement(r).name == "hyperscan" for r in project["dependencies"])

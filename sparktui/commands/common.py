@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from rich.console import Console
+from rich.text import Text
 
 from sparktui.core import catalogue as cat
+from sparktui.core.analysis import userfiles
 from sparktui.core.errors import Invalid
 from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.open import Opener
+from sparktui.core.text import display
 
 #: The exit status for bad usage or input that cannot be read.
 USAGE_ERROR = 2
@@ -94,8 +97,12 @@ def spool_raw_option(parser: argparse.ArgumentParser | argparse._MutuallyExclusi
 
 
 def catalogue(extra: Sequence[str]) -> cat.Catalogue:
-    """The built-in catalogue and the user's signature folders."""
-    return cat.load([Path(d) for d in extra])
+    """The built-in catalogue and the user's signature folders, less (each said on stderr, in one line) the
+    user's files that fail the checks of ``sparktui catalogue test``."""
+    found = userfiles.load([Path(d) for d in extra])
+    for line in found.refused:
+        err().print(Text(display(f"sparktui: {line}"), style="yellow"))
+    return found
 
 
 def duration(text: str) -> float:

@@ -104,6 +104,9 @@ def main(args: argparse.Namespace) -> int:
         diagnosis, incident = _follow(args, found, problems)
     else:
         diagnosis, incident = _files(args, found, problems)
+    for warning in diagnosis.warnings:
+        if warning not in found.refused:  # those were said when the catalogue loaded
+            problems.print(Text(display(f"sparktui: {warning}"), style="yellow"))
     _print(args, diagnosis)
     if args.report:
         _report(args, incident, problems)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +166,12 @@ class Track:
 
 @dataclass(frozen=True, slots=True)
 class Catalogue:
+    """Signatures and stage tracks; ``refused``: one line for each of the user's files left out (see
+    :mod:`sparktui.core.analysis.userfiles`)."""
+
     signatures: tuple[Signature, ...]
     tracks: tuple[Track, ...]
+    refused: tuple[str, ...] = ()
 
     def get(self, signature_id: str) -> Signature:
         for sig in self.signatures:
@@ -181,9 +186,17 @@ class Catalogue:
         raise KeyError(track_id)
 
 
+@cache
 def builtin_dir() -> Path:
     """The catalogue shipped with sparktui (the ``diagnostics/`` folder of the checkout or the install)."""
     return dirs.builtin("diagnostics")
+
+
+def is_builtin(path: Path) -> bool:
+    """Whether a signature or stage track file is the shipped catalogue's, whose patterns the tests check,
+    rather than the user's."""
+    home = builtin_dir()
+    return path.parent == home or path.parent == home / "stages"
 
 
 def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:

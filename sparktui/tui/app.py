@@ -36,6 +36,7 @@ from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
+from sparktui.core.text import display
 from sparktui.tui.bindings import bindings, playbook_key_problem
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen
@@ -99,6 +100,7 @@ class SparkApp(App[None]):
         self.sub_title = self.source.title
         self.diagnosis: Diagnosis | None = None
         self.seen_at: dict[str, float] = {}
+        self.warned: set[str] = set()  # the diagnosis' warnings already shown as notifications
         self.time = 0.0  # seconds since the start (the incident's time, for a replay)
         self.done = False
         self.clock: ReplayClock | None = None
@@ -204,7 +206,7 @@ class SparkApp(App[None]):
                 # A new or changed finding, or new stages (a node's or a rank's), are shown at once; only counts
                 # going up wait.
                 findings = tuple((f.signature, f.severity, f.nodes) for f in diagnosis.findings)
-                looks = (findings, diagnosis.stages, diagnosis.progress)
+                looks = (findings, diagnosis.stages, diagnosis.progress, diagnosis.warnings)
                 if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
                     shown, posted = looks, time.monotonic()
                     self.post_message(DiagnosisChanged(diagnosis))
@@ -259,6 +261,10 @@ class SparkApp(App[None]):
 
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis
+        for warning in diagnosis.warnings:
+            if warning not in self.warned:  # a signature left out, a pattern disabled: said once, and kept a while
+                self.warned.add(warning)
+                self.notify(display(warning), title="not used", severity="warning", timeout=30, markup=False)
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.time)
         self.findings_table.show(diagnosis.findings, self.time, self.seen_at)

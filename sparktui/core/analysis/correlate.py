@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.findings import Part, merge, name_consequences, rank, stall_parts
 from sparktui.core.analysis.progress import grids
-from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Hits, Role, Scanned
+from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Disabled, Hits, Role, Scanned
 from sparktui.core.analysis.stages import StageTracker, StallHit
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Position, SourceSummary
@@ -53,6 +53,7 @@ class Correlation:
         self._merged: dict[tuple[str, str], _Merged] = {}
         self._evidence_at: dict[tuple[str, int], list[tuple[_Merged, int]]] = {}
         self._seen: set[tuple[Role, str, str]] = set()
+        self._disabled: dict[str, Disabled] = {}  # by the pattern's file and key: each worker may report it
         self.changed = False
 
     def add_source(self, name: str, node: str) -> None:
@@ -83,7 +84,11 @@ class Correlation:
             self.tracker.update(event)
         for context in scanned.context:
             self._after(context)
-        self.changed = self.changed or bool(scanned.hits or scanned.seen or scanned.stages or scanned.context)
+        for disabled in scanned.disabled:
+            self._disabled.setdefault(disabled.where, disabled)
+        self.changed = self.changed or bool(
+            scanned.hits or scanned.seen or scanned.stages or scanned.context or scanned.disabled
+        )
 
     def _merge(self, hits: Hits) -> None:
         merged = self._merged.get((hits.signature, hits.scope))
@@ -122,7 +127,8 @@ class Correlation:
         findings += [merge(self._signatures[s], stall_parts(hits), order) for s, hits in stalled.items()]
         sources = tuple(SourceSummary(s.name, s.node, s.lines, s.error) for s in self._sources.values())
         ranked = name_consequences(rank(findings, self.catalogue, order), self.tracker.nodes())
-        return Diagnosis(sources, tuple(ranked), self.tracker.summary(), grids(self.tracker))
+        warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()))
+        return Diagnosis(sources, tuple(ranked), self.tracker.summary(), grids(self.tracker), warnings)
 
     def _context_holds(self, sig: Signature, scope: str) -> bool:
         if sig.context is None:

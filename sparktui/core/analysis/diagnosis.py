@@ -14,12 +14,14 @@ JSON_VERSION = 1
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
     """What an analysis found: the sources read, the findings ranked with the most likely root cause first,
-    how far start-up got per node and track, and per track the rank-by-stage grid."""
+    how far start-up got per node and track, and per track the rank-by-stage grid; and, one line each, what
+    the analysis could not use: the user's signature files left out on load, patterns disabled during it."""
 
     sources: tuple[SourceSummary, ...]
     findings: tuple[Finding, ...]
     stages: dict[str, dict[str, str]]
     progress: tuple[Grid, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
@@ -31,6 +33,7 @@ class Diagnosis:
             "findings": [_finding(i, f) for i, f in enumerate(self.findings, 1)],
             "stages": self.stages,
             "progress": [_grid(g) for g in self.progress],
+            "warnings": list(self.warnings),
         }
 
 

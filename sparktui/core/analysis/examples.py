@@ -1,5 +1,7 @@
-"""Checking a signature against its own examples: what ``sparktui catalogue test`` and the generated
-tests run. Each problem is one line naming the signature file and the example."""
+"""Checking a signature against its own examples: what ``sparktui catalogue test``, the generated tests and
+the loading of the user's signature folders run. Each problem is one line naming the signature file and the
+example. Every search has the matcher's time budget: a pattern that backtracks without bound on an example is
+a problem, not a hang."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import regex
 
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.literals import required_literals
-from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine
+from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine, budget
 from sparktui.core.catalogue import Catalogue, Signature, Track
 from sparktui.core.classify import Prefix, classify, peeled_by
 from sparktui.core.taxonomy import CATEGORIES
@@ -18,16 +20,31 @@ EngineFactory = Callable[[Sequence[str]], Engine]
 ENGINES: tuple[EngineFactory, ...] = (LiteralEngine, best_engine)
 
 
+class _TooSlow(Exception):
+    """A pattern ran out of its time budget on an example line."""
+
+    def __init__(self, pattern: str, seconds: float) -> None:
+        super().__init__(
+            f"the pattern {pattern!r} took over {seconds:.2f} s of CPU on this line (it backtracks without bound)"
+        )
+
+
 def check(sig: Signature, catalogue: Catalogue) -> list[str]:
     """Every way ``sig`` disagrees with its examples or the catalogue rules; empty when all is well."""
     problems = [f"{sig.path}: {p}" for p in _shape(sig, catalogue)]
-    for i, ex in enumerate(sig.match_examples):
-        why = _line_verdict(sig, ex.text, ex.facts)
-        if why:
-            problems.append(f"{sig.path}: examples.match[{i}]: {why}")
-    for i, ex in enumerate(sig.no_match_examples):
-        if _hits(sig, ex.text) is not None:
-            problems.append(f"{sig.path}: examples.no_match[{i}]: matched, but must not")
+    where = ""
+    try:
+        for i, ex in enumerate(sig.match_examples):
+            where = f"examples.match[{i}]"
+            why = _line_verdict(sig, ex.text, ex.facts)
+            if why:
+                problems.append(f"{sig.path}: {where}: {why}")
+        for i, ex in enumerate(sig.no_match_examples):
+            where = f"examples.no_match[{i}]"
+            if _hits(sig, ex.text) is not None:
+                problems.append(f"{sig.path}: {where}: matched, but must not")
+    except _TooSlow as slow:  # the engines would only run out of time on it too
+        return [*problems, f"{sig.path}: {where}: {slow}"]
     single = Catalogue((sig,), catalogue.tracks)
     for engine in ENGINES:
         for i, ex in enumerate(sig.log_examples):
@@ -53,7 +70,11 @@ def check_track(track: Track) -> list[str]:
         if program not in track.programs:
             problems.append(f"{where}: the line is classified as {program!r}, not one of {sorted(track.programs)}")
             continue
-        marks = [(s.id, m) for s in track.stages for p in s.any if (m := regex.search(p, ex.text)) is not None]
+        try:
+            marks = [(s.id, m) for s in track.stages for p in s.any if (m := _search(p, ex.text)) is not None]
+        except _TooSlow as slow:
+            problems.append(f"{where}: {slow}")
+            continue
         stages = list(dict.fromkeys(stage for stage, _ in marks))
         if stages != ([ex.stage] if ex.stage else []):
             problems.append(f"{where}: marks {stages or 'no stage'}, expected {ex.stage or 'no stage'}")
@@ -105,13 +126,22 @@ def _hits(sig: Signature, line: str) -> dict[str, str] | None:
     """The facts if ``line`` alone is a hit of ``sig``, else None."""
     if sig.programs and classify(line).program not in sig.programs:
         return None
-    if any(regex.search(p, line) for p in sig.none):
+    if any(_search(p, line) for p in sig.none):
         return None
     for pattern in sig.any:
-        m = regex.search(pattern, line)
+        m = _search(pattern, line)
         if m is not None:
             return {k: v for k, v in m.groupdict().items() if v is not None}
     return None
+
+
+def _search(pattern: str, line: str) -> regex.Match[str] | None:
+    """``regex.search`` within the matcher's time budget for the line; :class:`_TooSlow` past it."""
+    seconds = budget(line)
+    try:
+        return regex.search(pattern, line, timeout=seconds)
+    except TimeoutError:
+        raise _TooSlow(pattern, seconds) from None
 
 
 def _line_verdict(sig: Signature, line: str, facts: dict[str, str] | object) -> str:

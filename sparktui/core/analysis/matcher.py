@@ -5,16 +5,24 @@ matched which line with its match object. Finding the candidate lines is the job
 :class:`Engine`: :class:`HyperscanEngine` runs all patterns at once in C where the ``hyperscan``
 package is installed; :class:`LiteralEngine` needs nothing but the standard library and skips every
 line that contains none of the patterns' required literals. Both only propose lines; the ``regex``
-module confirms each one, so the two engines give the same answers.
+module confirms each one, so the two engines give the same answers. ``SPARKTUI_ENGINE=pure`` picks the
+literal engine where Hyperscan is installed too (what a machine without it does, for comparison).
+
+The confirmation is where a pattern can backtrack without bound (``(a+)+$`` on a long run of ``a``). A
+user's pattern is searched with a time budget on every line, a built-in one on long lines only (the timer
+costs a few microseconds a search, and the tests check the built-in patterns); a pattern that runs out of it
+is disabled for the rest of the run and reported once (:meth:`Matcher.overruns`), so no line can hang the
+analysis.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +30,23 @@ import regex
 
 from sparktui.core.analysis.literals import required_literals
 from sparktui.core.dirs import cache_dir
+
+#: ``SPARKTUI_ENGINE=pure``: the pure-Python engine even where Hyperscan is installed.
+ENGINE_VARIABLE = "SPARKTUI_ENGINE"
+#: What one pattern may spend on one line, in seconds of CPU time (what the ``regex`` module's timeout
+#: counts, so a busy machine does not make a pattern run out): a floor, plus time in proportion to the line.
+#: A pattern that reads a line once stays far below it (the slowest built-in one takes about 0.5 µs a
+#: character); one that backtracks exponentially or polynomially runs through it at once.
+BUDGET_FLOOR = 0.25
+BUDGET_PER_CHAR = 2e-6
+#: From this length on, a line is searched with the budget by every pattern, trusted or not: a pattern whose
+#: time grows faster than its line (``.*a.*b.*c``) hurts only on long lines.
+LONG_LINE = 256
+
+
+def budget(line: str) -> float:
+    """Seconds one pattern may take to search ``line``."""
+    return BUDGET_FLOOR + BUDGET_PER_CHAR * len(line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +65,15 @@ class LineMatches:
     index: int
     text: str
     matches: list[tuple[int, regex.Match[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Overrun:
+    """A pattern that ran out of its time budget on a line of a block; it matches nothing from then on."""
+
+    key: int
+    index: int  # the line's 0-based index within the block
+    seconds: float  # the budget it ran out of
 
 
 class Engine(ABC):
@@ -119,13 +153,9 @@ class HyperscanEngine(Engine):
         import hyperscan
 
         flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_MULTILINE
-        self._db = _compile(hyperscan, patterns, list(range(len(patterns))), flags)
-        rejected: set[int] = set()
-        if self._db is None and patterns:
-            # Some pattern uses syntax Hyperscan rejects: find which, and leave those to the literal engine.
-            rejected = {k for k, p in enumerate(patterns) if _compile(hyperscan, [p], [0], flags) is None}
-            accepted = [k for k in range(len(patterns)) if k not in rejected]
-            self._db = _compile(hyperscan, [patterns[k] for k in accepted], accepted, flags) if accepted else None
+        self._db, rejected = _database(hyperscan, patterns, flags)
+        # A pattern in syntax Hyperscan rejects is proposed by the literal engine instead (alone: the others
+        # stay in the database), and confirmed like every other.
         self._fallback = (
             LiteralEngine([p if k in rejected else None for k, p in enumerate(patterns)]) if rejected else None
         )
@@ -164,55 +194,135 @@ class HyperscanEngine(Engine):
                 yield Candidate(index, lines[index], tuple(sorted(found[index])))
 
 
-def _compile(hyperscan: Any, patterns: Sequence[str], ids: list[int], flags: int) -> Any:
-    """A block-mode database of ``patterns`` (with ``ids``), or None when Hyperscan rejects one of them.
+#: Changes when the layout of a cached database file changes (so an older file is never read as a newer one).
+_CACHE_FORMAT = 2
 
-    Compiling the whole catalogue takes about a second, so databases are kept in the user's cache folder,
-    keyed by everything that went into them."""
-    key = hashlib.sha256(repr((hyperscan.__version__, flags, ids, list(patterns))).encode()).hexdigest()[:32]
-    cached = cache_dir() / f"hs-{key}.db"
+
+def _database(hyperscan: Any, patterns: Sequence[str], flags: int) -> tuple[Any, frozenset[int]]:
+    """A block-mode database of every pattern Hyperscan accepts (ids: their keys), or None when it accepts
+    none, and the keys of the patterns it rejects.
+
+    Compiling the whole catalogue takes about a third of a second; when Hyperscan rejects a pattern, finding
+    which one compiles each alone (about 1.5 ms a pattern), then the others again. Both the database and the
+    verdict are kept in the user's cache folder, in one file keyed by everything that went into them, so only
+    the first run with a new set of patterns pays for either."""
+    if not patterns:
+        return None, frozenset()
+    key = repr((_CACHE_FORMAT, hyperscan.__version__, flags, list(patterns)))
+    cached = cache_dir() / f"hs-{hashlib.sha256(key.encode()).hexdigest()[:32]}.db"
     try:
-        db = hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
-        db.scratch = hyperscan.Scratch(db)
-        return db
-    except (OSError, hyperscan.error):
+        return _load(hyperscan, cached.read_bytes())
+    except (OSError, ValueError, hyperscan.error):
         pass
+    rejected: frozenset[int] = frozenset()
+    db = _compile(hyperscan, patterns, list(range(len(patterns))), flags)
+    if db is None:
+        rejected = frozenset(k for k, p in enumerate(patterns) if _compile(hyperscan, [p], [k], flags) is None)
+        accepted = [k for k in range(len(patterns)) if k not in rejected]
+        db = _compile(hyperscan, [patterns[k] for k in accepted], accepted, flags) if accepted else None
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        body = hyperscan.dumpb(db) if db is not None else b""
+        tmp.write_bytes(" ".join(map(str, sorted(rejected))).encode() + b"\n" + body)
+        tmp.replace(cached)
+    except OSError:
+        pass  # a read-only home only costs the compile next time
+    return db, rejected
+
+
+def _load(hyperscan: Any, data: bytes) -> tuple[Any, frozenset[int]]:
+    """A cached file: the rejected keys on its first line, then the database (nothing where there is none)."""
+    head, newline, body = data.partition(b"\n")
+    if not newline:
+        raise ValueError("not a database file")
+    rejected = frozenset(int(k) for k in head.split())
+    if not body:
+        return None, rejected
+    db = hyperscan.loadb(body, hyperscan.HS_MODE_BLOCK)
+    db.scratch = hyperscan.Scratch(db)
+    return db, rejected
+
+
+def _compile(hyperscan: Any, patterns: Sequence[str], ids: list[int], flags: int) -> Any:
+    """A block-mode database of ``patterns`` (with ``ids``), or None when Hyperscan rejects one of them."""
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:
         db.compile(expressions=[p.encode() for p in patterns], ids=ids, elements=len(ids), flags=[flags] * len(ids))
     except hyperscan.error:
         return None
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(hyperscan.dumpb(db))
-        tmp.replace(cached)
-    except OSError:
-        pass  # a read-only home only costs the compile next time
     return db
 
 
 def best_engine(patterns: Sequence[str]) -> Engine:
-    """Hyperscan where it is installed, else the literal engine."""
+    """Hyperscan where it is installed (unless ``SPARKTUI_ENGINE=pure``), else the literal engine."""
+    if os.environ.get(ENGINE_VARIABLE) == "pure":
+        return LiteralEngine(patterns)
     try:
         return HyperscanEngine(patterns)
     except ImportError:
         return LiteralEngine(patterns)
 
 
-class Matcher:
-    """Confirms an engine's candidates with the ``regex`` module and yields every (line, pattern) match."""
+def engine_name() -> str:
+    """The engine :func:`best_engine` picks here, in words (``sparktui --version`` prints it)."""
+    if os.environ.get(ENGINE_VARIABLE) == "pure":
+        return f"pure Python ({ENGINE_VARIABLE}=pure)"
+    try:
+        hyperscan: Any = importlib.import_module("hyperscan")
+    except ImportError:
+        return "pure Python (install sparktui[fast] for Hyperscan)"
+    return f"hyperscan {hyperscan.__version__}"
 
-    def __init__(self, patterns: Sequence[str], engine: Engine | None = None) -> None:
+
+class _Disabled:
+    """Stands for a pattern that ran out of its budget: it matches nothing, at no cost."""
+
+    def search(self, line: str, timeout: float | None = None) -> None:
+        return None
+
+
+class Matcher:
+    """Confirms an engine's candidates with the ``regex`` module and yields every (line, pattern) match.
+
+    The patterns of ``untrusted`` keys (the user's) are searched with the time :func:`budget` on every line,
+    the others on lines of :data:`LONG_LINE` characters or more."""
+
+    def __init__(self, patterns: Sequence[str], engine: Engine | None = None, *, untrusted: Iterable[int] = ()) -> None:
         self.patterns = tuple(patterns)
-        self._compiled = tuple(regex.compile(p) for p in self.patterns)
+        self._compiled: list[Any] = [regex.compile(p) for p in self.patterns]
         self.engine = engine if engine is not None else best_engine(self.patterns)
+        self.untrusted = frozenset(untrusted)
+        self._overruns: list[Overrun] = []
 
     def scan(self, text: str) -> Iterator[LineMatches]:
         """Each line of ``text`` that some pattern matches, in order, once."""
-        compiled = self._compiled
+        compiled, untrusted = self._compiled, self.untrusted
         for candidate in self.engine.scan(text):
             line = candidate.text
-            matches = [(key, m) for key in candidate.keys if (m := compiled[key].search(line)) is not None]
+            if len(line) >= LONG_LINE or (untrusted and not untrusted.isdisjoint(candidate.keys)):
+                matches = self._within_budget(candidate)
+            else:
+                matches = [(key, m) for key in candidate.keys if (m := compiled[key].search(line)) is not None]
             if matches:
                 yield LineMatches(candidate.index, line, matches)
+
+    def _within_budget(self, candidate: Candidate) -> list[tuple[int, regex.Match[str]]]:
+        line, compiled = candidate.text, self._compiled
+        seconds = budget(line)
+        matches = []
+        for key in candidate.keys:
+            try:
+                m = compiled[key].search(line, timeout=seconds)
+            except TimeoutError:
+                compiled[key] = _Disabled()
+                self._overruns.append(Overrun(key, candidate.index, seconds))
+                continue
+            if m is not None:
+                matches.append((key, m))
+        return matches
+
+    def overruns(self) -> list[Overrun]:
+        """The patterns disabled since the previous call, each once, with the line that took too long."""
+        found, self._overruns = self._overruns, []
+        return found

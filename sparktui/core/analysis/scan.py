@@ -20,7 +20,7 @@ from enum import IntEnum
 import regex
 
 from sparktui.core.analysis.matcher import Engine, Matcher, best_engine
-from sparktui.core.catalogue import Catalogue, Signature, Track
+from sparktui.core.catalogue import Catalogue, Signature, Track, is_builtin
 from sparktui.core.classify import Classification, classify
 from sparktui.core.events import Evidence, Position
 from sparktui.core.text import display
@@ -79,7 +79,27 @@ class Rules:
             for s, stage in enumerate(track.stages):
                 for p in stage.any:
                     add(p, _Rule(Role.STAGE, t, s))
-        self.matcher = Matcher(patterns, engine(patterns))
+        untrusted = [key for key in range(len(patterns)) if not is_builtin(self.owner(key).path)]
+        self.matcher = Matcher(patterns, engine(patterns), untrusted=untrusted)
+
+    def owner(self, key: int) -> Signature | Track:
+        """The signature or stage track a pattern of the table belongs to."""
+        rule = self.rules[key]
+        return self.tracks[rule.owner] if rule.role is Role.STAGE else self.signatures[rule.owner]
+
+    def where(self, key: int) -> str:
+        """The file and key a pattern of the table comes from (``.../my-sig.toml: match.any[0]``)."""
+        rule, pattern, owner = self.rules[key], self.matcher.patterns[key], self.owner(key)
+        if isinstance(owner, Track):
+            return f"{owner.path}: stages[{rule.stage}].any[{owner.stages[rule.stage].any.index(pattern)}]"
+        context = owner.context
+        field, patterns = {
+            Role.HIT: ("match.any", owner.any),
+            Role.VETO: ("match.none", owner.none),
+            Role.WHEN: ("context.when", context.when if context else ()),
+            Role.UNLESS: ("context.unless", context.unless if context else ()),
+        }[rule.role]
+        return f"{owner.path}: {field}[{patterns.index(pattern)}]"
 
 
 @dataclass(slots=True)
@@ -127,6 +147,24 @@ class Context:
 
 
 @dataclass(frozen=True, slots=True)
+class Disabled:
+    """A pattern that ran out of its time budget on a line (see :mod:`~.matcher`): it is disabled for the
+    rest of the run. ``where`` names its file and key."""
+
+    where: str
+    source: str
+    line: int
+    seconds: float
+
+    @property
+    def text(self) -> str:
+        return (
+            f"{self.where}: pattern disabled for this run: it took over {self.seconds:.2f} s of CPU on line "
+            f"{self.line} of {self.source}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Scanned:
     """What one source's scan found since its previous hand-over."""
 
@@ -138,6 +176,7 @@ class Scanned:
     seen: tuple[tuple[Role, str, str], ...] = ()  # (WHEN or UNLESS, signature id, scope) met in a line
     stages: tuple[StageEvent, ...] = ()
     context: tuple[Context, ...] = ()
+    disabled: tuple[Disabled, ...] = ()
 
 
 @dataclass(slots=True)
@@ -172,6 +211,7 @@ class Scan:
         self._seen: set[tuple[Role, str, str]] = set()
         self._new_seen: list[tuple[Role, str, str]] = []
         self._stages: list[StageEvent] = []
+        self._disabled: list[Disabled] = []
         self.last_time: float | None = None
 
     def feed(self, text: str, now: float = 0.0) -> None:
@@ -187,6 +227,8 @@ class Scan:
         for found in self.rules.matcher.scan(text):
             matches = [(rules[key], m) for key, m in found.matches]
             lines = self._line(base, found.index, found.text, matches, text, lines, now)
+        for over in self.rules.matcher.overruns():
+            self._disabled.append(Disabled(self.rules.where(over.key), self.name, base + over.index + 1, over.seconds))
         count = text.count("\n") + 1
         if count >= CONTEXT_LINES:
             lines = lines if lines is not None else text.rsplit("\n", CONTEXT_LINES)[-CONTEXT_LINES:]
@@ -223,8 +265,9 @@ class Scan:
             tuple(self._new_seen),
             tuple(self._stages),
             tuple(context),
+            tuple(self._disabled),
         )
-        self._hits, self._new_seen, self._stages = {}, [], []
+        self._hits, self._new_seen, self._stages, self._disabled = {}, [], [], []
         return scanned
 
     def _line(

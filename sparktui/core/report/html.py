@@ -273,7 +273,10 @@ def _sources(d: Diagnosis) -> Markup:
         )
         for s in d.sources
     ]
-    return _tag("table", _tag("thead", head), _tag("tbody", *rows))
+    table = _tag("table", _tag("thead", head), _tag("tbody", *rows))
+    if not d.warnings:
+        return table
+    return _join(table, _tag("ul", *(_tag("li", _tag("strong", "Not used: "), w) for w in d.warnings)))
 
 
 def _environment(incident: Incident) -> Markup:

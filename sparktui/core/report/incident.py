@@ -95,6 +95,7 @@ class Incident:
             tuple(_finding(f, text, node) for f in d.findings),
             {node(n): {track: text(phrase) for track, phrase in tracks.items()} for n, tracks in d.stages.items()},
             tuple(_grid(g, text, node) for g in d.progress),
+            tuple(text(w) for w in d.warnings),
         )
         audit = tuple(
             replace(a, command=text(a.command), node=node(a.node), output=text(a.output), step=text(a.step))

@@ -38,6 +38,7 @@ _BACKTICKS = re.compile(r"`+")
 def diagnosis_markdown(diagnosis: Diagnosis) -> str:
     """A diagnosis alone (``sparktui diagnose --format md``)."""
     out = ["# sparktui diagnosis", "", f"{sources_line(diagnosis)}: {counts(diagnosis)}.", ""]
+    out += _warnings_md(diagnosis)
     for rank, f in enumerate(diagnosis.findings, 1):
         out += [f"## {rank}. {f.title}", "", *_finding_md(f, open_evidence=True)]
     if diagnosis.progress:
@@ -119,7 +120,12 @@ def _sources_md(d: Diagnosis) -> list[str]:
         problem = _text(s.error) if s.error else ""
         node = _code(s.node, table=True) if s.node else ""  # a source group that never found a node
         out.append(f"| {_code(s.name, table=True)} | {node} | {s.lines:,} | {problem} |")
-    return [*out, ""]
+    return [*out, "", *_warnings_md(d)]
+
+
+def _warnings_md(d: Diagnosis) -> list[str]:
+    """What the analysis could not use (a signature file left out, a pattern disabled), one item each."""
+    return [*(f"- **Not used:** {_text(w)}" for w in d.warnings), ""] if d.warnings else []
 
 
 def _environment_md(incident: Incident) -> list[str]:

@@ -1,0 +1,115 @@
+"""The user's signature folders are held to what ``catalogue test`` checks when they load: a file that fails
+is left out with one line naming the file, the key and the reason, and everything else loads, the
+built-in catalogue always."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparktui.cli import main
+from sparktui.core import catalogue as cat
+from sparktui.core.analysis import userfiles
+
+from .test_loader import GOOD, write
+
+#: A signature right in all but one thing: its pattern has no literal to find its lines by.
+NO_LITERAL = """id = "no-literal"
+category = "port_in_use"
+severity = "error"
+title = "A run of the letter a"
+[match]
+any = ['(a+)+$']
+[explain]
+what = "Made up for the test."
+why = "Its pattern has nested repeats and no literal."
+[[examples.match]]
+line = 'aaaa'
+[[examples.no_match]]
+line = 'bbbb'
+"""
+#: A track with a stage that no example shows, and a stall signature on it.
+TRACK = """track = "mine"
+label = "Mine"
+programs = ["other"]
+[[stages]]
+id = "begun"
+label = "begun"
+any = ['my job begun']
+[[stages]]
+id = "done"
+label = "done"
+any = ['my job done']
+[[examples]]
+line = 'my job begun'
+stage = "begun"
+"""
+STALL = """id = "mine-stalled"
+kind = "stall"
+category = "port_in_use"
+severity = "error"
+title = "My job began and never finished"
+[stall]
+track = "mine"
+reached = "begun"
+not_reached = "done"
+[explain]
+what = "Made up for the test."
+why = "It stands on a track that is left out."
+[[examples.log]]
+text = 'my job begun'
+"""
+
+
+def test_a_failing_user_signature_is_left_out_and_the_rest_loads(tmp_path: Path) -> None:
+    write(tmp_path, GOOD)
+    path = write(tmp_path, NO_LITERAL, "no-literal.toml")
+    loaded = userfiles.load([tmp_path])
+    assert loaded.get("my-sig")
+    assert "no-literal" not in {s.id for s in loaded.signatures}
+    assert len(loaded.signatures) == len(cat.load().signatures) + 1
+    (line,) = loaded.refused
+    assert line == f"left out {path}: match.any[0]: no plain literal of 4+ characters that every match contains"
+
+
+def test_a_refused_replacement_of_a_builtin_signature_gives_the_builtin_back(tmp_path: Path) -> None:
+    builtin = cat.builtin_dir() / "server-port-in-use.toml"
+    text = builtin.read_text().replace("'\\[Errno (?:98|48)\\] Address already in use'", "'(a+)+$'")
+    assert text != builtin.read_text()
+    write(tmp_path, text, builtin.name)
+    loaded = userfiles.load([tmp_path])
+    assert loaded.get("server-port-in-use").path == builtin
+    assert [s.id for s in loaded.signatures] == [s.id for s in cat.load().signatures]  # in its place
+    assert "server-port-in-use.toml: match.any[1]: no plain literal" in loaded.refused[0]
+
+
+def test_a_pattern_out_of_time_on_its_own_example_is_refused(tmp_path: Path) -> None:
+    # Exponential in the length of the run of a: each a is one branch or half of the other.
+    slow = NO_LITERAL.replace("'(a+)+$'", "'port (a|aa)+$'").replace("'aaaa'", "'port aaaa'")
+    path = write(tmp_path, slow.replace("'bbbb'", "'port " + "a" * 100 + "!'"), "no-literal.toml")
+    (line,) = userfiles.load([tmp_path]).refused
+    assert line.startswith(f"left out {path}: examples.no_match[0]: the pattern 'port (a|aa)+$' took over")
+
+
+def test_a_track_that_fails_takes_its_stall_signature_with_it(tmp_path: Path) -> None:
+    (tmp_path / "stages").mkdir()
+    track = write(tmp_path / "stages", TRACK, "mine.toml")
+    stall = write(tmp_path, STALL, "mine-stalled.toml")
+    loaded = userfiles.load([tmp_path])
+    assert "mine" not in {t.id for t in loaded.tracks} and "mine-stalled" not in {s.id for s in loaded.signatures}
+    assert loaded.refused == (
+        f"left out {track}: stage 'done' has no example",
+        f"left out {stall}: stall.track: the track 'mine' was left out",
+    )
+
+
+def test_the_cli_says_each_file_left_out_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, GOOD)
+    path = write(tmp_path, NO_LITERAL, "no-literal.toml")
+    assert main(["catalogue", "list", "--signatures", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"sparktui: left out {path}: match.any[0]: no plain literal of 4+ characters that every match contains"
+    ]
+    assert "my-sig" in out and "no-literal" not in out
