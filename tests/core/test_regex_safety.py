@@ -20,10 +20,10 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.matcher import Engine, HyperscanEngine, LiteralEngine, Matcher
 from sparktui.core.events import SourceSummary
 from sparktui.core.pipeline import run
+from sparktui.core.redact import Redactor
 from sparktui.core.report.html import page
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.markdown import diagnosis_markdown, markdown
-from sparktui.core.report.redact import Redactor
 from sparktui.core.sources.files import FileRead
 from sparktui.core.sources.open import file_sources
 from sparktui.richtext import print_text
