@@ -348,6 +348,9 @@ class Pipeline:
                 self._take(self._by_name[name], received)
             finally:
                 queue.task_done()
+            # A get from a queue that holds batches does not wait: let the sources' reads and the ticker
+            # run between batches, so that a backlog does not hold back the next diagnosis.
+            await asyncio.sleep(0)
 
     def _take(self, source: LiveSource, received: Received) -> None:
         if source.node != self.analyzer.node_of(source.name):

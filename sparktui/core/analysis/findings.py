@@ -3,6 +3,7 @@ source, each stalled unit), and the ranking that puts the root cause first."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -74,10 +75,17 @@ def moment(evidence: Evidence) -> float | None:
     """When an evidence line was written: its own time, or failing that the nearest time among the lines
     right after it (a failure line often has none, the process's last words do) or before it."""
     for text in (evidence.text, *evidence.after, *reversed(evidence.before)):
-        time = classify(text).time
+        time = _written(text)
         if time is not None:
             return time
     return None
+
+
+@functools.lru_cache(maxsize=16384)
+def _written(text: str) -> float | None:
+    """The time a line says it was written. Remembered: a live session makes its diagnosis ten times a
+    second from evidence lines that mostly did not change."""
+    return classify(text).time
 
 
 def stall_parts(hits: Iterable[StallHit]) -> list[Part]:
