@@ -31,11 +31,11 @@ Streaming part. ``--lines`` real captured lines per node are read to their end o
 by OpenSSH's ``ssh NODE cat FILE`` over connections already open (ControlMaster; the reference: the
 fastest thing a user could run), by the same over connections of its own, and by sparktui's SSH sources
 alone (read and cut into lines, nothing else) and in a live session (sources, pipeline, analysis, spool,
-updates). sparktui's sides also stream over connections they opened before the clock starts: each
-follows an empty file, and the content is appended once all follow. Connecting is left out of the
-comparison because it is not streaming: OpenSSH negotiates a post-quantum key exchange that asyncssh
-does not, so a cold ``ssh`` spends most of a small transfer on its handshake (its row shows it).
-Aggregate lines per second, and the ratio to the reference.
+updates). sparktui's sides stream over connections they opened before the clock starts, too: each
+follows an empty file, and once all follow, every file is replaced by its content (renamed over it).
+Connecting is left out of the comparison because it is not streaming: OpenSSH negotiates a post-quantum
+key exchange that asyncssh does not, so a cold ``ssh`` spends most of a small transfer on its handshake
+(its row shows it). Aggregate lines per second, and the ratio to the reference.
 
 Prints one table with the issue's criteria as PASS or FAIL (exit status 1 when one fails), and the CPU
 the nodes (sshd, tail) and the writer used beside sparktui's, since on a small machine they share its
@@ -384,16 +384,16 @@ def live_side(spec: dict[str, Any]) -> None:
 
 def stream_side(spec: dict[str, Any]) -> None:
     """The sparktui side of the streaming part, by the SSH sources alone or by a live session: once every
-    source is connected and following its (empty) file, the prepared content is appended to every file,
-    and the clock runs from there until every line has been delivered."""
+    source is connected and following its (empty) file, every file is replaced by a copy of the content
+    (the remote ``tail -F`` follows the new file from its start), and the clock runs from there until
+    every line has been delivered."""
     each = spec["lines"]
     clock: dict[str, float] = {}
 
-    def fill() -> None:
+    def fill() -> None:  # each file replaced by its content at once, as a rotated log is
         clock["start"], clock["cpu"] = time.perf_counter(), cpu()[0]
         for path, content in zip(spec["files"].values(), spec["content"], strict=True):
-            with open(content, "rb") as src, open(path, "ab") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+            os.replace(content, path)
 
     if spec["mode"] == "sources":
 
@@ -571,13 +571,15 @@ def streaming(cluster: Cluster, root: Path, args: argparse.Namespace, background
     runs["ssh cat cold"] = ssh_cat(cluster, files)
     for mode in ("sources", "session"):
         targets = {alias: str(root / f"{mode}.{alias}.log") for alias in files}
-        for path in targets.values():
+        copies = [str(root / f"{mode}.{alias}.next") for alias in files]
+        for path, copy, content in zip(targets.values(), copies, files.values(), strict=True):
             Path(path).touch()
+            shutil.copyfile(content, copy)
         spec = {
             "config": str(cluster.config),
             "known": str(cluster.known),
             "files": targets,
-            "content": list(files.values()),
+            "content": copies,
             "lines": args.lines,
             "mode": mode,
             "spool": str(root / f"spool-{mode}"),
