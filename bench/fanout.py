@@ -281,7 +281,7 @@ def writer_side(spec: dict[str, Any]) -> None:
     written = dict.fromkeys(paths, 0)
     probes = dict.fromkeys(paths, 0)
     next_probe = {alias: every * (i + 0.5) / len(paths) for i, alias in enumerate(paths)}  # spread out
-    start = time.monotonic()
+    start, start_cpu = time.monotonic(), cpu()[0]
     late = 0.0  # the most the writer fell behind its schedule
     while True:
         elapsed = time.monotonic() - start
@@ -306,7 +306,10 @@ def writer_side(spec: dict[str, Any]) -> None:
     for fd in fds.values():
         os.close(fd)
     seconds = time.monotonic() - start
-    tell(sys.stdout, {"written": written, "probes": probes, "seconds": seconds, "late": late, "cpu": cpu()[0]})
+    tell(
+        sys.stdout,
+        {"written": written, "probes": probes, "seconds": seconds, "late": late, "cpu": cpu()[0] - start_cpu},
+    )
 
 
 def live_side(spec: dict[str, Any]) -> None:
@@ -614,16 +617,16 @@ def report(
             (
                 "written-to-finding p50 / p99 / max",
                 f"{lv['finding_p50_ms']:.0f} / {lv['finding_p99_ms']:.0f} / {lv['finding_max_ms']:.0f} ms",
-                f"p99 < {P99_FINDING_MS:.0f} ms",
+                f"p99 written-to-finding < {P99_FINDING_MS:.0f} ms",
                 lv["finding_p99_ms"] < P99_FINDING_MS and shown,
             ),
             ("written-to-arrival p50 / p99", f"{lv['arrival_p50_ms']:.0f} / {lv['arrival_p99_ms']:.0f} ms", "", None),
             ("probes never shown / updates disagreeing", f"{lv['never_shown']} / {lv['mismatches']}", "", None),
-            ("lines lost", f"{lv['lost']:,} of {lv['written']:,}", "0 lost", lv["lost"] == 0 and not lv["error"]),
+            ("lines lost", f"{lv['lost']:,} of {lv['written']:,}", "0 lines lost", lv["lost"] == 0 and not lv["error"]),
             ("sparktui CPU", cores(lv["cpu_seconds"], lv["write_seconds"]), "", None),
             ("the nodes' CPU (sshd, tail)", cores(lv["nodes_cpu_seconds"], lv["write_seconds"]), "", None),
             ("the writer's CPU", cores(lv["writer_cpu_seconds"], lv["write_seconds"]), "", None),
-            ("sparktui peak RSS", f"{lv['rss_mb']:.0f} MB", f"RSS < {RSS_MB:.0f} MB", lv["rss_mb"] < RSS_MB),
+            ("sparktui peak RSS", f"{lv['rss_mb']:.0f} MB", f"peak RSS < {RSS_MB:.0f} MB", lv["rss_mb"] < RSS_MB),
         ]
         rate = lv["written"] / lv["write_seconds"]
         sections.append((f"live: {rate:,.0f} lines/s for {lv['write_seconds']:.1f} s, {lv['probes']:,} probes", rows))
@@ -639,7 +642,9 @@ def report(
             r = st["runs"][key]
             figure = f"{r['lines_per_s']:,.0f} lines/s, {r['cpu']:.2f} CPU s"
             if key == "session":
-                rows.append((name, figure, f"{r['ratio']:.2f}x >= {STREAM_RATIO}x", r["ratio"] >= STREAM_RATIO))
+                rows.append(
+                    (name, figure, f"{r['ratio']:.2f}x, SSH streaming >= {STREAM_RATIO}x", r["ratio"] >= STREAM_RATIO)
+                )
             else:
                 rows.append((name, figure, f"{r['ratio']:.2f}x", None))
         sections.append((f"streaming: {st['lines']:,} lines, all nodes at once; vs ssh cat (connections open)", rows))
@@ -648,10 +653,10 @@ def report(
         print(title)
         for name, figure, criterion, ok in rows:
             verdict = "" if ok is None else "PASS" if ok else "FAIL"
-            print(f"  {name:<42}{figure:>32}  {criterion:<18}{verdict}".rstrip())
+            print(f"  {name:<42}{figure:>32}  {verdict:<6}{criterion}".rstrip())
     if lv is not None and lv["error"]:
         print(f"the live session broke: {lv['error']}")
-    return {criterion: ok for _, rows in sections for _, _, criterion, ok in rows if ok is not None}
+    return {criterion.split(", ")[-1]: ok for _, rows in sections for _, _, criterion, ok in rows if ok is not None}
 
 
 def main() -> int:
