@@ -19,14 +19,19 @@ RAY_LOGS = "/tmp/ray/session_latest/logs"
 #: Ray log files worth following, by name prefix (with a ``.out``, ``.err`` or ``.log`` suffix).
 RAY_FOLLOWED = ("raylet", "gcs_server", "worker-", "python-core-", "monitor", "dashboard")
 _RAY_SUFFIXES = (".out", ".err", ".log")
-# $0 is a random marker, $1 the path, $2 the offset to start from. tail runs under the marker as its
-# name, so its notices ("<marker>: ... following new file") cannot be forged by the file's content, and
-# they arrive in order with the data (2>&1). Polling (---disable-inotify) also sees a file that appears
-# after tail started. A file shorter than the offset was truncated or replaced meanwhile: start at 0.
+#: Seconds between two looks of the remote ``tail`` at its file: the most a line waits on the node before
+#: it is sent. A look costs the node one ``stat`` and a read; a finding shown within a quarter of a second
+#: of the line being written leaves no more than this to the node.
+POLL_SECONDS = 0.05
+# $0 is a random marker, $1 the path, $2 the offset to start from, $3 the seconds between looks. tail runs
+# under the marker as its name, so its notices ("<marker>: ... following new file") cannot be forged by the
+# file's content, and they arrive in order with the data (2>&1). Polling (---disable-inotify) also sees a
+# file that appears after tail started. A file shorter than the offset was truncated or replaced
+# meanwhile: start at 0.
 _FOLLOW = (
     'o=$2; s=$(wc -c 2>/dev/null < "$1") || s=0; [ "${s:-0}" -ge "$o" ] || o=0; '
     'printf "%s start %s\\n" "$0" "$o"; '
-    'exec -a "$0" tail ---disable-inotify -s 0.2 -c "+$((o + 1))" -F -- "$1" 2>&1'
+    'exec -a "$0" tail ---disable-inotify -s "$3" -c "+$((o + 1))" -F -- "$1" 2>&1'
 )
 _SWITCHED = (b"following new file", b": file truncated")
 
@@ -52,7 +57,7 @@ class SshFileSource(LiveSource):
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         offset = _offset(cursor)
         marker = f"sparktui-{secrets.token_hex(8)}"
-        command = f"bash -c {shlex.quote(_FOLLOW)} {marker} {shlex.quote(self.path)} {offset}"
+        command = f"bash -c {shlex.quote(_FOLLOW)} {marker} {shlex.quote(self.path)} {offset} {POLL_SECONDS}"
         async with self.ssh.session(command, self.name) as session:
             header = await session.readline()
             prefix = f"{marker} start ".encode()
@@ -116,10 +121,15 @@ class _TailReader:
 
 
 def _marker_start(buf: bytes, marker: bytes) -> int:
-    """How many bytes at the end of ``buf`` could be the start of ``marker``."""
-    for size in range(min(len(marker) - 1, len(buf)), 0, -1):
-        if buf.endswith(marker[:size]):
-            return size
+    """How many bytes at the end of ``buf`` could be the start of ``marker`` (the most, where several
+    could). Only the places in the last ``len(marker) - 1`` bytes that hold the marker's first byte are
+    tried, so a chunk costs a search or two, not one comparison per byte of the marker."""
+    first = marker[:1]
+    at = buf.find(first, max(0, len(buf) - len(marker) + 1))
+    while at >= 0:
+        if marker.startswith(buf[at:]):
+            return len(buf) - at
+        at = buf.find(first, at + 1)
     return 0
 
 
