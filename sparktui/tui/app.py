@@ -43,7 +43,7 @@ from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
-from sparktui.tui.widgets.findings import FindingsTable
+from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
 from sparktui.tui.widgets.logpane import LogPane
 from sparktui.tui.widgets.node import NodeColumn, layer_of
 
@@ -59,8 +59,6 @@ class Session:
     speed: float = 0.0
 
 
-#: Seconds between two showings of a diagnosis whose findings only counted more hits.
-COUNTS_EVERY = 0.5
 #: Below this many cells per node, the nodes go under tabs instead of side by side.
 NARROW_COLUMN = 60
 
@@ -121,6 +119,7 @@ class SparkApp(App[None]):
             placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
         )
         self.status_bar = Static(id="status")
+        self._status_shown = Text()
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -293,7 +292,9 @@ class SparkApp(App[None]):
             style = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}.get(change.state, "dim")
             text.append(f"   {name} ", style="bold")
             text.append(state, style=style)
-        self.status_bar.update(text)
+        if text != self._status_shown:  # ten updates a second, mostly the same words
+            self._status_shown = text
+            self.status_bar.update(text, layout=False)  # one line, whatever it says: no layout
 
     def _panes(self) -> list[LogPane]:
         return [pane for column in self.columns.values() for pane in column.panes.values()]
