@@ -17,7 +17,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
+from textual.widgets import DataTable, Header, Input, Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import catalogue as cat
@@ -44,6 +44,7 @@ from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
 from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
+from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import LogPane
 from sparktui.tui.widgets.node import NodeColumn, layer_of
 
@@ -131,7 +132,7 @@ class SparkApp(App[None]):
             yield self.findings_table
         yield self.filter_field
         yield self.status_bar
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         if self._playbook_problem:
@@ -308,7 +309,10 @@ class SparkApp(App[None]):
     # -- actions ---------------------------------------------------------------------------------
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        # Made once and kept: its key table takes longer to lay out and draw than the rest of the screen.
+        if not self.is_screen_installed("help"):
+            self.install_screen(HelpScreen(), "help")
+        self.push_screen("help")
 
     def action_progress(self) -> None:
         self.push_screen(ProgressScreen(self.diagnosis.progress if self.diagnosis else ()))
