@@ -37,6 +37,7 @@ from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool, new_incident_dir
 from sparktui.tui.bindings import bindings, playbook_key_problem
+from sparktui.tui.collector import FULL_EVERY, Collector
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
@@ -120,6 +121,7 @@ class SparkApp(App[None]):
             placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
         )
         self.status_bar = Static(id="status")
+        self.collector = Collector()
         self._status_shown = Text()
 
     # -- layout ----------------------------------------------------------------------------------
@@ -135,6 +137,8 @@ class SparkApp(App[None]):
         yield SteadyFooter()
 
     def on_mount(self) -> None:
+        self.collector.hold()
+        self.set_interval(FULL_EVERY, self.collector.full)
         if self._playbook_problem:
             self.notify(f"playbooks not loaded: {self._playbook_problem}", severity="error", timeout=10)
         if self.welcome:
@@ -144,6 +148,7 @@ class SparkApp(App[None]):
 
     def on_unmount(self) -> None:
         self.pipeline.stop()  # its sources end, and so does the worker that reads it
+        self.collector.release()
 
     def _welcomed(self, run_demo: bool | None) -> None:
         if not run_demo or self.demo is None:
