@@ -15,7 +15,10 @@ wide enough for every node's column side by side), and reports:
   * key-to-screen: from the key event being posted to the app (as the terminal driver posts it) to the
     first frame painted with the screen it opens: `?` until a frame of the help screen, `escape` until a
     frame of the cockpit again; repeated while the flood goes on;
-  * how many lines reached their panes, against how many were sent (nothing may be dropped).
+  * how many lines reached their panes, against how many were sent (nothing may be dropped);
+  * the CPU the run took, in per cent of one core: the screen's thread (the app, its handlers and
+    every frame) and the rest (the pipeline's thread with the sources, the app's worker), and the
+    machine's load average at the end: the delays depend on how much of the machine others leave.
 "A frame painted" is Textual's compositor handing its update to the driver (``App._display``); the
 headless driver then writes nothing, so this bench also turns each update into the terminal's escape
 sequences, as a real terminal's driver does, and counts that time too.
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable
@@ -194,6 +198,9 @@ class Result:
     key_p99_ms: float
     key_max_ms: float
     keys: int
+    ui_cpu_pct: float
+    rest_cpu_pct: float
+    load: float
 
 
 async def run(rate: float, seconds: float, nodes: int) -> Result:
@@ -201,6 +208,7 @@ async def run(rate: float, seconds: float, nodes: int) -> Result:
     app = Measured(Session("bench", live=tuple(sources)), cat.load())
     keys: list[float] = []
     size = (max(200, nodes * NARROW_COLUMN), 60)  # every node's column side by side
+    wall, ui, cpu = time.perf_counter(), time.thread_time(), time.process_time()  # the app runs on this thread
     async with app.run_test(size=size) as pilot:
         started = time.perf_counter()
         await pilot.pause(WARM_UP)
@@ -213,6 +221,7 @@ async def run(rate: float, seconds: float, nodes: int) -> Result:
             await pilot.pause(0.1)
         ended = time.perf_counter()
         waiting = [(source, numbers) for (_, source), q in app.waiting.items() for numbers in q]
+        wall, ui, cpu = ended - wall, time.thread_time() - ui, time.process_time() - cpu
     by_name = {s.name: s for s in sources}
     warm = min(s.start for s in sources) + WARM_UP
     delays = [
@@ -232,6 +241,9 @@ async def run(rate: float, seconds: float, nodes: int) -> Result:
         percentile(keys, 99),
         percentile(keys, 100),
         len(keys),
+        100 * ui / wall,
+        100 * (cpu - ui) / wall,
+        os.getloadavg()[0],
     )
 
 
@@ -252,6 +264,9 @@ COLUMNS = (
     ("key p50 ms", 12, "key_p50_ms", ".1f"),
     ("key p99 ms", 12, "key_p99_ms", ".1f"),
     ("key max ms", 12, "key_max_ms", ".1f"),
+    ("ui cpu %", 10, "ui_cpu_pct", ".0f"),
+    ("rest cpu %", 12, "rest_cpu_pct", ".0f"),
+    ("load", 7, "load", ".1f"),
 )
 
 
