@@ -148,11 +148,12 @@ class LogPane(ScrollView, can_focus=True):
         return strip
 
     def _segments(self, line: Line, width: int) -> list[Segment]:
-        """One line cut or padded to ``width`` cells. Most lines are plain ASCII with no filter match to
-        mark: those are cut by hand (a character is a cell), which is most of what a flood costs to
-        draw; the rest go through Rich."""
+        """One line cut or padded to ``width`` cells. Most lines are printable ASCII with no filter match
+        to mark: those are cut by hand (a character is a cell, and none is a control character even if a
+        line came by without :func:`~sparktui.core.text.display`), which is most of what a flood costs
+        to draw; the rest go through Rich."""
         text = line.text
-        if not text.isascii() or (self.pattern is not None and not self.invert):
+        if not (text.isascii() and text.isprintable()) or (self.pattern is not None and not self.invert):
             styled = self._styled(line)
             styled.truncate(width, overflow="ellipsis", pad=True)
             return list(Segment.apply_style(styled.render(self.app.console), self._base))
