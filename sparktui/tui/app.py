@@ -224,6 +224,9 @@ class SparkApp(App[None]):
 
     def on_sources_changed(self, message: SourcesChanged) -> None:
         self.time = message.clock
+        if message.done and not self.done:
+            for column in self.columns.values():
+                column.strip.settle()
         self.done = self.done or message.done
         self._status(message.states, message.dropped)
 

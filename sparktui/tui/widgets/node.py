@@ -41,9 +41,10 @@ class StageStrip(Static):
     stalls highlighted.
 
     Stage phrases change length many times a second while a run starts, so the strip grows as soon as
-    its words need another line but does not shrink again until the column's width changes: the panes
-    under it stay put, and the screen is laid out again only when it grows (a layout of the whole
-    screen per stage change is most of what a flood of start-up lines would cost)."""
+    its words need another line but does not shrink again until the column's width changes or the run
+    ends (:meth:`settle`): the panes under it stay put, and the screen is laid out again only when it
+    grows (a layout of the whole screen per stage change is most of what a flood of start-up lines would
+    cost). What an ended run shows does not depend on which of its stages happened to be drawn."""
 
     shown: tuple[tuple[tuple[str, str], ...], frozenset[str]] | None = None
 
@@ -71,6 +72,11 @@ class StageStrip(Static):
     def on_resize(self) -> None:
         if self.content_size.width != self.width:
             self._fit()
+
+    def settle(self) -> None:
+        """The run ended: from now on the strip holds just what its words need."""
+        self.tallest = 0
+        self._fit()
 
     def _fit(self) -> None:
         width = self.content_size.width
