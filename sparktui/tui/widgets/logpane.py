@@ -15,6 +15,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region, Size
+from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
@@ -48,6 +49,14 @@ def _thumb(cells: int, lines: float, window: float, position: float) -> tuple[in
     thumb = max(1, window / (lines / cells))
     start = int((cells - thumb) * position / (lines - window) * 8)
     return start, start + ceil(thumb * 8)
+
+
+class _Bar(ScrollBar):
+    """A pane's scroll bar. Textual's asks for a layout of the whole screen whenever the pane it belongs
+    to changed size (its own virtual size follows the pane's), so every layout that resized a pane
+    was followed by a second one; where a bar goes is the pane's business, so this one asks for none."""
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0))
 
 
 class LogPane(ScrollView, can_focus=True):
@@ -183,6 +192,15 @@ class LogPane(ScrollView, can_focus=True):
         self._bar(self.virtual_size.height, new_value)
         if round(old_value) != round(new_value):
             self.refresh(self.size.region)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """Textual's, with :class:`_Bar` for the bar."""
+        if self._vertical_scrollbar is None:
+            self._vertical_scrollbar = _Bar(vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            self._vertical_scrollbar.display = False
+            self.app._start_widget(self, self._vertical_scrollbar)
+        return self._vertical_scrollbar
 
     def _bar(self, lines: int, position: float) -> None:
         """Tell the scroll bar how many lines there are and where the view is, redrawing it only when its
