@@ -38,8 +38,8 @@ class FindingsTable(DataTable[Text]):
         """Show ``findings``: the same findings in the same order only have their cells updated, others
         rebuild the table, keeping the selection. A flood of lines changes counts many times a second and
         every cell updated repaints the whole table, so cells change only when their words or colour
-        did, and counts and ages at most every :data:`COUNTS_EVERY` seconds (the last ones always
-        follow)."""
+        did, and counts and ages at most every :data:`COUNTS_EVERY` seconds, and not while another
+        screen covers the table (the last ones always follow)."""
         rows = [self._cells(rank, f, clock, seen_at) for rank, f in enumerate(findings, 1)]
         if [f.signature for f in findings] == [f.signature for f in self.findings]:
             self.findings = findings
@@ -51,11 +51,10 @@ class FindingsTable(DataTable[Text]):
                 if column[0] not in TICKING
             )
             wait = self._updated_at + COUNTS_EVERY - time.monotonic()
-            if ticking and wait > 0:
-                if self._later is None:
-                    self._later = self.set_timer(wait, self._update_cells)
-                return
-            self._update_cells()
+            if not ticking or (wait <= 0 and self.app.screen is self.screen):
+                self._update_cells()
+            elif self._later is None:
+                self._later = self.set_timer(max(wait, COUNTS_EVERY / 10), self._due)
             return
         self._shown = {f.signature: cells for f, cells in zip(findings, rows, strict=True)}
         self._pending = {}
@@ -70,6 +69,15 @@ class FindingsTable(DataTable[Text]):
             for row, f in enumerate(findings):
                 if f.signature == keep:
                     self.move_cursor(row=row)
+
+    def _due(self) -> None:
+        self._later = None
+        if self.app.screen is not self.screen:
+            # Covered: updated cells would repaint a table nobody sees, and then again, whole, when the
+            # cockpit comes back; the first frame back shows the counts of a moment ago instead.
+            self._later = self.set_timer(COUNTS_EVERY, self._due)
+        elif self._pending:
+            self._update_cells()
 
     def _update_cells(self) -> None:
         if self._later is not None:
