@@ -11,7 +11,10 @@ wide enough for every node's column side by side), and reports:
     scrolls most lines past between two frames; they count as shown when the frame shows what came
     after them). Median and 99th percentile over every line due after the first second (the columns and
     panes being built). Lines never painted by the end count with the time waited so far, and are
-    counted under "not shown";
+    counted under "not shown". A line still waiting while the help screen covered the cockpit (from its
+    first frame to the cockpit's first frame after it) cannot be on screen before the help goes: such
+    lines are left out of these figures (their delay is the key's, measured below) and counted under
+    "covered";
   * key-to-screen: from the key event being posted to the app (as the terminal driver posts it) to the
     first frame painted with the screen it opens: `?` until a frame of the help screen, `escape` until a
     frame of the cockpit again; repeated while the flood goes on;
@@ -36,6 +39,7 @@ import asyncio
 import json
 import os
 import time
+from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass
@@ -176,14 +180,18 @@ class Measured(SparkApp):
             self.frame[1].set_result(now)
             self.frame = None
 
-    async def key_to_frame(self, key: str, character: str | None, shows: Callable[[Screen[object]], bool]) -> float:
+    async def key_to_frame(
+        self, key: str, character: str | None, shows: Callable[[Screen[object]], bool]
+    ) -> tuple[float, float]:
         """Post a key as the terminal driver would (the test driver's press() waits for the app to go idle
-        first, which a flood never lets it do); seconds until a frame of the screen it leads to."""
+        first, which a flood never lets it do); when the first frame of the screen it leads to was
+        painted (perf_counter), and the seconds since the key."""
         future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
         self.frame = (shows, future)
         pressed = time.perf_counter()
         self.post_message(events.Key(key, character))
-        return await future - pressed
+        painted = await future
+        return painted, painted - pressed
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +200,7 @@ class Result:
     sent: int
     arrived: int
     not_shown: int
+    covered: int
     line_p50_ms: float
     line_p99_ms: float
     key_p50_ms: float
@@ -207,14 +216,17 @@ async def run(rate: float, seconds: float, nodes: int) -> Result:
     sources = [Flood(host, lines, rate / nodes, seconds) for host, lines in streams(nodes)]
     app = Measured(Session("bench", live=tuple(sources)), cat.load())
     keys: list[float] = []
+    covers: list[tuple[float, float]] = []  # (first frame of the help, first frame of the cockpit after it)
     size = (max(200, nodes * NARROW_COLUMN), 60)  # every node's column side by side
     wall, ui, cpu = time.perf_counter(), time.thread_time(), time.process_time()  # the app runs on this thread
     async with app.run_test(size=size) as pilot:
         started = time.perf_counter()
         await pilot.pause(WARM_UP)
         while time.perf_counter() < started + seconds - 1:
-            keys.append(await app.key_to_frame("question_mark", "?", lambda s: isinstance(s, HelpScreen)))
-            keys.append(await app.key_to_frame("escape", None, lambda s: s is app.screen_stack[0]))
+            opened, key = await app.key_to_frame("question_mark", "?", lambda s: isinstance(s, HelpScreen))
+            closed, back = await app.key_to_frame("escape", None, lambda s: s is app.screen_stack[0])
+            keys += [key, back]
+            covers.append((opened, closed))
             await asyncio.sleep(0.2)
         total = sum(s.total for s in sources)
         while time.perf_counter() < started + seconds + DRAIN and sum(len(n) for _, _, n in app.painted) < total:
@@ -224,17 +236,26 @@ async def run(rate: float, seconds: float, nodes: int) -> Result:
         wall, ui, cpu = ended - wall, time.thread_time() - ui, time.process_time() - cpu
     by_name = {s.name: s for s in sources}
     warm = min(s.start for s in sources) + WARM_UP
-    delays = [
-        at - due
+    closes = [closed for _, closed in covers]
+
+    def covered(due: float, at: float) -> bool:
+        """Whether the line waited (from ``due`` to ``at``) while the help covered the cockpit."""
+        i = bisect_right(closes, due)
+        return i < len(covers) and covers[i][0] < at
+
+    measured = [
+        (due, at)
         for at, source, numbers in [*app.painted, *((ended, s, n) for s, n in waiting)]
         for due in map(by_name[source].due, numbers)
         if due >= warm
     ]
+    delays = [at - due for due, at in measured if not covered(due, at)]
     return Result(
         rate,
         sum(s.sent for s in sources),
         app.arrived,
         sum(len(n) for _, n in waiting),
+        len(measured) - len(delays),
         percentile(delays, 50),
         percentile(delays, 99),
         percentile(keys, 50),
@@ -259,6 +280,7 @@ COLUMNS = (
     ("lines sent", 12, "sent", ",.0f"),
     ("arrived", 10, "arrived", ",.0f"),
     ("not shown", 11, "not_shown", ",.0f"),
+    ("covered", 9, "covered", ",.0f"),
     ("line p50 ms", 13, "line_p50_ms", ".1f"),
     ("line p99 ms", 13, "line_p99_ms", ".1f"),
     ("key p50 ms", 12, "key_p50_ms", ".1f"),
