@@ -188,6 +188,13 @@ class LogPane(ScrollView, can_focus=True):
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
         self.refresh()
 
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        # A pane that got all its lines before its first layout could not scroll then (no bar, no
+        # height), and its first layout does not always send it a Resize: it follows from when its bar
+        # appears. (The main-screen snapshot caught it about once in a dozen runs, before this work too.)
+        if shown and self.following:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         self._bar(self.virtual_size.height, new_value)
         if round(old_value) != round(new_value):
