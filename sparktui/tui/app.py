@@ -17,7 +17,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
+from textual.widgets import DataTable, Header, Input, Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import catalogue as cat
@@ -38,13 +38,15 @@ from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.tui.bindings import bindings, playbook_key_problem
+from sparktui.tui.collector import FULL_EVERY, Collector
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
-from sparktui.tui.widgets.findings import FindingsTable
+from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
+from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import LogPane
 from sparktui.tui.widgets.node import NodeColumn, layer_of
 
@@ -60,8 +62,6 @@ class Session:
     speed: float = 0.0
 
 
-#: Seconds between two showings of a diagnosis whose findings only counted more hits.
-COUNTS_EVERY = 0.5
 #: Below this many cells per node, the nodes go under tabs instead of side by side.
 NARROW_COLUMN = 60
 
@@ -125,6 +125,8 @@ class SparkApp(App[None]):
             placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
         )
         self.status_bar = Static(id="status")
+        self.collector = Collector()
+        self._status_shown = Text()
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -136,9 +138,11 @@ class SparkApp(App[None]):
             yield self.findings_table
         yield self.filter_field
         yield self.status_bar
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
+        self.collector.hold()
+        self.set_interval(FULL_EVERY, self.collector.full)
         if self._playbook_problem:
             self.notify(f"playbooks not loaded: {self._playbook_problem}", severity="error", timeout=10)
         if self.welcome:
@@ -148,6 +152,7 @@ class SparkApp(App[None]):
 
     def on_unmount(self) -> None:
         self.pipeline.stop()  # its sources end, and so does the worker that reads it
+        self.collector.release()
 
     def _welcomed(self, run_demo: bool | None) -> None:
         if not run_demo or self.demo is None:
@@ -223,6 +228,9 @@ class SparkApp(App[None]):
 
     def on_sources_changed(self, message: SourcesChanged) -> None:
         self.time = message.clock
+        if message.done and not self.done:
+            for column in self.columns.values():
+                column.strip.settle()
         self.done = self.done or message.done
         self._status(message.states, message.dropped)
 
@@ -301,7 +309,9 @@ class SparkApp(App[None]):
             style = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}.get(change.state, "dim")
             text.append(f"   {name} ", style="bold")
             text.append(state, style=style)
-        self.status_bar.update(text)
+        if text != self._status_shown:  # ten updates a second, mostly the same words
+            self._status_shown = text
+            self.status_bar.update(text, layout=False)  # one line, whatever it says: no layout
 
     def _panes(self) -> list[LogPane]:
         return [pane for column in self.columns.values() for pane in column.panes.values()]
@@ -315,7 +325,10 @@ class SparkApp(App[None]):
     # -- actions ---------------------------------------------------------------------------------
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        # Made once and kept: its key table takes longer to lay out and draw than the rest of the screen.
+        if not self.is_screen_installed("help"):
+            self.install_screen(HelpScreen(), "help")
+        self.push_screen("help")
 
     def action_progress(self) -> None:
         self.push_screen(ProgressScreen(self.diagnosis.progress if self.diagnosis else ()))

@@ -20,7 +20,7 @@ from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Footer, RichLog, Static
+from textual.widgets import RichLog, Static
 
 from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.errors import Refused
@@ -34,6 +34,7 @@ from sparktui.core.text import display
 from sparktui.richtext import translation_text
 from sparktui.tui.bindings import KEYS, PLAYBOOK, bindings
 from sparktui.tui.screens.values import ValuesScreen
+from sparktui.tui.widgets.footer import SteadyFooter
 
 RISK_STYLE = {"read-only": "green", "restarts": "yellow", "changes-node": "bold red"}
 
@@ -181,7 +182,7 @@ class PlaybookScreen(ModalScreen[None]):
                 yield from self._about()
             yield self.status
             yield self.output
-        yield Footer()
+        yield SteadyFooter()
 
     def _about(self) -> Iterable[Static]:
         book = self.playbook

@@ -8,13 +8,16 @@ core, and trimming here never loses a finding.
 from __future__ import annotations
 
 from collections import deque
+from math import ceil
 
 import regex
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
+from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from sparktui.core.pipeline import Line
@@ -32,6 +35,30 @@ LEVEL_STYLES = {
 }
 
 
+_LEVEL_STYLES = {level: Style.parse(style) for level, style in LEVEL_STYLES.items()}
+_EVIDENCE = Style.parse(EVIDENCE_STYLE)
+_PLAIN = Style()
+
+
+def _thumb(cells: int, lines: float, window: float, position: float) -> tuple[int, int] | None:
+    """Where Textual's scroll bar (``ScrollBarRender.render_bar``, Textual 8.2) draws its thumb, in eighths
+    of a cell from the top: its first and its last; None when it draws none."""
+    lines, window = ceil(lines), ceil(window) if window < lines else 0
+    if not (window and cells and lines and cells != lines):
+        return None
+    thumb = max(1, window / (lines / cells))
+    start = int((cells - thumb) * position / (lines - window) * 8)
+    return start, start + ceil(thumb * 8)
+
+
+class _Bar(ScrollBar):
+    """A pane's scroll bar. Textual's asks for a layout of the whole screen whenever the pane it belongs
+    to changed size (its own virtual size follows the pane's), so every layout that resized a pane
+    was followed by a second one; where a bar goes is the pane's business, so this one asks for none."""
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0))
+
+
 class LogPane(ScrollView, can_focus=True):
     def __init__(self, layer: str, title: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -45,12 +72,16 @@ class LogPane(ScrollView, can_focus=True):
         self.following = True
         self.marks: frozenset[tuple[str, int]] = frozenset()  # evidence lines of the current findings
         self._strips: dict[tuple[str, int, int], Strip] = {}  # (source, line number, width) -> rendered
+        self._base = Style()  # the pane's own style, taken at each render
 
     # -- content ---------------------------------------------------------------------------------
 
     def add(self, lines: list[Line]) -> None:
+        """Append a frame's lines: only the newest :data:`MAX_LINES` of them can be kept, so a flood costs
+        a slice here, not a pass over every line."""
+        lines = lines[-MAX_LINES:]
         self.lines_kept.extend(lines)
-        self.shown.extend(line for line in lines if self._visible(line))
+        self.shown.extend(lines if self.pattern is None else [line for line in lines if self._visible(line)])
         excess = len(self.shown) - MAX_LINES
         if excess > 0:
             del self.shown[:excess]
@@ -103,19 +134,21 @@ class LogPane(ScrollView, can_focus=True):
 
     # -- rendering -------------------------------------------------------------------------------
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The pane's own style, once per render rather than once per line (it walks every ancestor).
+        self._base = self.rich_style
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         index = self.scroll_offset.y + y
         width = self.size.width
         if index >= len(self.shown):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._base)
         line = self.shown[index]
         key = (line.source, line.number, width)
         strip = self._strips.get(key)
         if strip is None:
-            text = self._styled(line)
-            text.truncate(width, overflow="ellipsis", pad=True)
-            segments = list(text.render(self.app.console))
-            strip = Strip(Segment.apply_style(segments, self.rich_style), width)
+            strip = Strip(self._segments(line, width), width)
             if len(self._strips) > 4 * max(self.size.height, 1):
                 self._strips.clear()
             self._strips[key] = strip
@@ -123,16 +156,77 @@ class LogPane(ScrollView, can_focus=True):
             strip = strip.apply_style(Style(reverse=True))
         return strip
 
-    def _resized(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.shown))
-        if self.following:
-            # after the next refresh, when the new virtual size is in force and the bottom is known
-            self.call_after_refresh(self._to_end)
-        self.refresh()
+    def _segments(self, line: Line, width: int) -> list[Segment]:
+        """One line cut or padded to ``width`` cells. Most lines are printable ASCII with no filter match
+        to mark: those are cut by hand (a character is a cell, and none is a control character even if a
+        line came by without :func:`~sparktui.core.text.display`), which is most of what a flood costs
+        to draw; the rest go through Rich."""
+        text = line.text
+        if not (text.isascii() and text.isprintable()) or (self.pattern is not None and not self.invert):
+            styled = self._styled(line)
+            styled.truncate(width, overflow="ellipsis", pad=True)
+            return list(Segment.apply_style(styled.render(self.app.console), self._base))
+        style = self._base + _LEVEL_STYLES.get(line.kind.level, _PLAIN)
+        if len(text) > width:
+            text = text[: max(width - 1, 0)] + "…" if width else ""
+        pad = " " * (width - len(text))
+        if (line.source, line.number) not in self.marks:
+            return [Segment(text + pad, style)]
+        return [Segment(text, style + _EVIDENCE), Segment(pad, style)]  # the mark ends with the words
 
-    def _to_end(self) -> None:
+    def _resized(self) -> None:
+        size = Size(self.size.width, len(self.shown))
+        if size != self.virtual_size:
+            # Set without the reactive's layout: the pane's own size does not depend on its lines, and a
+            # layout of the whole screen for every pane that got lines, every frame, is what a flood
+            # cannot afford. The scroll bar and the scroll limits follow the new size at once.
+            self.set_reactive(LogPane.virtual_size, size)
+            self._refresh_scrollbars()  # whether the bar shows at all (a layout when that changes)
+            self._bar(size.height, self.scroll_y)
+            self.scroll_y = self.validate_scroll_y(self.scroll_y)
         if self.following:
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        self.refresh()
+
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        # A pane that got all its lines before its first layout could not scroll then (no bar, no
+        # height), and its first layout does not always send it a Resize: it follows from when its bar
+        # appears. (The main-screen snapshot caught it about once in a dozen runs, before this work too.)
+        if shown and self.following:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        self._bar(self.virtual_size.height, new_value)
+        if round(old_value) != round(new_value):
+            self.refresh(self.size.region)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """Textual's, with :class:`_Bar` for the bar."""
+        if self._vertical_scrollbar is None:
+            self._vertical_scrollbar = _Bar(vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            self._vertical_scrollbar.display = False
+            self.app._start_widget(self, self._vertical_scrollbar)
+        return self._vertical_scrollbar
+
+    def _bar(self, lines: int, position: float) -> None:
+        """Tell the scroll bar how many lines there are and where the view is, redrawing it only when its
+        thumb moves: a following pane moves by a few lines among thousands each frame, the thumb is drawn
+        in eighths of a cell, and redrawing a bar costs as much as drawing the pane's lines."""
+        if not self.show_vertical_scrollbar:
+            return
+        bar = self.vertical_scrollbar
+        window = self.container_size.height - self.scrollbar_size_horizontal
+        position = bar.validate_position(position)
+        cells = bar.size.height
+        if _thumb(cells, lines, window, position) != _thumb(
+            cells, bar.window_virtual_size, bar.window_size, bar.position
+        ):
+            bar.window_virtual_size, bar.window_size, bar.position = lines, window, position
+            return
+        bar.set_reactive(ScrollBar.window_virtual_size, lines)
+        bar.set_reactive(ScrollBar.window_size, window)
+        bar.set_reactive(ScrollBar.position, position)
 
     def on_resize(self) -> None:
         self._strips.clear()

@@ -30,10 +30,29 @@ def safe_id(name: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in name)
 
 
+#: Lines a node's stage strip may take: a node with many ranks names each of them, and the strip may not
+#: push the node's panes off the screen; a strip cut short ends in a pointer to the grid (G).
+STRIP_LINES = 6
+MORE = Text(" … G: every rank", style="dim")
+
+
 class StageStrip(Static):
-    """One line per track: how far start-up got on this node, with stalls highlighted."""
+    """Every track's stage side by side, wrapped to the column: how far start-up got on this node, with
+    stalls highlighted.
+
+    Stage phrases change length many times a second while a run starts, so the strip grows as soon as
+    its words need another line but does not shrink again until the column's width changes or the run
+    ends (:meth:`settle`): the panes under it stay put, and the screen is laid out again only when it
+    grows (a layout of the whole screen per stage change is most of what a flood of start-up lines would
+    cost). What an ended run shows does not depend on which of its stages happened to be drawn."""
 
     shown: tuple[tuple[tuple[str, str], ...], frozenset[str]] | None = None
+
+    def __init__(self, *, classes: str) -> None:
+        super().__init__(classes=classes)
+        self.text = Text()
+        self.tallest = 0  # lines the strip holds, at ``width`` cells
+        self.width = 0
 
     def show(self, stages: dict[str, str], stalled: set[str]) -> None:
         looks = (tuple(sorted(stages.items())), frozenset(stalled))
@@ -47,7 +66,34 @@ class StageStrip(Static):
             style = "bold white on red" if track in stalled else "green"
             text.append(f" {track} ", style="reverse " + style)
             text.append(f" {phrase}")
-        self.update(text if text else Text("no start-up markers yet", style="dim"))
+        self.text = text if text else Text("no start-up markers yet", style="dim")
+        self._fit()
+
+    def on_resize(self) -> None:
+        if self.content_size.width != self.width:
+            self._fit()
+
+    def settle(self) -> None:
+        """The run ended: from now on the strip holds just what its words need."""
+        self.tallest = 0
+        self._fit()
+
+    def _fit(self) -> None:
+        width = self.content_size.width
+        if width <= 0:  # not laid out yet: its height is the content's own
+            self.update(self.text)
+            return
+        lines = self.text.wrap(self.app.console, width)
+        text = self.text
+        if len(lines) > STRIP_LINES:
+            last = lines[STRIP_LINES - 1]
+            last.truncate(max(width - MORE.cell_len, 0))
+            text = Text("\n").join([*lines[: STRIP_LINES - 1], last + MORE])
+        height = min(len(lines), STRIP_LINES)
+        if width != self.width or height > self.tallest:
+            self.width, self.tallest = width, height
+            self.styles.height = height  # a layout
+        self.update(text, layout=False)
 
 
 class NodeColumn(Vertical):
