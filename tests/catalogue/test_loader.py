@@ -27,6 +27,24 @@ line = 'INFO: listening on port 8000'
 """
 
 
+#: A signature whose pattern has nested repeats (``pattern``, e.g. ``(a+)+$``): right in every other way, for
+#: the checks on load and the time budget. Its examples hold for any such pattern over runs of ``a``.
+NESTED_REPEATS = """id = "{id}"
+category = "port_in_use"
+severity = "error"
+title = "A run of the letter a"
+[match]
+any = ['{pattern}']
+[explain]
+what = "Made up for the tests: a pattern with nested repeats."
+why = "It backtracks without bound on a long run of a that does not end the line."
+[[examples.match]]
+line = 'xx aaaaa'
+[[examples.no_match]]
+line = 'bbbb'
+"""
+
+
 def write(tmp_path: Path, text: str, name: str = "my-sig.toml") -> Path:
     path = tmp_path / name
     path.write_text(text)

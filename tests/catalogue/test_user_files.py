@@ -12,23 +12,10 @@ from sparktui.cli import main
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis import userfiles
 
-from .test_loader import GOOD, write
+from .test_loader import GOOD, NESTED_REPEATS, write
 
 #: A signature right in all but one thing: its pattern has no literal to find its lines by.
-NO_LITERAL = """id = "no-literal"
-category = "port_in_use"
-severity = "error"
-title = "A run of the letter a"
-[match]
-any = ['(a+)+$']
-[explain]
-what = "Made up for the test."
-why = "Its pattern has nested repeats and no literal."
-[[examples.match]]
-line = 'aaaa'
-[[examples.no_match]]
-line = 'bbbb'
-"""
+NO_LITERAL = NESTED_REPEATS.format(id="no-literal", pattern="(a+)+$")
 #: A track with a stage that no example shows, and a stall signature on it.
 TRACK = """track = "mine"
 label = "Mine"
@@ -86,7 +73,7 @@ def test_a_refused_replacement_of_a_builtin_signature_gives_the_builtin_back(tmp
 
 def test_a_pattern_out_of_time_on_its_own_example_is_refused(tmp_path: Path) -> None:
     # Exponential in the length of the run of a: each a is one branch or half of the other.
-    slow = NO_LITERAL.replace("'(a+)+$'", "'port (a|aa)+$'").replace("'aaaa'", "'port aaaa'")
+    slow = NO_LITERAL.replace("'(a+)+$'", "'port (a|aa)+$'").replace("'xx aaaaa'", "'port aaaa'")
     path = write(tmp_path, slow.replace("'bbbb'", "'port " + "a" * 100 + "!'"), "no-literal.toml")
     (line,) = userfiles.load([tmp_path]).refused
     assert line.startswith(f"left out {path}: examples.no_match[0]: the pattern 'port (a|aa)+$' took over")

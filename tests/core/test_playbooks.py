@@ -135,7 +135,8 @@ def test_argv_values_must_be_canonically_quoted(value: str) -> None:
         )
 
 
-SGLANG_CLUSTER = """
+#: Two nodes, as a cluster file names them (spark-b's role left to its default, the worker).
+TWO_NODES = """
 [[nodes]]
 name = "spark-a"
 ssh = "nvidia@192.168.100.10"
@@ -144,8 +145,11 @@ role = "head"
 [[nodes]]
 name = "spark-b"
 ssh = "nvidia@192.168.100.11"
-role = "worker"
+"""
 
+SGLANG_CLUSTER = (
+    TWO_NODES
+    + """
 [deployment]
 engine = "sglang"
 containers = ["sglang_node"]
@@ -154,6 +158,7 @@ launch = '''NCCL_CUMEM_ENABLE=0 python3 -m sglang.launch_server \\
   --dist-init-addr 192.168.100.10:25000 --nnodes 2 --node-rank 0 \\
   --mem-fraction-static 0.8 --attention-backend flashinfer --host 0.0.0.0 --port 30000'''
 """
+)
 
 
 def test_switch_to_vllm_translates_the_cluster_files_sglang_launch(
@@ -238,18 +243,6 @@ def test_read_only_mode_refuses_before_values_or_logs(
     assert main(["play", "free-port", "--readonly", "--dry-run"]) == 0  # a read-only playbook still shows
 
 
-CLUSTER = """
-[[nodes]]
-name = "spark-a"
-ssh = "nvidia@192.168.100.10"
-role = "head"
-
-[[nodes]]
-name = "spark-b"
-ssh = "nvidia@192.168.100.11"
-"""
-
-
 def test_a_dry_run_without_nodes_renders_for_the_cluster_else_this_machine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -258,7 +251,7 @@ def test_a_dry_run_without_nodes_renders_for_the_cluster_else_this_machine(
     out = capsys.readouterr().out
     assert "runs on this machine (no --node, no cluster file, no nodes from --from)" in out
     assert '       local $ ss -Hltnp "sport = :"<port>' in out and "to run it, give --set port=VALUE" in out
-    (tmp_path / "sparktui.toml").write_text(CLUSTER)
+    (tmp_path / "sparktui.toml").write_text(TWO_NODES)
     assert main(["play", "free-port", "--set", "port=8000", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert f"runs on spark-a, spark-b (the nodes of {tmp_path / 'sparktui.toml'})" in out

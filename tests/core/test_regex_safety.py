@@ -28,33 +28,20 @@ from sparktui.core.sources.files import FileRead
 from sparktui.core.sources.open import file_sources
 from sparktui.richtext import print_text
 
+from ..catalogue.test_loader import NESTED_REPEATS
+
 #: Exponential in the length of a run of ``a`` that does not end the line: ``(a+)+`` splits the run every
 #: way before ``$`` fails. Hyperscan rejects the conditional, so that engine hands it to the literal one.
 BACKTRACKS = "aaaa(a+)+$(?(1)|x)"
 #: What the trial ran for over 300 s: 100 kB of ``a`` and a character that stops ``$`` matching.
 LONG_RUN = "a" * 100_000 + "!"
 
-SIGNATURE = """id = "{id}"
-category = "port_in_use"
-severity = "error"
-title = "A run of the letter a"
-[match]
-any = ['{pattern}']
-[explain]
-what = "Made up for the test: a pattern with nested repeats."
-why = "It backtracks without bound on a long run of a that does not end the line."
-[[examples.match]]
-line = 'xx aaaaa'
-[[examples.no_match]]
-line = 'bbbb'
-"""
-
 
 def signatures(root: Path, **patterns: str) -> Path:
     """A signature folder with one file per id, each matching its pattern."""
     root.mkdir()
     for sig_id, pattern in patterns.items():
-        (root / f"{sig_id}.toml").write_text(SIGNATURE.format(id=sig_id, pattern=pattern))
+        (root / f"{sig_id}.toml").write_text(NESTED_REPEATS.format(id=sig_id, pattern=pattern))
     return root
 
 
