@@ -96,6 +96,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"--fail-on: {exc}") from None
     if args.duration and not args.follow:
         raise UsageError("--for needs --follow")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs: give 1 or more")
     if args.spool_raw and not args.follow:
         raise UsageError("--spool-raw needs --follow (only live sources are spooled)")
     found = catalogue(args.signatures)
@@ -128,8 +130,6 @@ def _files(args: argparse.Namespace, found: Catalogue, problems: Console) -> tup
         raise UsageError(skipped[0] if skipped else "no log files found in " + " ".join(args.sources))
     for problem in skipped:
         problems.print(Text(f"sparktui: {problem}", style="yellow"))
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs: give 1 or more")
     reading = run(found, [FileRead(s) for s in sources], show=False, refresh=False, workers=args.jobs)
     diagnosis = _analyse(reading, args, problems, "reading", states=False)
     for s in diagnosis.sources:

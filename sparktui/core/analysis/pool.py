@@ -23,7 +23,6 @@ from typing import Protocol
 
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.classify import node_in
 
 DIED = "the scanning worker process ended before the file was read"
 #: Bytes of logs below which scanning them here is quicker than starting workers (each loads the rules: ~0.5 s).
@@ -43,6 +42,10 @@ class Readable(Protocol):
 
     def blocks(self) -> Iterator[str]:
         """Decoded blocks of complete lines; raises an exception whose text is one line for the user."""
+        ...
+
+    def node_after(self, first_block: str, node: str) -> str:
+        """The node of its lines once the first block is read (``node``: the one they had)."""
         ...
 
 
@@ -137,13 +140,13 @@ def _work(catalogue: Catalogue, todo: Queue[Task | None], out: Queue[Scanned | D
 
 
 def scan_file(rules: Rules, task: Task) -> Iterator[Scanned | Done]:
-    """One file's hand-overs, block by block, then :class:`Done`. The node is learnt from the first block
-    where the file has none declared, as a file read in the pipeline learns it."""
+    """One file's hand-overs, block by block, then :class:`Done`; the node comes from the first block as the
+    file says (:meth:`Readable.node_after`)."""
     scan = Scan(rules, task.file.name, task.node)
     try:
         for block in task.file.blocks():
-            if scan.lines == 0 and not task.file.node:
-                scan.node = node_in(block) or scan.node
+            if scan.lines == 0:
+                scan.node = task.file.node_after(block, scan.node)
             scan.feed(block)
             yield scan.take()
     except Exception as exc:  # the file's own reason, one line (what was read stays); the next file goes on

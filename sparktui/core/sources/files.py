@@ -122,6 +122,11 @@ class FileSource:
         except OSError:
             return 0
 
+    def node_after(self, first_block: str, node: str) -> str:
+        """The node of the file's lines once its first block is read: as declared, else the host its NCCL
+        lines name, else ``node`` (the one it had)."""
+        return self.node or node_in(first_block) or node
+
     def default_node(self) -> str:
         """The node this file comes from: as declared, else the host in its NCCL lines, else a name made
         from the path (a stream is not looked into: what is read of it is gone)."""
@@ -131,7 +136,7 @@ class FileSource:
         if not self.stream:
             with contextlib.suppress(SourceError), contextlib.closing(self.blocks()) as blocks:
                 head = next(blocks, "")
-        return node_in(head) or node_from_path(self.path)
+        return self.node_after(head, node_from_path(self.path))
 
     def blocks(self) -> Generator[str, None, None]:
         """Decoded blocks of complete lines, without the final newline of each block. A read that fails
@@ -191,8 +196,8 @@ class FileRead(LiveSource):
         try:
             while (block := await asyncio.to_thread(next, blocks, None)) is not None:
                 lines = block.split("\n")
-                if done == 0 and not self.file.node:
-                    self.node = node_in(block) or self.node
+                if done == 0:
+                    self.node = self.file.node_after(block, self.node)
                 done += len(lines)
                 if done > skip:
                     yield Received(tuple(lines[max(skip - done + len(lines), 0) :]), done)
