@@ -18,7 +18,7 @@ from rich.text import Text
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, Grid, worth_showing
 from sparktui.core.events import Evidence, Finding, Severity
-from sparktui.core.report.summary import counts, sources_line
+from sparktui.core.report.summary import also_named, counts, sources_line
 from sparktui.core.text import display
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
     for s in diagnosis.sources:
         if s.error:
             console.print(Text(f"  ! {s.error}", style="yellow"))
+    for phrase in also_named(diagnosis):
+        console.print(Text(f"  = {display(phrase)}", style="dim"), soft_wrap=True)
     for warning in diagnosis.warnings:
         console.print(Text(f"  ! {display(warning)}", style="yellow"), soft_wrap=True)  # one line, for grep
     for rank, finding in enumerate(diagnosis.findings, 1):

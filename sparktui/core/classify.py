@@ -38,7 +38,9 @@ class Classification:
     """What a line is: ``program`` is one of :data:`PROGRAMS`; ``layer`` refines it (``ray-cpp``,
     ``vllm:Worker_TP1``); ``node``, ``pid`` and ``rank`` are set only when the line itself says them;
     ``repeated`` is how many identical lines it stands for (Ray folds repeats from several workers into
-    one); ``time`` is when it was written, in seconds within its year, when the line says it."""
+    one); ``time`` is when it was written, in seconds within its year, when the line says it; ``relayed``
+    when the node was named by a prefix another program added (Ray's ``ip=``, compose, kubectl, pdsh,
+    journald), not by the program that wrote the line: such a log often carries several nodes' lines."""
 
     program: str
     layer: str
@@ -49,6 +51,7 @@ class Classification:
     pid: int | None = None
     repeated: int = 1
     time: float | None = None
+    relayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,7 @@ _NCCL = regex.compile(
 #: name and a blank, or a name followed by `` |`` or ``: ``), so peeling is skipped; tests check it agrees.
 BARE_NCCL = regex.compile(r"[A-Za-z_][\w.-]*:\d+:\d+ \[\d+\] ")
 _NCCL_LINE = regex.compile(rf"(?m)^(?:\([^)\n]*\) ?)?{NCCL_PREFIX}")
+_OWN_NCCL_LINE = regex.compile(rf"(?m)^{NCCL_PREFIX}")  # not through Ray's prefix (another node's, maybe)
 _VLLM = regex.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<month>\d\d)-(?P<day>\d\d) "
     r"(?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>\.\d+)? \[?(?P<file>[\w./-]+\.py):\d+\]? "
@@ -179,6 +183,7 @@ class _Said:
             self.pid,
             self.repeated,
             time if time is not None else self.time,
+            self.node is not None,
         )
 
 
@@ -265,6 +270,7 @@ def _program(body: str, said: _Said) -> Classification:
             pid,
             said.repeated,
             said.time,
+            said.node is not None,
         )
     if body.startswith("NCCL version"):
         return said.made("nccl", "nccl", "INFO")
@@ -310,8 +316,8 @@ def nccl_hosts(text: str) -> list[str]:
 
 
 def node_in(text: str) -> str | None:
-    """The node a block of lines comes from, where its NCCL lines name it."""
-    m = _NCCL_LINE.search(text)  # the first is enough: a block may be megabytes of NCCL lines
+    """The node a block of lines comes from, where its own NCCL lines name it (not those Ray relayed)."""
+    m = _OWN_NCCL_LINE.search(text)  # the first is enough: a block may be megabytes of NCCL lines
     return m.group("host") if m else None
 
 

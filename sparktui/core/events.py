@@ -69,12 +69,14 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class SourceSummary:
-    """What was read from one source."""
+    """What was read from one source; ``hosts`` are the other names its lines gave its node (an SSH alias
+    is ``node``, the host name NCCL printed is among ``hosts``)."""
 
     name: str
     node: str
     lines: int
     error: str | None = None
+    hosts: tuple[str, ...] = ()
 
 
 class State(Enum):

@@ -355,6 +355,8 @@ class Pipeline:
     def _take(self, source: LiveSource, received: Received) -> None:
         if source.node != self.analyzer.node_of(source.name):
             self.analyzer.set_node(source.name, source.node)  # the content named the node
+        if source.hosts:
+            self.analyzer.know_hosts(source.name, source.hosts)  # the machine said its names
         self.analyzer.feed(source.name, "\n".join(received.lines), now=self.clock.now())
         if self.spool is not None:
             self.spool.write(source.name, source.node, received.lines)
@@ -365,7 +367,7 @@ class Pipeline:
             for text in received.lines:
                 number += 1
                 kind = classify(text)
-                shown.append(Line(source.name, number, kind.node or source.node, display(text), kind))
+                shown.append(Line(source.name, number, self.analyzer.home(source.name, kind), display(text), kind))
             self._numbers[source.name] = number
             self._outbox.add_lines(shown)
         else:

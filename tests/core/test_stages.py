@@ -5,6 +5,7 @@ from __future__ import annotations
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.progress import Cell, Grid, Row
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.classify import node_in
 from sparktui.core.events import Severity
 
 START = (
@@ -20,7 +21,7 @@ def test_stopped_at_in_a_finished_log(catalogue: Catalogue) -> None:
     a.feed("rank0.log", START)
     d = a.finish()
     assert [f.signature for f in d.findings] == ["nccl-communicator-init-stalled"]
-    assert d.stages["spark-a"]["nccl"].startswith("0 of 1 communicators ready")
+    assert d.stages["rank0"]["nccl"].startswith("0 of 1 communicators ready")  # the source's node
 
 
 def test_live_stall_needs_time_without_progress(catalogue: Catalogue) -> None:
@@ -68,9 +69,10 @@ def world(host: str, pid: int, comm: str, rank: int, end: str) -> str:
 
 
 def diagnose(catalogue: Catalogue, *blocks: tuple[str, str]) -> Analyzer:
+    """Each block a file, named after the host its NCCL lines name, as a file read is."""
     a = Analyzer(catalogue)
     for name, text in blocks:
-        a.add_source(name, name)
+        a.add_source(name, node_in(text) or name)
         a.feed(name, text)
     return a
 

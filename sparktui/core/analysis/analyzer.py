@@ -16,6 +16,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.matcher import Engine, best_engine
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.classify import Classification
 
 
 class Analyzer:
@@ -39,6 +40,14 @@ class Analyzer:
         """Name the node of a source's further lines (a live source that learnt it from its content)."""
         self._scans[name].node = node
         self.correlation.set_node(name, node)
+
+    def know_hosts(self, name: str, hosts: frozenset[str]) -> None:
+        """Tell a source's scan the names its machine goes by (a source that asked the machine)."""
+        self._scans[name].known = hosts
+
+    def home(self, name: str, line: Classification) -> str:
+        """The node a line of a source belongs to (:meth:`Scan.home`)."""
+        return self._scans[name].home(line)
 
     def source_failed(self, name: str, reason: str) -> None:
         """Record that a source could not be read (what was read from it stays)."""

@@ -27,6 +27,7 @@ class _Source:
     lines: int = 0
     error: str | None = None
     last_time: float | None = None
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -75,6 +76,7 @@ class Correlation:
         """Merge one hand-over of one source's scan."""
         self.add_source(scanned.source, scanned.node)
         self._sources[scanned.source].lines = scanned.lines
+        self._sources[scanned.source].hosts = scanned.hosts
         if scanned.last_time is not None:
             self._sources[scanned.source].last_time = scanned.last_time
         for hits in scanned.hits:
@@ -125,7 +127,7 @@ class Correlation:
         for hit in self.tracker.stalls(self.catalogue.signatures, now=now, log_end=log_end):
             stalled.setdefault(hit.signature.id, []).append(hit)
         findings += [merge(self._signatures[s], stall_parts(hits), order) for s, hits in stalled.items()]
-        sources = tuple(SourceSummary(s.name, s.node, s.lines, s.error) for s in self._sources.values())
+        sources = tuple(SourceSummary(s.name, s.node, s.lines, s.error, s.hosts) for s in self._sources.values())
         ranked = name_consequences(rank(findings, self.catalogue, order), self.tracker.nodes())
         warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()))
         return Diagnosis(sources, tuple(ranked), self.tracker.summary(), grids(self.tracker), warnings)

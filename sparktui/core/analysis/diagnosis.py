@@ -41,6 +41,8 @@ def _source(s: SourceSummary) -> dict[str, Any]:
     out: dict[str, Any] = {"name": s.name, "node": s.node, "lines": s.lines}
     if s.error:
         out["error"] = s.error
+    if s.hosts:
+        out["hosts"] = list(s.hosts)
     return out
 
 

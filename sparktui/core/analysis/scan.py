@@ -177,6 +177,7 @@ class Scanned:
     stages: tuple[StageEvent, ...] = ()
     context: tuple[Context, ...] = ()
     disabled: tuple[Disabled, ...] = ()
+    hosts: tuple[str, ...] = ()  # the other names its lines give the source's node (see Scan.home)
 
 
 @dataclass(slots=True)
@@ -197,12 +198,15 @@ class _Pending:
 
 class Scan:
     """One source, scanned in line order. ``node`` is the node of its further lines (a live source may learn
-    it from its content and change it)."""
+    it from its content and change it); ``hosts`` the other names that node goes by in lines (see
+    :meth:`home`)."""
 
-    def __init__(self, rules: Rules, name: str, node: str) -> None:
+    def __init__(self, rules: Rules, name: str, node: str, hosts: frozenset[str] = frozenset()) -> None:
         self.rules = rules
         self.name = name
         self.node = node
+        self.known = hosts  # the machine's own names, where the source could ask it (over SSH)
+        self.hosts: list[str] = []  # the names its lines gave the source's node, in the order met
         self.lines = 0
         self._tail: deque[str] = deque(maxlen=CONTEXT_LINES)
         self._waiting: list[_Pending] = []
@@ -266,9 +270,25 @@ class Scan:
             tuple(self._stages),
             tuple(context),
             tuple(self._disabled),
+            tuple(self.hosts),
         )
         self._hits, self._new_seen, self._stages, self._disabled = {}, [], [], []
         return scanned
+
+    def home(self, cls: Classification) -> str:
+        """The node a line belongs to. A source is one node unless its lines prove otherwise: a host its
+        lines name is the source's node when it is one of the machine's own names, where the source could
+        ask them (over SSH: a copy of another node's log stays that node's), and otherwise when it is the
+        first host the program itself named (NCCL's ``host:pid:tid``; a prefix another program added, as
+        Ray's ``ip=`` or pdsh's, often carries other nodes' lines). An SSH alias and the host name NCCL
+        prints are so one node, and a log that merges several nodes still shows each."""
+        host = cls.node
+        if host is None or host == self.node or host in self.hosts:
+            return self.node
+        if host in self.known or (not self.known and not self.hosts and not cls.relayed):
+            self.hosts.append(host)
+            return self.node
+        return host
 
     def _line(
         self,
@@ -294,7 +314,7 @@ class Scan:
             cls = cls or classify(line)
             if sig.programs and cls.program not in sig.programs:
                 continue
-            node = cls.node or self.node
+            node = self.home(cls)
             scope = scope_key(sig, self.name, node, cls)
             if rule.role in (Role.WHEN, Role.UNLESS):
                 seen = (rule.role, sig.id, scope)
@@ -343,7 +363,7 @@ class Scan:
         track = self.rules.tracks[rule.owner]
         if cls.program not in track.programs:
             return
-        node = cls.node or self.node
+        node = self.home(cls)
         facts = {k: v for k, v in m.groupdict().items() if v is not None}
         self._stages.append(
             StageEvent(

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -41,6 +42,10 @@ GLOBAL_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 # Every remote command runs as ``sh -c '<this> exec <command>'`` (whatever the login shell): a watcher
 # holds the channel's stdin and kills the command (which replaced sh, so it is $$) when input ends, that
 # is when the channel closes or the connection drops.
+#: What a host name may look like (the machine's answer to ``uname -n`` is kept only if it does).
+_HOST_NAME = re.compile(r"[A-Za-z0-9_][\w.-]{0,252}")
+#: Seconds the machine has to say its name once connected.
+NAME_TIMEOUT = 5.0
 _UNTIL_CLOSED = "exec 3<&0; { cat <&3; kill $$; } >/dev/null 2>&1 & exec 3<&-; exec "
 
 
@@ -90,6 +95,8 @@ class SshNode:
         self._lock = asyncio.Lock()
         self._forwards: dict[str, tuple[asyncio.Server, str]] = {}
         self._forward_dir: str | None = None
+        #: The machine's own names (``uname -n`` and its first label, which NCCL prints), once connected.
+        self.names: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return f"SshNode({self.name!r})"
@@ -147,6 +154,8 @@ class SshNode:
             raise Unavailable(f"{self.name}: cannot connect to {self.host}: {_reason(exc)}") from None
         if client.new_key is not None:
             self._record(client.new_key, client.key_host)
+        if not self.names:
+            self.names = await _names(conn)
         return conn
 
     def _read_known_hosts(self) -> asyncssh.SSHKnownHosts:
@@ -395,6 +404,17 @@ async def _copy(reader: _Reader, writer: _Writer) -> None:
     except (OSError, asyncssh.Error):
         with contextlib.suppress(OSError, asyncssh.Error):
             writer.close()
+
+
+async def _names(conn: asyncssh.SSHClientConnection) -> frozenset[str]:
+    """The names the machine goes by in its own logs; none where it does not say them in time."""
+    try:
+        done = await asyncio.wait_for(conn.run("uname -n", check=False), NAME_TIMEOUT)
+    except (OSError, asyncssh.Error, TimeoutError):
+        return frozenset()
+    out = done.stdout
+    name = (out.decode(errors="replace") if isinstance(out, bytes) else str(out or "")).strip()
+    return frozenset({name, name.split(".")[0]}) if _HOST_NAME.fullmatch(name) else frozenset()
 
 
 def _reason(exc: BaseException) -> str:

@@ -267,7 +267,11 @@ def _sources(d: Diagnosis) -> Markup:
         _tag(
             "tr",
             _tag("td", _tag("code", s.name)),
-            _tag("td", _tag("span", s.node, class_="node") if s.node else None),
+            _tag(
+                "td",
+                _tag("span", s.node, class_="node") if s.node else None,
+                *(_join(" (", _tag("span", h, class_="node"), " in its logs)") for h in s.hosts),
+            ),
             _tag("td", f"{s.lines:,}", class_="num"),
             _tag("td", s.error or ""),
         )

@@ -91,7 +91,10 @@ class Incident:
     def _map(self, text: Callable[[str], str], node: Callable[[str], str]) -> Incident:
         d = self.diagnosis
         diagnosis = Diagnosis(
-            tuple(SourceSummary(text(s.name), node(s.node), s.lines, s.error and text(s.error)) for s in d.sources),
+            tuple(
+                SourceSummary(text(s.name), node(s.node), s.lines, s.error and text(s.error), tuple(map(node, s.hosts)))
+                for s in d.sources
+            ),
             tuple(_finding(f, text, node) for f in d.findings),
             {node(n): {track: text(phrase) for track, phrase in tracks.items()} for n, tracks in d.stages.items()},
             tuple(_grid(g, text, node) for g in d.progress),

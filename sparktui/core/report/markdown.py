@@ -119,6 +119,7 @@ def _sources_md(d: Diagnosis) -> list[str]:
     for s in d.sources:
         problem = _text(s.error) if s.error else ""
         node = _code(s.node, table=True) if s.node else ""  # a source group that never found a node
+        node += "".join(f" ({_code(h, table=True)} in its logs)" for h in s.hosts)
         out.append(f"| {_code(s.name, table=True)} | {node} | {s.lines:,} | {problem} |")
     return [*out, "", *_warnings_md(d)]
 

@@ -40,6 +40,16 @@ def sources_line(diagnosis: Diagnosis) -> str:
     return f"{plural(len(diagnosis.sources), 'source')}, {plural(sum(s.lines for s in diagnosis.sources), 'line')}"
 
 
+def also_named(diagnosis: Diagnosis) -> list[str]:
+    """One phrase per node that its logs call by another name (``"node5 is spark-a in its logs"``): an SSH
+    alias and the host name NCCL prints are the same machine, and shown as one node."""
+    names: dict[str, dict[str, None]] = {}
+    for s in diagnosis.sources:
+        for host in s.hosts:
+            names.setdefault(s.node, {})[host] = None
+    return [f"{node} is {' and '.join(hosts)} in its logs" for node, hosts in names.items()]
+
+
 def evidence_by_node(finding: Finding) -> list[tuple[str, list[Evidence]]]:
     """The finding's evidence grouped per node: its nodes in order, then any other node evidence names."""
     order = list(finding.nodes) + [e.node for e in finding.evidence if e.node not in finding.nodes]

@@ -48,6 +48,12 @@ class LiveSource(ABC):
     node: str  # the node the lines come from
     finite = False  # True for a source that ends by itself (a file read once, a replay)
 
+    @property
+    def hosts(self) -> frozenset[str]:
+        """The machine's own names, where the source could ask it (its lines are then known to be that
+        node's: see :meth:`~sparktui.core.analysis.scan.Scan.home`); none by default."""
+        return frozenset()
+
     @abstractmethod
     def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]: ...
 

@@ -54,6 +54,10 @@ class SshFileSource(LiveSource):
         self.name = name or f"{node.name}:{path}"
         self.node = node.name
 
+    @property
+    def hosts(self) -> frozenset[str]:
+        return self.ssh.names
+
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         offset = _offset(cursor)
         marker = f"sparktui-{secrets.token_hex(8)}"
@@ -152,6 +156,10 @@ class SshJournalSource(LiveSource):
         self.unit = unit
         self.name = name or f"{node.name}:journal/{unit}"
         self.node = node.name
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        return self.ssh.names
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         args = ["journalctl", "-u", self.unit, "-f", "-o", "json", "--all", "--no-tail", "--quiet"]
