@@ -53,6 +53,34 @@ def test_display_makes_control_characters_inert() -> None:
     assert len(shown) < 2100 and shown.endswith("more characters]")
 
 
+def test_display_shows_what_a_terminal_would_hide() -> None:
+    """Nothing that changes what a line seems to say is passed raw or dropped: text a carriage return would
+    hide behind a shorter part or blanks stays (the CR shown), BEL and BS are shown alike, a DCS goes with
+    its payload, and bidi overrides, isolates, marks and zero-width characters are shown escaped."""
+    assert display("ran rm -rf /data \x07 \rdone") == "ran rm -rf /data \\x07 \\x0ddone"
+    assert display("secret\r      \rok") == "secret\\x0dok"
+    assert display("  0%|\r 50%|#####\r100%|##########|") == "100%|##########|"
+    assert display("bell\x07 back\x08") == "bell\\x07 back\\x08"
+    assert display("a \x1bPq#0;2;0;0;0#0~~@@\x1b\\ b \x1b_apc payload\x1b\\ c") == "a  b  c"
+    assert (
+        display("x\u202eevil\u202c \u2067iso\u2069 \u200e\u200f")
+        == "x\\u202eevil\\u202c \\u2067iso\\u2069 \\u200e\\u200f"
+    )
+    assert display("zero\u200bwidth\u200c\u200d\u2060\ufeff") == "zero\\u200bwidth\\u200c\\u200d\\u2060\\ufeff"
+    assert display("naïve café ünïcode ✓") == "naïve café ünïcode ✓"  # ordinary text stays as it is
+
+
+def test_matching_sees_the_line_that_display_escapes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bidi override inside a log line does not stop its signature from matching, and its evidence shows
+    the override escaped."""
+    log = tmp_path / "node.log"
+    log.write_text(WARN + " \u202eroot\u200b\n", encoding="utf-8")
+    doc = diagnose_json(capsys, log)
+    (evidence,) = doc["findings"][0]["evidence"]
+    assert evidence["text"] == WARN + " \\u202eroot\\u200b"
+    assert "\u202e" not in json.dumps(doc, ensure_ascii=False)
+
+
 def test_very_long_lines_are_read_in_pieces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "huge.log"
     log.write_bytes(b"y" * (MAX_LINE * 2 + 10) + b"\n" + WARN.encode() + b"\n")
