@@ -177,6 +177,7 @@ class Scanned:
     stages: tuple[StageEvent, ...] = ()
     context: tuple[Context, ...] = ()
     disabled: tuple[Disabled, ...] = ()
+    read_bytes: int = 0  # how far into its stored file reading got, where it is a file (for progress)
 
 
 @dataclass(slots=True)
@@ -243,9 +244,10 @@ class Scan:
         if time is not None and (self.last_time is None or time > self.last_time):
             self.last_time = time
 
-    def take(self) -> Scanned:
+    def take(self, read_bytes: int = 0) -> Scanned:
         """What was found since the previous call (hits, context conditions met, stage markers, and the
-        context lines that arrived for evidence handed over before)."""
+        context lines that arrived for evidence handed over before); ``read_bytes`` says how far into its
+        file the reader got."""
         context = []
         for pending in self._waiting:
             if pending.sent is not None and len(pending.after) > pending.sent:
@@ -266,6 +268,7 @@ class Scan:
             tuple(self._stages),
             tuple(context),
             tuple(self._disabled),
+            read_bytes,
         )
         self._hits, self._new_seen, self._stages, self._disabled = {}, [], [], []
         return scanned

@@ -138,15 +138,18 @@ class FileSource:
                 head = next(blocks, "")
         return self.node_after(head, node_from_path(self.path))
 
-    def blocks(self) -> Generator[str, None, None]:
+    def blocks(self, read: Callable[[int], None] | None = None) -> Generator[str, None, None]:
         """Decoded blocks of complete lines, without the final newline of each block. A read that fails
-        raises :class:`SourceError` after every complete line read before it."""
+        raises :class:`SourceError` after every complete line read before it. ``read``, where given, is told
+        before each block how many bytes of the file as stored (as :meth:`size` counts them) are read."""
         lines = LineSplitter()
         with self.open() as fh:
             try:
                 for chunk in self._chunks(fh):
                     text = lines.feed_block(chunk)
                     if text is not None:
+                        if read is not None:
+                            read(_position(fh))
                         yield text
             except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
                 yield from lines.rest()
@@ -220,6 +223,14 @@ def _decompress(decompressor: zlib._Decompress | lzma.LZMADecompressor, raw: byt
         for at in range(0, len(raw), SALVAGE_STEP):
             yield before.decompress(raw[at : at + SALVAGE_STEP])  # raises again at the damage
         raise
+
+
+def _position(fh: BinaryIO) -> int:
+    """How far into ``fh`` reading got; 0 for a stream, which has no position."""
+    try:
+        return fh.tell()
+    except OSError:
+        return 0
 
 
 def stdin() -> FileSource:
