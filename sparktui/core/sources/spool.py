@@ -125,11 +125,15 @@ class Spool:
             entry.times.flush()
 
     def close(self) -> None:
-        """Flush and close every file, and let go of the folder's lock."""
+        """Flush and close every file, and let go of the folder's lock. A folder that nothing was written
+        to (every source failed to connect, or sent no line) is removed: it is no incident."""
         self.flush()
         for entry in self._files.values():
             entry.log.close()
             entry.times.close()
+        if not self._files:
+            with contextlib.suppress(OSError):  # not empty: something else (a playbook's audit) was kept
+                os.rmdir(self.path)
         self._files.clear()
         if self._lock >= 0:
             os.close(self._lock)
