@@ -62,6 +62,7 @@ def test_an_unknown_host_key_is_refused_with_one_line(
     main(["diagnose", "--follow", "--for", "3s", "--json", "--no-spool", f"ssh://node-a/{HANG}/rank0.log"])
     err = capsys.readouterr().err
     assert "failed" in err and "node-a" in err and "Traceback" not in err
+    assert "ssh-keyscan" in err and "connect once with --trust-new-host-key" in err  # both ways to fix it
 
 
 def test_a_follow_shorter_than_the_stall_window_says_the_stall_is_pending(
