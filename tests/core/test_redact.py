@@ -137,6 +137,32 @@ def test_hosts_are_learnt_from_where_logs_name_them() -> None:
     assert r.text("gpu-a gpu-b gpu-c gpu-d gpu-e gpu-f gpu-g") == " ".join(f"node-{n}" for n in range(1, 8))
 
 
+def test_private_registries_and_hosts_in_urls_with_a_user_are_hosts() -> None:
+    """The registry of an image reference is a host of the user's (by its port, or by its DNS name where the
+    reference has a tag), as is the host of a URL with a user in it; public registries and hubs, and
+    documentation links, say nothing of the user's network and stay."""
+    r = Redactor(anonymise_hosts=True)
+    texts = [
+        "Unable to find image 'registry.example:5000/team/vllm:26.05' locally",
+        "docker pull registry.corp.example/inference/vllm@sha256:" + "0" * 64,
+        "git clone https://builder:[REDACTED]@git.corp.example/ml/serve.git",
+        "docker run nvcr.io/nvidia/vllm:26.05-py3 and docker.io/rayproject/ray:2.40.0",
+        "pulled from registry-1.docker.io/library/busybox:latest via huggingface.co/Qwen/Qwen3-8B:main",
+        "See https://docs.ray.io/en/latest/cluster/running-applications/job-submission/index.html",
+        "File lib/python3.11/site-packages/torch/distributed/rendezvous.py:123 in Qwen/Qwen2.5-7B:main",
+    ]
+    for text in texts:
+        r.learn(text)
+    assert [r.node(h) for h in ("registry.example", "registry.corp.example", "git.corp.example")] == [
+        "node-1",
+        "node-2",
+        "node-3",
+    ]
+    assert r.text(texts[0]) == "Unable to find image 'node-1:5000/team/vllm:26.05' locally"
+    for text in texts[3:]:
+        assert r.text(text) == text
+
+
 def test_a_host_seen_late_is_replaced_early_too() -> None:
     r = Redactor(anonymise_hosts=True)
     early, late = "waiting for spark-b to join", "spark-b:841:841 [0] NCCL INFO Init COMPLETE"
