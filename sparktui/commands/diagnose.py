@@ -101,6 +101,11 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--jobs: give 1 or more")
     if args.spool_raw and not args.follow:
         raise UsageError("--spool-raw needs --follow (only live sources are spooled)")
+    for given, option in ((args.no_redact, "--no-redact"), (args.anonymise_hosts, "--anonymise-hosts")):
+        if given and not args.report:
+            raise UsageError(f"{option} needs --report DIR (it says how the exported incident is written)")
+    if args.launch and not args.report:
+        raise UsageError("--launch needs --report DIR (the launch command goes into the exported incident)")
     found = catalogue(args.signatures)
     problems = err()
     if args.follow:

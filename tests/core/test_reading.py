@@ -111,6 +111,15 @@ def test_missing_and_broken_inputs_give_one_line_errors(tmp_path: Path, capsys: 
     assert "bad.log.gz" in err and "Traceback" not in err
 
 
+def test_report_options_without_a_report_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """--no-redact, --anonymise-hosts and --launch change only what --report writes: alone, they would be
+    ignored without a word, so each is refused in one line."""
+    for option in (["--no-redact"], ["--anonymise-hosts"], ["--launch", "vllm serve m"]):
+        assert main(["diagnose", *option, str(HANG)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and f"{option[0]} needs --report DIR" in err
+
+
 def test_a_broken_source_keeps_the_others(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = tmp_path / "a.log"
     good.write_text(WARN + "\n")
