@@ -173,6 +173,8 @@ async def test_welcome_offers_the_demo(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert type(app.screen).__name__ == "WelcomeScreen"
+        shown = html.unescape(app.export_screenshot()).replace("\xa0", " ")
+        assert "sparktui discover nvidia@spark-a" in shown and "sparktui.toml" in shown  # how to reach a cluster
         await pilot.press("d")
         await wait_done(pilot, app)
         assert app.diagnosis is not None and app.diagnosis.findings
