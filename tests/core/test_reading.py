@@ -140,6 +140,25 @@ def test_node_names() -> None:
     assert sources == [] and problems == ["/definitely/not/here: no such file or directory"]
 
 
+def test_notes_beside_the_logs_make_up_no_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file none of whose lines is a log line (a capture's meta.txt) is read, but names no node; a log
+    whose lines name none still takes its node from its path, and a report counts the real nodes."""
+    hang = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+    doc = diagnose_json(capsys, hang)
+    assert {s["name"]: s["node"] for s in doc["sources"]} == {
+        "meta.txt": "",
+        "rank0.log": "spark-a",
+        "rank1.log": "spark-b",
+    }
+    assert doc["findings"][0]["nodes"] == ["spark-a", "spark-b"]
+    doc = diagnose_json(capsys, FIXTURES / "vllm" / "healthy")
+    assert {s["name"]: s["node"] for s in doc["sources"]} == {"meta.txt": "", "server.log": "healthy"}
+    assert FileSource(hang / "meta.txt", "meta.txt").default_node() == ""
+    assert FileSource(hang / "rank0.log", "rank0.log").default_node() == "spark-a"
+    assert main(["diagnose", "--report", str(tmp_path / "report"), str(hang)]) == 1
+    assert "<span>2 nodes</span>" in (tmp_path / "report" / "report.html").read_text()
+
+
 def test_node_from_nccl_prefix(tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
     log.write_text("hello\n" + WARN + "\n")

@@ -333,7 +333,7 @@ class Scan:
         for k, v in m.groupdict().items():
             if v is not None:
                 found.facts.setdefault(k, v)
-        if node not in found.nodes:
+        if node and node not in found.nodes:  # a file of notes has no node to name
             found.nodes.append(node)
         kept = self._kept.setdefault(key, [])
         if len(kept) < EVIDENCE_MAX and kept.count(node) < EVIDENCE_PER_NODE:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from sparktui.core.classify import node_in
+from sparktui.core.classify import logged, node_in
 from sparktui.core.errors import Refused
 from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received
@@ -124,8 +124,11 @@ class FileSource:
 
     def node_after(self, first_block: str, node: str) -> str:
         """The node of the file's lines once its first block is read: as declared, else the host its NCCL
-        lines name, else ``node`` (the one it had)."""
-        return self.node or node_in(first_block) or node
+        lines name, else ``node`` (the one it had, made from its path) where its lines read as a log, and
+        none ("") where they are notes about the run (:func:`~sparktui.core.classify.logged`): a file of
+        metadata beside the logs does not make up a node named after itself. Nothing read (an empty file, a
+        stream not looked into) keeps ``node``."""
+        return self.node or node_in(first_block) or (node if not first_block or logged(first_block) else "")
 
     def default_node(self) -> str:
         """The node this file comes from: as declared, else the host in its NCCL lines, else a name made
