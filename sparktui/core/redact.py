@@ -87,8 +87,20 @@ _LEARN = (
 _NOT_HOSTS = frozenset({"localhost", "ip6-localhost", "none", "null", "true", "false", "auto"})
 #: Public registries and hubs: where an image came from, not a host of the user's (a name ending in one of
 #: them stays too: registry-1.docker.io, us-docker.pkg.dev).
-_PUBLIC = ("docker.io", "nvcr.io", "ghcr.io", "quay.io", "gcr.io", "pkg.dev", "public.ecr.aws", "mcr.microsoft.com")
-_PUBLIC += ("registry.k8s.io", "huggingface.co", "hf.co", "github.com")
+_PUBLIC = (
+    "docker.io",
+    "nvcr.io",
+    "ghcr.io",
+    "quay.io",
+    "gcr.io",
+    "pkg.dev",
+    "public.ecr.aws",
+    "mcr.microsoft.com",
+    "registry.k8s.io",
+    "huggingface.co",
+    "hf.co",
+    "github.com",
+)
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
 _IPV4_HINT = re.compile(r"\.\d{1,3}\.\d{1,3}\.\d")  # starts with a literal: searched far faster than _IPV4
 _IPV4_BEFORE = re.compile(r"[\w.]")
