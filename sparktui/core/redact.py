@@ -43,6 +43,12 @@ _VALUE = rf"{_QUOTED}|\[[^\]\n]*\]|[^\s'\",;)}}\]&]+"
 _EMPTY = frozenset({"", "none", "null", "nil", "true", "false", REDACTED.lower()})
 
 _PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
+_LINE_TEXT = re.compile(r"[^\n]+")
+#: The most lines a private key that began in one piece of a stream is followed into the next ones (one of
+#: RSA's longest, 16384 bits, takes about 210): past it, what followed a stray BEGIN line was no key.
+PEM_LINES = 256
 _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:'\"]*):([^\s/@'\"]+)@")
 _AUTHORIZATION = re.compile(
     r"(\bauthorization['\"]?[ \t]*[:=][ \t]*['\"]?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?)([^\s'\",]+)",
@@ -124,6 +130,36 @@ def redact(text: str) -> str:
         pieces += [text[done:start], _line(text[start:end], low[start:end])]
         done = end
     return "".join([*pieces, text[done:]]) if pieces else text
+
+
+class PieceRedactor:
+    """:func:`redact` for one text that comes in pieces of whole lines (a live source's batches, as the
+    spool keeps them): a private key that begins in one piece and ends in a later one is redacted whole,
+    line for line. All it carries from one piece to the next is whether a key is open, and for how many
+    lines (at most :data:`PEM_LINES`)."""
+
+    def __init__(self) -> None:
+        self._open = 0  # lines of a private key redacted so far, whose END line has not come yet
+
+    def __call__(self, text: str) -> str:
+        head = ""
+        if self._open:
+            end = _PEM_END.search(text)
+            if end is not None:
+                head, text = _LINE_TEXT.sub(REDACTED, text[: end.end()]), text[end.end() :]
+                self._open = 0
+            elif self._open + text.count("\n") <= PEM_LINES:
+                self._open += text.count("\n")
+                return _LINE_TEXT.sub(REDACTED, text)
+            else:
+                self._open = 0
+        out = redact(text)
+        begin = _PEM_BEGIN.search(out) if "PRIVATE KEY-----" in out else None
+        if begin is not None:  # what is left is a key that ends in a later piece
+            tail = out[begin.start() :]
+            out = out[: begin.start()] + _LINE_TEXT.sub(REDACTED, tail)
+            self._open = max(tail.count("\n"), 1)
+        return head + out
 
 
 def _triggered(low: str) -> list[tuple[int, int]]:

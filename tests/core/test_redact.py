@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core.redact import REDACTED, Redactor, redact
+from sparktui.core.redact import PEM_LINES, REDACTED, PieceRedactor, Redactor, redact
 from sparktui.core.report.export import redact_bundle
 from sparktui.core.sources import bundle
 
@@ -93,6 +93,17 @@ def test_a_private_key_goes_line_by_line() -> None:
     out = redact(text)
     assert "b3BlbnNzaC1rZXk" not in out and "AAAAB3NzaC1yc2E" not in out
     assert out.split("\n") == ["before", REDACTED, REDACTED, REDACTED, REDACTED, "after"]
+
+
+def test_a_key_is_followed_across_pieces_but_not_forever() -> None:
+    """A BEGIN line whose END never comes blanks at most PEM_LINES lines of the pieces after it."""
+    pieces = PieceRedactor()
+    assert (
+        pieces("log line\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n") == f"log line\n{REDACTED}\n{REDACTED}\n"
+    )
+    assert pieces("more\n" * (PEM_LINES - 2)) == f"{REDACTED}\n" * (PEM_LINES - 2)
+    assert pieces("a log line again\n") == "a log line again\n"  # past the longest key: no key was open
+    assert pieces("x\n-----END RSA PRIVATE KEY-----\ny\n") == "x\n-----END RSA PRIVATE KEY-----\ny\n"
 
 
 def test_redaction_never_changes_the_number_of_lines() -> None:

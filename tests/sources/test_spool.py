@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,6 +131,22 @@ def test_the_modes_hold_whatever_the_umask(tmp_path: Path, umask: int) -> None:
         os.umask(old)
     assert (spool.path / "spark-a" / "rank0.log.1").exists()
     assert modes(tmp_path / "incidents") == {("dir", 0o700), ("file", 0o600)}
+
+
+def test_a_private_key_split_across_two_batches_is_redacted_whole(tmp_path: Path) -> None:
+    """A live source hands over lines in batches: a key that begins in one and ends in the next goes whole,
+    line for line, and the lines around it stay."""
+    subprocess.run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", str(tmp_path / "key")], check=True)
+    key = (tmp_path / "key").read_text().splitlines()
+    log = (HANG / "rank0.log").read_text().splitlines()
+    first, second = (*log[:10], *key[:5]), (*key[5:], *log[10:])
+    spool = Spool.new("key", root=tmp_path, keep=SpoolSettings())
+    spool.write("rank0.log", "spark-a", first)
+    spool.write("rank0.log", "spark-a", second)
+    spool.write("rank0.log", "spark-a", tuple(log[:3]))  # the key ended: what comes next is kept as it is
+    spool.close()
+    kept = (spool.path / "spark-a" / "rank0.log").read_text().splitlines()
+    assert kept == [*log[:10], *[REDACTED] * len(key), *log[10:], *log[:3]]
 
 
 def test_an_earlier_world_readable_incidents_folder_is_made_private(tmp_path: Path) -> None:

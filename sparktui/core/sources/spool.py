@@ -9,8 +9,9 @@ bounded: past :data:`MAX_BYTES` its files rotate once (``.1``), so the newest li
 Logs carry tokens and passwords, and this folder is what a user hands on with a bug report, so the spool
 is private:
 
-* secrets are redacted as lines are written, by the rules exports use (:mod:`sparktui.core.redact`); a
-  line stays one line, so ``.times`` files and replays stay true. Only ``raw`` (``--spool-raw``) keeps
+* secrets are redacted as lines are written, by the rules exports use (:mod:`sparktui.core.redact`), each
+  source's batches as one text (a private key split across two batches goes whole); a line stays one
+  line, so ``.times`` files and replays stay true. Only ``raw`` (``--spool-raw``) keeps
   them, and ``bundle.toml`` says which (``redacted``);
 * the incident folder is 0700 and every file in it 0600, by the mode each is created with, so no other
   user can read any of it at any moment; a umask that takes the owner's own rights away is put right on
@@ -37,7 +38,7 @@ from typing import TextIO
 from sparktui.core import settings, tomlfile
 from sparktui.core.dirs import state_dir
 from sparktui.core.errors import Invalid
-from sparktui.core.redact import redact
+from sparktui.core.redact import PieceRedactor, redact
 from sparktui.core.settings import SpoolSettings
 
 MAX_BYTES = 64 << 20
@@ -56,6 +57,7 @@ class _Open:
     log: TextIO
     times: TextIO
     size: int = 0
+    redact: PieceRedactor = field(default_factory=PieceRedactor)  # the source's batches are one text
 
 
 @dataclass
@@ -111,7 +113,7 @@ class Spool:
         ms = int(((time.monotonic() if at is None else at) - self._start) * 1000)
         text = "".join(f"{line}\n" for line in lines)
         if not self.raw:
-            text = redact(text)
+            text = entry.redact(text)
         size = len(text.encode("utf-8", "replace"))
         if entry.size and entry.size + size > self.max_bytes:
             self._rotate(entry)
