@@ -29,21 +29,18 @@ import fcntl
 import os
 import re
 import shutil
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from sparktui.core import settings, tomlfile
-from sparktui.core.dirs import state_dir
+from sparktui.core.dirs import DIR_MODE, private_dir, private_file, state_dir
 from sparktui.core.errors import Invalid
 from sparktui.core.redact import PieceRedactor, redact
 from sparktui.core.settings import SpoolSettings
 
 MAX_BYTES = 64 << 20
-DIR_MODE = 0o700
-FILE_MODE = 0o600
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: The names :meth:`Spool.new` gives incident folders: pruning removes nothing else from incidents/.
 _STAMP = re.compile(r"\d{8}-\d{6}(?:-\d+)?")
@@ -74,7 +71,7 @@ class Spool:
     _lock: int = -1
 
     def __post_init__(self) -> None:
-        self._lock = _directory(self.path)
+        self._lock = private_dir(self.path)
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -91,8 +88,8 @@ class Spool:
         incidents that ``keep`` (default: the settings file's) does not keep are removed."""
         keep = keep or settings.load().spool
         base = (root or state_dir()) / "incidents"
-        base.parent.mkdir(parents=True, exist_ok=True)
-        os.close(_directory(base))  # private too: it lists what was spooled, and when
+        os.close(private_dir(base.parent))  # the state folder, and the incidents: they list what was spooled
+        os.close(private_dir(base))
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path, n = base / stamp, 1
         while True:
@@ -152,8 +149,8 @@ class Spool:
             n += 1
             file = f"{folder}/{stem}-{n}.log"
         target = self.path / file
-        os.close(_directory(target.parent))
-        entry = _Open(name, node, file, _file(target), _file(self.path / f"{file}.times"))
+        os.close(private_dir(target.parent))
+        entry = _Open(name, node, file, private_file(target), private_file(self.path / f"{file}.times"))
         self._files[source] = entry
         self._manifest()
         return entry
@@ -164,8 +161,8 @@ class Spool:
         log = self.path / entry.file
         os.replace(log, f"{log}.1")
         os.replace(f"{log}.times", f"{log}.1.times")
-        entry.log = _file(log)
-        entry.times = _file(self.path / f"{entry.file}.times")
+        entry.log = private_file(log)
+        entry.times = private_file(self.path / f"{entry.file}.times")
         entry.size = 0
 
     def _manifest(self) -> None:
@@ -184,7 +181,7 @@ class Spool:
                 f"origin = {tomlfile.string(entry.name)}",
             ]
         tmp = self.path / "bundle.toml.tmp"
-        with _file(tmp, append=False) as out:
+        with private_file(tmp, append=False) as out:
             out.write("\n".join(lines) + "\n")
         tmp.replace(self.path / "bundle.toml")
 
@@ -243,27 +240,3 @@ def _remove(path: Path) -> bool:
         return not path.exists()
     finally:
         os.close(fd)
-
-
-def _directory(path: Path) -> int:
-    """An open descriptor of the folder ``path``, made as :data:`DIR_MODE` when it is not there yet."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, DIR_MODE)
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    _exactly(fd, DIR_MODE)
-    return fd
-
-
-def _file(path: Path, *, append: bool = True) -> TextIO:
-    """``path`` opened for writing, made as :data:`FILE_MODE` when it is not there yet."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
-    fd = os.open(path, flags, FILE_MODE)
-    _exactly(fd, FILE_MODE)
-    return os.fdopen(fd, "a" if append else "w", encoding="utf-8", errors="replace")
-
-
-def _exactly(fd: int, mode: int) -> None:
-    """Give the file ``mode`` where it has another: one the umask narrowed at creation (never wider than
-    ``mode``), or one made by something else (an earlier version's spool, a folder given by a caller)."""
-    if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
-        os.fchmod(fd, mode)
