@@ -310,7 +310,7 @@ def nccl_hosts(text: str) -> list[str]:
 
 
 #: Lines of a file's first block looked at to tell a log from notes about a run.
-LOG_SAMPLE = 200
+LOG_SAMPLE = 20
 
 
 def logged(text: str, sample: int = LOG_SAMPLE) -> bool:
