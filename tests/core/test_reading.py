@@ -17,6 +17,7 @@ from sparktui.cli import main
 from sparktui.core import catalogue as cat
 from sparktui.core.lines import MAX_LINE
 from sparktui.core.pipeline import run
+from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, FileSource, node_from_path
 from sparktui.core.sources.open import Opener, file_sources
 from sparktui.core.text import display
@@ -157,6 +158,19 @@ def test_notes_beside_the_logs_make_up_no_node(tmp_path: Path, capsys: pytest.Ca
     assert FileSource(hang / "rank0.log", "rank0.log").default_node() == "spark-a"
     assert main(["diagnose", "--report", str(tmp_path / "report"), str(hang)]) == 1
     assert "<span>2 nodes</span>" in (tmp_path / "report" / "report.html").read_text()
+    exported = bundle.load(tmp_path / "report" / "bundle")  # the notes keep no node there either
+    assert {s.name: s.node for s in exported.sources} == {
+        "meta.txt": "",
+        "rank0.log": "spark-a",
+        "rank1.log": "spark-b",
+    }
+    capsys.readouterr()
+    doc = diagnose_json(capsys, tmp_path / "report" / "bundle")
+    assert {s["name"]: s["node"] for s in doc["sources"]} == {
+        "meta.txt": "",
+        "rank0.log": "spark-a",
+        "rank1.log": "spark-b",
+    }
 
 
 def test_node_from_nccl_prefix(tmp_path: Path) -> None:
