@@ -43,6 +43,8 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
         console.print(Text(f"  = {display(phrase)}", style="dim"), soft_wrap=True)
     for warning in diagnosis.warnings:
         console.print(Text(f"  ! {display(warning)}", style="yellow"), soft_wrap=True)  # one line, for grep
+    for pending in diagnosis.pending:
+        console.print(Text(f"  … {display(pending.sentence)}", style="yellow"), soft_wrap=True)
     for rank, finding in enumerate(diagnosis.findings, 1):
         console.print()
         console.print(_finding(rank, finding))

@@ -17,8 +17,9 @@ PACKAGE = ROOT / "sparktui"
 FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(floor)
     for floor in (
-        {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs", "core.audit"},
-        {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch", "core.settings"},
+        {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs"},
+        {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch", "core.settings"}
+        | {"core.audit"},  # above core.dirs, which makes its files private
         {"core.catalogue", "core.remote", "core.redact"},
         {"core.analysis", "core.sources", "core.inventory"},
         {"core.report", "core.pipeline", "core.remedy"},

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from sparktui.core import cluster as clusterfile
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity, State
-from sparktui.core.pipeline import Pipeline, run
+from sparktui.core.pipeline import Pipeline, Update, run
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.markdown import diagnosis_markdown
@@ -100,6 +101,11 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--jobs: give 1 or more")
     if args.spool_raw and not args.follow:
         raise UsageError("--spool-raw needs --follow (only live sources are spooled)")
+    for given, option in ((args.no_redact, "--no-redact"), (args.anonymise_hosts, "--anonymise-hosts")):
+        if given and not args.report:
+            raise UsageError(f"{option} needs --report DIR (it says how the exported incident is written)")
+    if args.launch and not args.report:
+        raise UsageError("--launch needs --report DIR (the launch command goes into the exported incident)")
     found = catalogue(args.signatures)
     problems = err()
     if args.follow:
@@ -162,6 +168,7 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
     """Run ``pipeline`` to its end (ctrl+c ends it early, with what was read), with its progress on a
     terminal; with ``states``, each source that retries, fails or has news is printed as it happens."""
     show = not args.quiet and problems.is_terminal
+    started = time.monotonic()
     with problems.status(f"{doing}…", spinner="dots") if show else nullcontext() as status:
         updates = pipeline.updates()
         while True:
@@ -175,12 +182,35 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
                     line = f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip()
                     problems.print(Text(display(line), style="yellow"))
             if status is not None:
-                status.update(f"{doing} {len(update.states)} sources: {update.read:,} lines")
+                status.update(progress(doing, update, time.monotonic() - started))
             if update.error:
                 raise UsageError(f"the analysis stopped: {update.error}")
             if update.done:
                 assert pipeline.result is not None
                 return pipeline.result
+
+
+def progress(doing: str, update: Update, elapsed: float) -> str:
+    """The progress line: the lines read, and where the size of what is read is known, the bytes, the
+    share and the time left at the pace so far."""
+    count = len(update.states)
+    line = f"{doing} {count} source{'' if count == 1 else 's'}: {update.read:,} lines"
+    if not update.total_bytes or update.done:
+        return line
+    read, total = update.read_bytes, update.total_bytes
+    line += f", {_size(read)} of {_size(total)} ({100 * read / total:.0f} %)"
+    if read and elapsed >= 1:
+        line += f", about {_duration((total - read) * elapsed / read)} left"
+    return line
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):,.1f} MiB" if n >= 1 << 20 else f"{n / 1024:,.0f} KiB"
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
 
 
 def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:

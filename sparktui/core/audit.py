@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from sparktui.core.dirs import private_dir, private_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +73,16 @@ class AuditEntry:
 @dataclass
 class AuditLog:
     """Append-only JSON lines, one per command that ran, written to every one of ``paths`` (the user's
-    audit log, and the incident's own when a session has one)."""
+    audit log, and the incident's own when a session has one). Commands and their output carry host
+    names and secrets: each file is 0600 and its folder 0700, as the spool's, whatever the umask."""
 
     paths: tuple[Path, ...]
 
     def add(self, entry: AuditEntry) -> None:
         line = json.dumps(entry.as_dict(), ensure_ascii=False) + "\n"
         for path in self.paths:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as fh:
+            os.close(private_dir(path.parent))
+            with private_file(path) as fh:
                 fh.write(line)
 
 

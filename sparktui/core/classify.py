@@ -315,6 +315,21 @@ def nccl_hosts(text: str) -> list[str]:
     return [m.group("host") for m in _NCCL_LINE.finditer(text)]
 
 
+#: Lines of a file's first block looked at to tell a log from notes about a run.
+LOG_SAMPLE = 20
+
+
+def logged(text: str, sample: int = LOG_SAMPLE) -> bool:
+    """Whether a block of lines reads as a log: one of its first ``sample`` lines was written by a program
+    the classifier knows, or says its level, its time or its node. Lines none of which do (a capture's
+    ``key=value`` notes, a README, a list of versions) are notes about a run, not the log of a node."""
+    for line in text.split("\n", sample)[:sample]:
+        found = classify(line)
+        if found.program != "other" or found.level or found.time is not None or found.node:
+            return True
+    return False
+
+
 def node_in(text: str) -> str | None:
     """The node a block of lines comes from, where its own NCCL lines name it (not those Ray relayed)."""
     m = _OWN_NCCL_LINE.search(text)  # the first is enough: a block may be megabytes of NCCL lines

@@ -70,6 +70,8 @@ class Update:
     changes: tuple[StateChange, ...] = ()  # every state change since the previous update, in order
     clock: float = 0.0  # seconds since the start (the incident's time, for a replay)
     read: int = 0  # lines received so far, from every source
+    read_bytes: int = 0  # files read after the fact: bytes of them read so far, as stored
+    total_bytes: int = 0  # and their size in all; 0 when it is not known (a stream among them)
     dropped: int = 0  # lines a slow front end was never shown (the analysis saw them all)
     received_at: float = 0.0  # time.perf_counter() when the oldest of ``lines`` arrived
     done: bool = False  # the last update: every source ended, or the pipeline was stopped
@@ -153,6 +155,8 @@ class Pipeline:
         self.workers = workers
         self.analyzer = Analyzer(catalogue)
         self.lines = 0
+        self.read_bytes = 0  # see Update
+        self.total_bytes = 0
         self.result: Diagnosis | None = None
         self._outbox = _Outbox()
         self._by_name: dict[str, LiveSource] = {}
@@ -204,6 +208,8 @@ class Pipeline:
                     tuple(changes),
                     self.clock.now(),
                     self.lines,
+                    self.read_bytes,
+                    self.total_bytes,
                     box.dropped,
                     box.received_at,
                     box.done,
@@ -296,6 +302,9 @@ class Pipeline:
         pool = ScanPool(self.catalogue, tasks, workers) if workers > 1 else None
         results = pool.results() if pool is not None else (r for t in tasks for r in scan_file(self.analyzer.rules, t))
         read: dict[str, int] = {}
+        sizes = {f.name: 0 if f.file.stream else f.file.size() for f in files}
+        done: dict[str, int] = {}  # bytes read of each file
+        self.total_bytes = 0 if any(f.file.stream for f in files) else sum(sizes.values())
         for f in files:
             self._report(StateChange(f.name, State.CONNECTING))
         try:
@@ -303,6 +312,7 @@ class Pipeline:
             # FIFO with no writer keeps that thread waiting, not the loop, and a stop is still heard).
             while (item := await asyncio.to_thread(next, results, None)) is not None:
                 if isinstance(item, Done):
+                    self._read_to(done, item.source, sizes[item.source])
                     if item.error:
                         self.analyzer.source_failed(item.source, item.error)
                     self._report(StateChange(item.source, State.FAILED if item.error else State.ENDED, item.error))
@@ -311,11 +321,17 @@ class Pipeline:
                     self._report(StateChange(item.source, State.STREAMING))
                 self.lines += item.lines - read.get(item.source, 0)
                 read[item.source] = item.lines
+                self._read_to(done, item.source, item.read_bytes)
                 self.analyzer.merge(item)
                 self._outbox.set()
         finally:
             if pool is not None:
                 await asyncio.to_thread(pool.close)
+
+    def _read_to(self, done: dict[str, int], source: str, at: int) -> None:
+        """Note that ``source`` (a file read after the fact) is read to byte ``at``."""
+        self.read_bytes += at - done.get(source, 0)
+        done[source] = at
 
     def _groups(self) -> list[SourceGroup]:
         return [g for g in self.sources if isinstance(g, SourceGroup)]

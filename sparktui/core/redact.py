@@ -9,9 +9,13 @@ so a reader still sees *that* a token was given; only the value becomes :data:`R
 With ``anonymise_hosts`` a :class:`Redactor` also replaces host names and addresses, consistently: the same
 host gets the same placeholder in every text, file name and node field it handles (``node-1``,
 ``node-2`` ...). Host names are the names the logs put in a host position (the NCCL ``host:pid:tid``
-prefix, ``NCCL_HOSTID=``, ``MASTER_ADDR=``, ``--host``, ``--dist-init-addr``, a URL with a port, an
-``ssh://`` source) plus the names the caller gives (the cluster file's nodes); a node name made up from a
-file name (``head``, ``worker``) is not a host name and stays. Addresses are every IPv4 and IPv6 address
+prefix, ``NCCL_HOSTID=``, ``MASTER_ADDR=``, ``--host``, ``--dist-init-addr``, a URL with a port or a
+user, an ``ssh://`` source, the registry of an image reference: ``host:port/…``, or a dotted name before a
+path with a tag, ``registry.corp.example/team/vllm:0.9``) plus the names the caller gives (the cluster file's
+nodes); a node name made up from a file name (``head``, ``worker``) is not a host name and stays, and
+neither do public registries and hubs (``nvcr.io``, ``docker.io``, ``huggingface.co``...): they say where an
+image or a model came from, nothing of the user's network. A documentation link (a URL with neither port
+nor user) names no host of the user's either. Addresses are every IPv4 and IPv6 address
 except loopback and unspecified ones; they become documentation addresses (``198.51.100.N``,
 ``2001:db8::N``) so a signature that expects an address still matches when the logs are analysed again.
 Call :meth:`Redactor.learn` on every text first, so a host seen only in the last file is replaced in the
@@ -39,6 +43,12 @@ _VALUE = rf"{_QUOTED}|\[[^\]\n]*\]|[^\s'\",;)}}\]&]+"
 _EMPTY = frozenset({"", "none", "null", "nil", "true", "false", REDACTED.lower()})
 
 _PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
+_LINE_TEXT = re.compile(r"[^\n]+")
+#: The most lines a private key that began in one piece of a stream is followed into the next ones (one of
+#: RSA's longest, 16384 bits, takes about 210): past it, what followed a stray BEGIN line was no key.
+PEM_LINES = 256
 _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:'\"]*):([^\s/@'\"]+)@")
 _AUTHORIZATION = re.compile(
     r"(\bauthorization['\"]?[ \t]*[:=][ \t]*['\"]?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?)([^\s'\",]+)",
@@ -58,6 +68,7 @@ _SHAPES = re.compile(
 )
 
 _HOST = r"[a-z0-9](?:[\w.-]{0,251}[a-z0-9])?"
+_DNS = r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}"  # a dotted name ending in a word
 _HOST_OPTIONS = r"host|hostname|master[-_]addr|node[-_]ip[-_]address|dist[-_]init[-_]addr|address"
 #: Where logs name a host besides the NCCL line prefix, matched in the lower-cased text: (a word the text must
 #: contain, the pattern whose group 1 is the host).
@@ -67,8 +78,35 @@ _LEARN = (
     ("--", re.compile(rf"--(?:{_HOST_OPTIONS})[= \t]+['\"]?({_HOST})")),
     ("://", re.compile(rf"://(?:[^@/\s]*@)?({_HOST}):\d")),
     ("ssh://", re.compile(rf"ssh://(?:[^@/\s]*@)?({_HOST})")),
+    ("@", re.compile(rf"://[^@/\s'\"]*@({_HOST})")),  # a URL with a user in it: a private host, port or not
+    # A host and port before a path, as a registry in an image reference (registry.example:5000/team/vllm).
+    ("/", re.compile(rf"(?<![\w./@:-])({_HOST}):\d{{1,5}}/[a-z0-9]")),
+    # An image reference with a registry by its DNS name, told from a path by its tag or digest
+    # (registry.corp.example/team/vllm:0.9).
+    (
+        "/",
+        re.compile(
+            rf"(?<![\w./@:-])({_DNS})/[a-z0-9._-]+(?:/[a-z0-9._-]+)*(?::\w[\w.-]{{0,127}}|@sha256:[0-9a-f]{{64}})"
+        ),
+    ),
 )
 _NOT_HOSTS = frozenset({"localhost", "ip6-localhost", "none", "null", "true", "false", "auto"})
+#: Public registries and hubs: where an image came from, not a host of the user's (a name ending in one of
+#: them stays too: registry-1.docker.io, us-docker.pkg.dev).
+_PUBLIC = (
+    "docker.io",
+    "nvcr.io",
+    "ghcr.io",
+    "quay.io",
+    "gcr.io",
+    "pkg.dev",
+    "public.ecr.aws",
+    "mcr.microsoft.com",
+    "registry.k8s.io",
+    "huggingface.co",
+    "hf.co",
+    "github.com",
+)
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
 _IPV4_HINT = re.compile(r"\.\d{1,3}\.\d{1,3}\.\d")  # starts with a literal: searched far faster than _IPV4
 _IPV4_BEFORE = re.compile(r"[\w.]")
@@ -92,6 +130,36 @@ def redact(text: str) -> str:
         pieces += [text[done:start], _line(text[start:end], low[start:end])]
         done = end
     return "".join([*pieces, text[done:]]) if pieces else text
+
+
+class PieceRedactor:
+    """:func:`redact` for one text that comes in pieces of whole lines (a live source's batches, as the
+    spool keeps them): a private key that begins in one piece and ends in a later one is redacted whole,
+    line for line. All it carries from one piece to the next is whether a key is open, and for how many
+    lines (at most :data:`PEM_LINES`)."""
+
+    def __init__(self) -> None:
+        self._open = 0  # lines of a private key redacted so far, whose END line has not come yet
+
+    def __call__(self, text: str) -> str:
+        head = ""
+        if self._open:
+            end = _PEM_END.search(text)
+            if end is not None:
+                head, text = _LINE_TEXT.sub(REDACTED, text[: end.end()]), text[end.end() :]
+                self._open = 0
+            elif self._open + text.count("\n") <= PEM_LINES:
+                self._open += text.count("\n")
+                return _LINE_TEXT.sub(REDACTED, text)
+            else:
+                self._open = 0
+        out = redact(text)
+        begin = _PEM_BEGIN.search(out) if "PRIVATE KEY-----" in out else None
+        if begin is not None:  # what is left is a key that ends in a later piece
+            tail = out[begin.start() :]
+            out = out[: begin.start()] + _LINE_TEXT.sub(REDACTED, tail)
+            self._open = max(tail.count("\n"), 1)
+        return head + out
 
 
 def _triggered(low: str) -> list[tuple[int, int]]:
@@ -185,8 +253,9 @@ class Redactor:
         found = [_ascii_lower(host) for host in nccl_hosts(text)]
         found += [name for word, pattern in _LEARN if word in low for name in pattern.findall(low)]
         for name in found:
-            if name not in self._names and name not in _NOT_HOSTS and not name.isdigit() and not _address(name):
-                self._add(name)
+            if name in self._names or name in _NOT_HOSTS or name.isdigit() or _address(name) or _public(name):
+                continue
+            self._add(name)
 
     def text(self, text: str) -> str:
         """``text`` with its secrets redacted and, when anonymising, its hosts and addresses replaced."""
@@ -273,6 +342,11 @@ class Redactor:
                 f"198.51.{100 + n // 254}.{n % 254 + 1}" if address.version == 4 else f"2001:db8::{n + 1:x}"
             )
         return self._addresses[key]
+
+
+def _public(name: str) -> bool:
+    """Whether ``name`` is one of the :data:`_PUBLIC` services or a name under one."""
+    return any(name == p or name.endswith(f".{p}") for p in _PUBLIC)
 
 
 def _in_name(text: str, index: int) -> bool:

@@ -2,19 +2,26 @@
 
 Logs arrive with undecodable bytes, NULs, CRLF line ends, colour codes, progress bars redrawn with
 carriage returns and lines of several megabytes. Matching sees the text with escape sequences removed;
-anything shown to a person goes through :func:`display` so no control character reaches a terminal.
+anything shown to a person goes through :func:`display` so no control character reaches a terminal, and
+nothing a terminal would not show (text a carriage return hides, characters that are invisible or that
+reorder a line) is hidden from the reader.
 """
 
 from __future__ import annotations
 
 import re
 
-# CSI (colours, cursor moves), OSC (titles, hyperlinks) and the two-byte escapes.
-# An OSC never runs past the end of its line, so text decoded a block at a time reads as if line by line.
+# CSI (colours, cursor moves); the strings, each with its payload: OSC (titles, hyperlinks), DCS (sixel
+# images, terminal queries), SOS, PM and APC; the two-byte escapes; CSI in its one-byte C1 form.
+# A string never runs past the end of its line, so text decoded a block at a time reads as if line by line.
 _ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[P\]X^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Characters shown escaped: the C0 and C1 controls (not the tab), and the format characters a terminal does
+# not draw but that change what a line seems to say: zero-width ones (U+200B-U+200D, U+2060-U+2064, the
+# byte order mark U+FEFF), the bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E,
+# U+200F, U+202A-U+202E, U+2066-U+2069) and the line and paragraph separators (U+2028, U+2029).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 #: The most characters of one line kept for display; the rest is replaced by a marker.
 DISPLAY_LIMIT = 2000
@@ -29,16 +36,37 @@ def decode(data: bytes) -> str:
 
 
 def display(line: str, limit: int = DISPLAY_LIMIT) -> str:
-    """Make one line inert for a terminal: keep what a terminal would show after carriage returns,
-    make control characters visible as ``\\xNN`` and cut very long lines with a marker."""
+    """Make one line inert for a terminal: escape sequences removed with their payload, control and
+    invisible characters shown as ``\\xNN`` or ``\\uNNNN``, text redrawn by carriage returns kept where it
+    would not be wholly covered (see :func:`_redrawn`), very long lines cut with a marker."""
     line = line.rstrip("\r\n")
-    if "\r" in line:
-        parts = [p for p in line.split("\r") if p.strip()]
-        line = parts[-1] if parts else ""
     if "\x1b" in line or "\x9b" in line:
         line = _ESCAPES.sub("", line)
+    if "\r" in line:
+        line = _redrawn(line)
     if len(line) > limit:
         line = f"{line[:limit]} …[{len(line) - limit} more characters]"
     if _CONTROLS.search(line):
-        line = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
+        line = _CONTROLS.sub(_escaped, line)
     return line.replace("\t", "    ")
+
+
+def _redrawn(line: str) -> str:
+    """A line that carriage returns split into parts, each drawn over the ones before: a part that a later
+    one at least as long covers whole is left out (a progress bar shows its last state, as on a terminal);
+    every other part is kept, with the carriage return before the next one left in (shown as ``\\x0d``),
+    so no text hides behind a shorter one or behind blanks. Blank parts are left out."""
+    kept: list[str] = []
+    cover = 0
+    for part in reversed(line.split("\r")):
+        if not part.strip():
+            continue
+        if len(part.rstrip()) > cover:
+            kept.append(part)
+        cover = max(cover, len(part))
+    return "\r".join(reversed(kept))
+
+
+def _escaped(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -48,7 +48,7 @@ from sparktui.tui.screens.welcome import WelcomeScreen
 from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import LogPane
-from sparktui.tui.widgets.node import NodeColumn, layer_of
+from sparktui.tui.widgets.node import NO_NODE, NodeColumn, layer_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +249,9 @@ class SparkApp(App[None]):
             column = self.columns[node] = NodeColumn(node)
             before = self.columns[later[0]] if later else None
             self.nodes_box.mount(column, before=before)
-            self.node_tabs.add_tab(Tab(node, id=f"tab-{column.id}"), before=f"tab-{before.id}" if before else None)
+            self.node_tabs.add_tab(
+                Tab(node or NO_NODE, id=f"tab-{column.id}"), before=f"tab-{before.id}" if before else None
+            )
             self._arrange()
         return column
 

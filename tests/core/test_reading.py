@@ -17,6 +17,7 @@ from sparktui.cli import main
 from sparktui.core import catalogue as cat
 from sparktui.core.lines import MAX_LINE
 from sparktui.core.pipeline import run
+from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, FileSource, node_from_path
 from sparktui.core.sources.open import Opener, file_sources
 from sparktui.core.text import display
@@ -53,6 +54,34 @@ def test_display_makes_control_characters_inert() -> None:
     assert len(shown) < 2100 and shown.endswith("more characters]")
 
 
+def test_display_shows_what_a_terminal_would_hide() -> None:
+    """Nothing that changes what a line seems to say is passed raw or dropped: text a carriage return would
+    hide behind a shorter part or blanks stays (the CR shown), BEL and BS are shown alike, a DCS goes with
+    its payload, and bidi overrides, isolates, marks and zero-width characters are shown escaped."""
+    assert display("ran rm -rf /data \x07 \rdone") == "ran rm -rf /data \\x07 \\x0ddone"
+    assert display("secret\r      \rok") == "secret\\x0dok"
+    assert display("  0%|\r 50%|#####\r100%|##########|") == "100%|##########|"
+    assert display("bell\x07 back\x08") == "bell\\x07 back\\x08"
+    assert display("a \x1bPq#0;2;0;0;0#0~~@@\x1b\\ b \x1b_apc payload\x1b\\ c") == "a  b  c"
+    assert (
+        display("x\u202eevil\u202c \u2067iso\u2069 \u200e\u200f")
+        == "x\\u202eevil\\u202c \\u2067iso\\u2069 \\u200e\\u200f"
+    )
+    assert display("zero\u200bwidth\u200c\u200d\u2060\ufeff") == "zero\\u200bwidth\\u200c\\u200d\\u2060\\ufeff"
+    assert display("naïve café ünïcode ✓") == "naïve café ünïcode ✓"  # ordinary text stays as it is
+
+
+def test_matching_sees_the_line_that_display_escapes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bidi override inside a log line does not stop its signature from matching, and its evidence shows
+    the override escaped."""
+    log = tmp_path / "node.log"
+    log.write_text(WARN + " \u202eroot\u200b\n", encoding="utf-8")
+    doc = diagnose_json(capsys, log)
+    (evidence,) = doc["findings"][0]["evidence"]
+    assert evidence["text"] == WARN + " \\u202eroot\\u200b"
+    assert "\u202e" not in json.dumps(doc, ensure_ascii=False)
+
+
 def test_very_long_lines_are_read_in_pieces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "huge.log"
     log.write_bytes(b"y" * (MAX_LINE * 2 + 10) + b"\n" + WARN.encode() + b"\n")
@@ -83,6 +112,15 @@ def test_missing_and_broken_inputs_give_one_line_errors(tmp_path: Path, capsys: 
     assert "bad.log.gz" in err and "Traceback" not in err
 
 
+def test_report_options_without_a_report_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """--no-redact, --anonymise-hosts and --launch change only what --report writes: alone, they would be
+    ignored without a word, so each is refused in one line."""
+    for option in (["--no-redact"], ["--anonymise-hosts"], ["--launch", "vllm serve m"]):
+        assert main(["diagnose", *option, str(HANG)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and f"{option[0]} needs --report DIR" in err
+
+
 def test_a_broken_source_keeps_the_others(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = tmp_path / "a.log"
     good.write_text(WARN + "\n")
@@ -101,6 +139,38 @@ def test_node_names() -> None:
     assert node_from_path(Path("rank1.log.gz")) == "rank1"
     sources, problems = file_sources(["/definitely/not/here"])
     assert sources == [] and problems == ["/definitely/not/here: no such file or directory"]
+
+
+def test_notes_beside_the_logs_make_up_no_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file none of whose lines is a log line (a capture's meta.txt) is read, but names no node; a log
+    whose lines name none still takes its node from its path, and a report counts the real nodes."""
+    hang = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+    doc = diagnose_json(capsys, hang)
+    assert {s["name"]: s["node"] for s in doc["sources"]} == {
+        "meta.txt": "",
+        "rank0.log": "spark-a",
+        "rank1.log": "spark-b",
+    }
+    assert doc["findings"][0]["nodes"] == ["spark-a", "spark-b"]
+    doc = diagnose_json(capsys, FIXTURES / "vllm" / "healthy")
+    assert {s["name"]: s["node"] for s in doc["sources"]} == {"meta.txt": "", "server.log": "healthy"}
+    assert FileSource(hang / "meta.txt", "meta.txt").default_node() == ""
+    assert FileSource(hang / "rank0.log", "rank0.log").default_node() == "spark-a"
+    assert main(["diagnose", "--report", str(tmp_path / "report"), str(hang)]) == 1
+    assert "<span>2 nodes</span>" in (tmp_path / "report" / "report.html").read_text()
+    exported = bundle.load(tmp_path / "report" / "bundle")  # the notes keep no node there either
+    assert {s.name: s.node for s in exported.sources} == {
+        "meta.txt": "",
+        "rank0.log": "spark-a",
+        "rank1.log": "spark-b",
+    }
+    capsys.readouterr()
+    doc = diagnose_json(capsys, tmp_path / "report" / "bundle")
+    assert {s["name"]: s["node"] for s in doc["sources"]} == {
+        "meta.txt": "",
+        "rank0.log": "spark-a",
+        "rank1.log": "spark-b",
+    }
 
 
 def test_node_from_nccl_prefix(tmp_path: Path) -> None:

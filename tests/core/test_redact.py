@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core.redact import REDACTED, Redactor, redact
+from sparktui.core.redact import PEM_LINES, REDACTED, PieceRedactor, Redactor, redact
 from sparktui.core.report.export import redact_bundle
 from sparktui.core.sources import bundle
 
@@ -95,6 +95,17 @@ def test_a_private_key_goes_line_by_line() -> None:
     assert out.split("\n") == ["before", REDACTED, REDACTED, REDACTED, REDACTED, "after"]
 
 
+def test_a_key_is_followed_across_pieces_but_not_forever() -> None:
+    """A BEGIN line whose END never comes blanks at most PEM_LINES lines of the pieces after it."""
+    pieces = PieceRedactor()
+    assert (
+        pieces("log line\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n") == f"log line\n{REDACTED}\n{REDACTED}\n"
+    )
+    assert pieces("more\n" * (PEM_LINES - 2)) == f"{REDACTED}\n" * (PEM_LINES - 2)
+    assert pieces("a log line again\n") == "a log line again\n"  # past the longest key: no key was open
+    assert pieces("x\n-----END RSA PRIVATE KEY-----\ny\n") == "x\n-----END RSA PRIVATE KEY-----\ny\n"
+
+
 def test_redaction_never_changes_the_number_of_lines() -> None:
     text = "\n".join(line for line, _, _ in SECRETS)
     assert redact(text).count("\n") == text.count("\n")
@@ -135,6 +146,32 @@ def test_hosts_are_learnt_from_where_logs_name_them() -> None:
         r.learn(text)
     assert [r.node(f"gpu-{c}") for c in "abcdefg"] == [f"node-{n}" for n in range(1, 8)]
     assert r.text("gpu-a gpu-b gpu-c gpu-d gpu-e gpu-f gpu-g") == " ".join(f"node-{n}" for n in range(1, 8))
+
+
+def test_private_registries_and_hosts_in_urls_with_a_user_are_hosts() -> None:
+    """The registry of an image reference is a host of the user's (by its port, or by its DNS name where the
+    reference has a tag), as is the host of a URL with a user in it; public registries and hubs, and
+    documentation links, say nothing of the user's network and stay."""
+    r = Redactor(anonymise_hosts=True)
+    texts = [
+        "Unable to find image 'registry.example:5000/team/vllm:26.05' locally",
+        "docker pull registry.corp.example/inference/vllm@sha256:" + "0" * 64,
+        "git clone https://builder:[REDACTED]@git.corp.example/ml/serve.git",
+        "docker run nvcr.io/nvidia/vllm:26.05-py3 and docker.io/rayproject/ray:2.40.0",
+        "pulled from registry-1.docker.io/library/busybox:latest via huggingface.co/Qwen/Qwen3-8B:main",
+        "See https://docs.ray.io/en/latest/cluster/running-applications/job-submission/index.html",
+        "File lib/python3.11/site-packages/torch/distributed/rendezvous.py:123 in Qwen/Qwen2.5-7B:main",
+    ]
+    for text in texts:
+        r.learn(text)
+    assert [r.node(h) for h in ("registry.example", "registry.corp.example", "git.corp.example")] == [
+        "node-1",
+        "node-2",
+        "node-3",
+    ]
+    assert r.text(texts[0]) == "Unable to find image 'node-1:5000/team/vllm:26.05' locally"
+    for text in texts[3:]:
+        assert r.text(text) == text
 
 
 def test_a_host_seen_late_is_replaced_early_too() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.progress import Cell, Grid, Row
+from sparktui.core.analysis.stages import PENDING_AFTER
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import node_in
 from sparktui.core.events import Severity
@@ -33,6 +34,34 @@ def test_live_stall_needs_time_without_progress(catalogue: Catalogue) -> None:
     assert [f.signature for f in stalled] == ["nccl-communicator-init-stalled"]
     a.feed("rank0.log", COMPLETE, now=1130.0)
     assert list(a.finish(now=5000.0).findings) == []
+
+
+def test_a_live_stall_is_pending_until_its_window_passes(catalogue: Catalogue) -> None:
+    """Short of the stall window, a unit that would be a stall is pending: said in the diagnosis, its JSON
+    and the node's stage phrase (the cockpit's strip), with how long it has waited; not in a healthy
+    pace's first seconds, and never once it is a finding or has moved on."""
+    a = Analyzer(catalogue)
+    a.add_source("rank0.log", "rank0")
+    a.feed("rank0.log", START, now=1000.0)
+    assert a.finish(now=1000.0 + PENDING_AFTER - 1).pending == ()
+    d = a.finish(now=1032.0)
+    assert d.findings == ()
+    (pending,) = d.pending
+    assert (pending.signature, pending.who, pending.waited, pending.window) == (
+        "nccl-communicator-init-stalled",
+        "rank 0 on spark-a",
+        32.0,
+        60.0,
+    )
+    assert pending.short == "stall pending (32 s of 60)"
+    assert d.stages["spark-a"]["nccl"].endswith("stopped at: communicator init started; stall pending (32 s of 60)")
+    assert d.as_dict()["pending"][0]["window_s"] == 60.0
+    named = a.finish(now=1061.0)
+    assert named.pending == () and [f.signature for f in named.findings] == ["nccl-communicator-init-stalled"]
+    assert "pending" not in named.stages["spark-a"]["nccl"]
+    a.feed("rank0.log", COMPLETE, now=1070.0)
+    assert a.finish(now=1090.0).pending == ()
+    assert a.finish().pending == ()  # a finished log: "stopped at" is a finding, nothing is pending
 
 
 def test_evidence_context_spans_blocks(catalogue: Catalogue) -> None:

@@ -1,5 +1,6 @@
 """`sparktui diagnose --follow --for` over real SSH: the same root cause as reading the files. (A silent
-hang needs its stall time to pass before a live session names it: tests/test_stages.py covers that.)"""
+hang needs its stall time to pass before a live session names it, tests/core/test_stages.py covers that;
+a session that ends sooner says the stall is pending.)"""
 
 from __future__ import annotations
 
@@ -61,3 +62,16 @@ def test_an_unknown_host_key_is_refused_with_one_line(
     main(["diagnose", "--follow", "--for", "3s", "--json", "--no-spool", f"ssh://node-a/{HANG}/rank0.log"])
     err = capsys.readouterr().err
     assert "failed" in err and "node-a" in err and "Traceback" not in err
+    assert "ssh-keyscan" in err and "connect once with --trust-new-host-key" in err  # both ways to fix it
+
+
+def test_a_follow_shorter_than_the_stall_window_says_the_stall_is_pending(
+    sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
+    code = main(["diagnose", "--follow", "--for", "7s", "--no-spool", f"ssh://node-a/{HANG}/rank0.log"])
+    out = capsys.readouterr().out
+    assert code == 0 and "no findings" in out
+    (line,) = [line for line in out.splitlines() if "stall pending" in line]
+    assert "rank 0 on spark-a has stopped at 'communicator init started'" in line
+    assert "of 60)" in line and "A second NCCL communicator started and never completed" in line

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from sparktui.core.sources import bundle
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool, prune
+from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
 
@@ -131,6 +133,22 @@ def test_the_modes_hold_whatever_the_umask(tmp_path: Path, umask: int) -> None:
     assert modes(tmp_path / "incidents") == {("dir", 0o700), ("file", 0o600)}
 
 
+def test_a_private_key_split_across_two_batches_is_redacted_whole(tmp_path: Path) -> None:
+    """A live source hands over lines in batches: a key that begins in one and ends in the next goes whole,
+    line for line, and the lines around it stay."""
+    subprocess.run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", str(tmp_path / "key")], check=True)
+    key = (tmp_path / "key").read_text().splitlines()
+    log = (HANG / "rank0.log").read_text().splitlines()
+    first, second = (*log[:10], *key[:5]), (*key[5:], *log[10:])
+    spool = Spool.new("key", root=tmp_path, keep=SpoolSettings())
+    spool.write("rank0.log", "spark-a", first)
+    spool.write("rank0.log", "spark-a", second)
+    spool.write("rank0.log", "spark-a", tuple(log[:3]))  # the key ended: what comes next is kept as it is
+    spool.close()
+    kept = (spool.path / "spark-a" / "rank0.log").read_text().splitlines()
+    assert kept == [*log[:10], *[REDACTED] * len(key), *log[10:], *log[:3]]
+
+
 def test_an_earlier_world_readable_incidents_folder_is_made_private(tmp_path: Path) -> None:
     (tmp_path / "incidents").mkdir(mode=0o755)
     os.chmod(tmp_path / "incidents", 0o755)
@@ -157,9 +175,9 @@ def test_old_incidents_are_pruned_by_age(tmp_path: Path) -> None:
     notes.mkdir()
     os.utime(notes, (0, 0))
     spool = Spool.new("new", root=tmp_path, keep=SpoolSettings(keep_days=14))
-    spool.close()
     assert not old.exists()
     assert recent.exists() and notes.exists() and spool.path.exists()
+    spool.close()
 
 
 def test_old_incidents_are_pruned_by_size_oldest_first_never_a_live_one(tmp_path: Path) -> None:
@@ -214,3 +232,21 @@ def test_the_cockpit_spools_raw_only_when_asked(tmp_path: Path, catalogue: Catal
         assert spool is not None and spool.raw is raw
         assert stat.S_IMODE(os.stat(spool.path).st_mode) == 0o700
         spool.close()
+
+
+def test_a_session_that_received_nothing_leaves_no_incident(
+    sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A connection refused (here an unknown host key) spools nothing: no empty incident folder is left."""
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
+    (tmp_path / "home" / ".ssh" / "known_hosts").write_text("")
+    before = set(incidents().iterdir()) if incidents().exists() else set()
+    assert main(["diagnose", "--follow", "--for", "2s", "--quiet", f"ssh://node-a/{HANG}/rank0.log"]) == 2
+    assert "is not in" in capsys.readouterr().out  # the source's error, in the diagnosis
+    assert set(incidents().iterdir()) == before
+    # A session that did receive lines keeps them, as before.
+    lines = tuple((HANG / "rank0.log").read_text().splitlines())
+    spool = Spool.new("kept", root=tmp_path, keep=SpoolSettings())
+    spool.write("rank0.log", "spark-a", lines)
+    spool.close()
+    assert bundle.is_bundle(spool.path)

@@ -167,12 +167,26 @@ async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None
         assert max(len(line) for line in lines) < 2100
 
 
+async def test_a_file_of_notes_gets_a_column_that_says_it_has_no_node(tmp_path: Path) -> None:
+    meta = HANG / "meta.txt"
+    made = make_bundle(tmp_path / "b", logs={"spark-a/nccl.log": HANG / "rank0.log", "notes/meta.txt": meta})
+    manifest = made / "bundle.toml"
+    manifest.write_text(manifest.read_text().replace('node = "notes"', 'node = ""'))  # as an export writes it
+    app = SparkApp(Session("t", bundle.load(made), speed=0), cat.load())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, app)
+        assert sorted(app.columns) == ["", "spark-a"]
+        assert app.columns[""].border_title == "no node"
+
+
 async def test_welcome_offers_the_demo(tmp_path: Path) -> None:
     demo = Session("demo", bundle.load(make_bundle(tmp_path / "d")), speed=0)
     app = SparkApp(None, cat.load(), demo=demo)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert type(app.screen).__name__ == "WelcomeScreen"
+        shown = html.unescape(app.export_screenshot()).replace("\xa0", " ")
+        assert "sparktui discover nvidia@spark-a" in shown and "sparktui.toml" in shown  # how to reach a cluster
         await pilot.press("d")
         await wait_done(pilot, app)
         assert app.diagnosis is not None and app.diagnosis.findings

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.analysis.diagnosis import Diagnosis, Pending
 from sparktui.core.analysis.findings import Part, merge, name_consequences, rank, stall_parts
 from sparktui.core.analysis.progress import grids
 from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Disabled, Hits, Role, Scanned
@@ -123,14 +123,20 @@ class Correlation:
                 )
         findings = [merge(self._signatures[s], found, order, EVIDENCE_MAX) for s, found in parts.items()]
         stalled: dict[str, list[StallHit]] = {}
+        pending: list[Pending] = []
         log_end = {s.name: s.last_time for s in self._sources.values() if s.last_time is not None}
         for hit in self.tracker.stalls(self.catalogue.signatures, now=now, log_end=log_end):
-            stalled.setdefault(hit.signature.id, []).append(hit)
+            if hit.pending is None:
+                stalled.setdefault(hit.signature.id, []).append(hit)
+            else:
+                pending.append(_pending(hit, hit.pending))
         findings += [merge(self._signatures[s], stall_parts(hits), order) for s, hits in stalled.items()]
         sources = tuple(SourceSummary(s.name, s.node, s.lines, s.error, s.hosts) for s in self._sources.values())
         ranked = name_consequences(rank(findings, self.catalogue, order), self.tracker.nodes())
         warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()))
-        return Diagnosis(sources, tuple(ranked), self.tracker.summary(), grids(self.tracker), warnings)
+        pending.sort(key=lambda p: -p.waited)
+        stages = _with_pending(self.tracker.summary(), pending)
+        return Diagnosis(sources, tuple(ranked), stages, grids(self.tracker), warnings, tuple(pending))
 
     def _context_holds(self, sig: Signature, scope: str) -> bool:
         if sig.context is None:
@@ -138,3 +144,21 @@ class Correlation:
         if sig.context.unless and (Role.UNLESS, sig.id, scope) in self._seen:
             return False
         return not sig.context.when or (Role.WHEN, sig.id, scope) in self._seen
+
+
+def _pending(hit: StallHit, waited: float) -> Pending:
+    unit = hit.unit
+    return Pending(
+        hit.signature.id, hit.signature.title, unit.track.id, unit.node, unit.who, unit.stage_label, waited, hit.window
+    )
+
+
+def _with_pending(stages: dict[str, dict[str, str]], pending: list[Pending]) -> dict[str, dict[str, str]]:
+    """Each node's stage phrase with the stall pending there longest, so the stage strip says it too."""
+    told: set[tuple[str, str]] = set()
+    for p in pending:  # the longest wait first
+        phrase = stages.get(p.node, {}).get(p.track)
+        if phrase is not None and (p.node, p.track) not in told:
+            told.add((p.node, p.track))
+            stages[p.node][p.track] = f"{phrase}; {p.short}"
+    return stages

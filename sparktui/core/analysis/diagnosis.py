@@ -12,16 +12,45 @@ JSON_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)
+class Pending:
+    """A stall a live session would name if nothing moved for ``window`` seconds: ``who`` has stopped at
+    ``stage`` of ``track`` for ``waited`` of them."""
+
+    signature: str
+    title: str
+    track: str
+    node: str
+    who: str
+    stage: str
+    waited: float
+    window: float
+
+    @property
+    def short(self) -> str:
+        """The few words a stage strip has room for."""
+        return f"stall pending ({self.waited:.0f} s of {self.window:.0f})"
+
+    @property
+    def sentence(self) -> str:
+        return (
+            f"{self.short}: {self.who} has stopped at '{self.stage}'; at {self.window:.0f} s without progress "
+            f"this is named '{self.title}' (follow for longer to see it)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnosis:
     """What an analysis found: the sources read, the findings ranked with the most likely root cause first,
     how far start-up got per node and track, and per track the rank-by-stage grid; and, one line each, what
-    the analysis could not use: the user's signature files left out on load, patterns disabled during it."""
+    the analysis could not use: the user's signature files left out on load, patterns disabled during it;
+    and, for live sources, the stalls pending (units stopped at a stage for less than its stall window)."""
 
     sources: tuple[SourceSummary, ...]
     findings: tuple[Finding, ...]
     stages: dict[str, dict[str, str]]
     progress: tuple[Grid, ...] = ()
     warnings: tuple[str, ...] = ()
+    pending: tuple[Pending, ...] = ()
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
@@ -34,7 +63,21 @@ class Diagnosis:
             "stages": self.stages,
             "progress": [_grid(g) for g in self.progress],
             "warnings": list(self.warnings),
+            "pending": [_pending(p) for p in self.pending],
         }
+
+
+def _pending(p: Pending) -> dict[str, Any]:
+    return {
+        "signature": p.signature,
+        "title": p.title,
+        "track": p.track,
+        "node": p.node,
+        "who": p.who,
+        "stage": p.stage,
+        "waited_s": round(p.waited, 1),
+        "window_s": p.window,
+    }
 
 
 def _source(s: SourceSummary) -> dict[str, Any]:

@@ -178,6 +178,7 @@ class Scanned:
     context: tuple[Context, ...] = ()
     disabled: tuple[Disabled, ...] = ()
     hosts: tuple[str, ...] = ()  # the other names its lines give the source's node (see Scan.home)
+    read_bytes: int = 0  # how far into its stored file reading got, where it is a file (for progress)
 
 
 @dataclass(slots=True)
@@ -247,9 +248,10 @@ class Scan:
         if time is not None and (self.last_time is None or time > self.last_time):
             self.last_time = time
 
-    def take(self) -> Scanned:
+    def take(self, read_bytes: int = 0) -> Scanned:
         """What was found since the previous call (hits, context conditions met, stage markers, and the
-        context lines that arrived for evidence handed over before)."""
+        context lines that arrived for evidence handed over before); ``read_bytes`` says how far into its
+        file the reader got."""
         context = []
         for pending in self._waiting:
             if pending.sent is not None and len(pending.after) > pending.sent:
@@ -271,6 +273,7 @@ class Scan:
             tuple(context),
             tuple(self._disabled),
             tuple(self.hosts),
+            read_bytes,
         )
         self._hits, self._new_seen, self._stages, self._disabled = {}, [], [], []
         return scanned
@@ -350,7 +353,7 @@ class Scan:
         for k, v in m.groupdict().items():
             if v is not None:
                 found.facts.setdefault(k, v)
-        if node not in found.nodes:
+        if node and node not in found.nodes:  # a file of notes has no node to name
             found.nodes.append(node)
         kept = self._kept.setdefault(key, [])
         if len(kept) < EVIDENCE_MAX and kept.count(node) < EVIDENCE_PER_NODE:

@@ -13,7 +13,9 @@ another, or failing both by its place among its process's communicators.
 
 A stall found in a finished log is *corroborated* when something besides the log's end says the unit was
 stuck: a peer that got further, a missing rank seen busy elsewhere, or the log's own clock running on past
-the stage's ``stuck_after``. A live unit is stuck after ``stuck_after`` seconds without progress.
+the stage's ``stuck_after``. A live unit is stuck after ``stuck_after`` seconds without progress; before
+that, once it has made none for :data:`PENDING_AFTER` seconds, it is a *pending* stall (a live session that
+ends sooner can say what it would have named, and when).
 
 Every lookup goes through an index (by unit key, by process, by peer group, by rank), so the cost of a
 marker does not grow with the number of units seen before it.
@@ -27,6 +29,10 @@ from dataclasses import dataclass, field
 from sparktui.core.analysis.scan import StageEvent
 from sparktui.core.catalogue import Signature, StageDef, Track
 from sparktui.core.events import Position
+
+#: Seconds without progress after which a live unit that would be a stall (once its stage's ``stuck_after``
+#: passes) is reported as pending: a healthy start-up goes from one stage to the next well within it.
+PENDING_AFTER = 5.0
 
 
 @dataclass(slots=True, eq=False)
@@ -93,6 +99,8 @@ class StallHit:
     last_seen: tuple[Unit, ...] = ()  # for each missing rank found elsewhere: its most recent unit
     corroboration: str = ""
     folded: bool = False  # Ray folded some of the track's lines: who looks behind may only look so
+    pending: float | None = None  # live, short of ``stuck_after``: the seconds without progress so far
+    window: float = 0.0  # the stage's ``stuck_after``
 
 
 class StageTracker:
@@ -257,8 +265,11 @@ class StageTracker:
         """Units that fit each stall signature. With ``now`` (a live source) a unit must also have made no
         progress for its stage's ``stuck_after`` seconds; without it (a finished log) "stopped at" is
         enough, and ``log_end`` (the last time each source's own lines say) can corroborate it. Each unit is
-        claimed by the first signature it fits, most severe first, with the peers that tell its story."""
+        claimed by the first signature it fits, most severe first, with the peers that tell its story.
+        A live unit that fits but has waited only :data:`PENDING_AFTER` seconds or more comes with
+        ``pending`` set (and claims nothing: it is not a stall yet)."""
         claimed: set[int] = set()
+        pending: set[int] = set()  # units already reported as pending, for their most severe signature
         ordered = sorted((s for s in signatures if s.stall is not None), key=lambda s: -s.severity)
         by_track: dict[str, list[Unit]] = {}
         for unit in self.units:
@@ -282,7 +293,8 @@ class StageTracker:
                 if rule.after_completed is not None and unit.completed_before != rule.after_completed:
                     continue
                 stuck_after = track.stages[unit.reached].stuck_after
-                if now is not None and now - unit.last_progress_at < stuck_after:
+                waited = None if now is None else now - unit.last_progress_at
+                if waited is not None and (waited < PENDING_AFTER or id(unit) in pending):
                     continue
                 group = (track.id, unit.group)
                 members = self._groups.get(group, [])
@@ -297,6 +309,10 @@ class StageTracker:
                 if (*group, hi) not in ahead_of:
                     ahead_of[(*group, hi)] = tuple(u for u in members if u.reached >= hi)
                 ahead = ahead_of[(*group, hi)]
+                if waited is not None and waited < stuck_after:
+                    pending.add(id(unit))
+                    yield StallHit(sig, unit, ahead, (), pending=waited, window=stuck_after)
+                    continue
                 claimed.add(id(unit))
                 if (*group, hi) not in claimed_ahead:
                     claimed_ahead.add((*group, hi))
@@ -305,8 +321,8 @@ class StageTracker:
                 last_seen = self._last_units(unit, missing)
                 # With Ray folding identical lines, a rank that looks behind may have printed the same line.
                 folded = track.id in self.folded
-                if now is not None:
-                    why = f"no progress for {now - unit.last_progress_at:.0f} s"
+                if waited is not None:
+                    why = f"no progress for {waited:.0f} s"
                 else:
                     why = _corroboration(unit, () if folded else ahead, last_seen, stuck_after, log_end or {})
                     if not why and track.stages[unit.reached].settled:

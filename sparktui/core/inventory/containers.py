@@ -38,12 +38,12 @@ def role_of(image: str, command: str) -> str | None:
     return next((role for word, role in _IMAGE_ROLES if word in words), None)
 
 
-def discover_containers(base_url: str | None = None) -> list[ContainerInfo]:
-    """The running containers of the engine at ``base_url`` (default: the local engine) that run vLLM,
-    SGLang or Ray, by name. Blocks; raises :class:`Unavailable` or :class:`Refused` with a
-    one-line reason when the engine cannot be asked."""
-    engine = engine_name(base_url)
-    client = connect(base_url)
+def discover_containers(base_url: str | None = None, engine: str | None = None) -> list[ContainerInfo]:
+    """The running containers of the engine at ``base_url`` (default: the local engine; named ``engine`` in
+    errors) that run vLLM, SGLang or Ray, by name. Blocks; raises :class:`Unavailable` or :class:`Refused`
+    with a one-line reason when the engine cannot be asked."""
+    engine = engine or engine_name(base_url)
+    client = connect(base_url, engine)
     try:
         listed = client.api.containers()
     except SDK_ERRORS as exc:

@@ -69,7 +69,8 @@ async def look(target: str, *, trust_new_host_key: bool = False) -> NodeLook:
         seen.rdma = {w[0].split("/")[0]: w[0].rsplit("/", 1)[-1] for w in _words(devices) if "/" in w[0]}
         try:
             socket = await node.forward_unix(docker.SOCKET)
-            seen.containers = await asyncio.to_thread(discover_containers, f"unix://{socket}")
+            engine = docker.node_engine(target)
+            seen.containers = await asyncio.to_thread(discover_containers, f"unix://{socket}", engine)
         except (Unavailable, Refused) as exc:
             seen.problem = f"docker: {exc}"
     except (Unavailable, Refused) as exc:

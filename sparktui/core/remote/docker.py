@@ -21,10 +21,17 @@ def engine_name(base_url: str | None) -> str:
     return f"the Docker engine at {base_url}" if base_url else "the local Docker engine"
 
 
-def connect(base_url: str | None) -> docker.DockerClient:
-    """A client for the engine at ``base_url`` (default: the local engine, as ``DOCKER_HOST`` says).
-    Blocks; raises :class:`Unavailable` or :class:`Refused` with a one-line reason."""
-    engine = engine_name(base_url)
+def node_engine(node: str) -> str:
+    """How errors name a node's engine reached through its socket forwarded over SSH (the forward's local
+    path is sparktui's own temporary file, of no use to the reader)."""
+    return f"the Docker engine at {SOCKET} on {node}"
+
+
+def connect(base_url: str | None, engine: str | None = None) -> docker.DockerClient:
+    """A client for the engine at ``base_url`` (default: the local engine, as ``DOCKER_HOST`` says), named
+    ``engine`` in errors (default: by its address). Blocks; raises :class:`Unavailable` or
+    :class:`Refused` with a one-line reason."""
+    engine = engine or engine_name(base_url)
     try:
         if base_url is None:
             return docker.from_env(version="auto", timeout=30)

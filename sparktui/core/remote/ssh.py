@@ -331,7 +331,8 @@ class _Client(asyncssh.SSHClient):
             self.problem = (
                 f"{node}: the host key of {entry} ({key.get_fingerprint()}) is not in {path}; check the "
                 f"fingerprint, then add it with `ssh-keyscan -p {port} {shlex.quote(host)} >> "
-                f"{shlex.quote(str(path))}` or connect once trusting new host keys"
+                f"{shlex.quote(str(path))}`, or connect once with --trust-new-host-key (sparktui SOURCE..., "
+                "diagnose --follow and discover take it)"
             )
             return False
         self.new_key, self.key_host = key, entry

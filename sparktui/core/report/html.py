@@ -88,7 +88,7 @@ def _section(anchor: str, title: str, content: str) -> Markup:
 
 def _header(incident: Incident) -> Markup:
     d = incident.diagnosis
-    nodes = sorted({s.node for s in d.sources})
+    nodes = sorted({s.node for s in d.sources if s.node})  # a file of notes, or a group never found, has none
     facts = _join(
         _tag("span", counts(d)),
         _tag("span", sources_line(d)),

@@ -99,6 +99,7 @@ class Incident:
             {node(n): {track: text(phrase) for track, phrase in tracks.items()} for n, tracks in d.stages.items()},
             tuple(_grid(g, text, node) for g in d.progress),
             tuple(text(w) for w in d.warnings),
+            tuple(replace(p, node=node(p.node), who=text(p.who)) for p in d.pending),
         )
         audit = tuple(
             replace(a, command=text(a.command), node=node(a.node), output=text(a.output), step=text(a.step))

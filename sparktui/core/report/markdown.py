@@ -125,8 +125,11 @@ def _sources_md(d: Diagnosis) -> list[str]:
 
 
 def _warnings_md(d: Diagnosis) -> list[str]:
-    """What the analysis could not use (a signature file left out, a pattern disabled), one item each."""
-    return [*(f"- **Not used:** {_text(w)}" for w in d.warnings), ""] if d.warnings else []
+    """What the analysis could not use (a signature file left out, a pattern disabled), and the stalls a
+    live session had not waited long enough to name, one item each."""
+    out = [f"- **Not used:** {_text(w)}" for w in d.warnings]
+    out += [f"- **Pending:** {_text(p.sentence)}" for p in d.pending]
+    return [*out, ""] if out else []
 
 
 def _environment_md(incident: Incident) -> list[str]:

@@ -98,7 +98,9 @@ def load(path: Path) -> Bundle:
         file = path / name
         if not file.resolve().is_relative_to(path.resolve()) or not file.is_file():
             raise item.fail("name", f"{name!r} is not a file inside the bundle")
-        sources.append(BundleSource(name, item.text("node", required=False) or file.parent.name, file))
+        # No node key: the folder names it; an empty one: a file of notes, which names no node.
+        node = item.text("node", empty=True) if "node" in item.data else file.parent.name
+        sources.append(BundleSource(name, node, file))
     if not sources:
         raise doc.fail("sources", "the bundle lists no logs")
     duration = doc.data.get("duration_ms", 0)

@@ -251,18 +251,25 @@ class DockerSource(LiveSource):
     """
 
     def __init__(
-        self, container: str, *, base_url: str | None = None, name: str | None = None, node: str = "localhost"
+        self,
+        container: str,
+        *,
+        base_url: str | None = None,
+        name: str | None = None,
+        node: str = "localhost",
+        engine: str | None = None,
     ) -> None:
+        """``engine`` names the engine in errors (default: by ``base_url``)."""
         self.container = container
         self.base_url = base_url
         self.name = name or f"docker://{container}"
         self.node = node
-        self.engine = engine_name(base_url)
+        self.engine = engine or engine_name(base_url)
         self._reported: tuple[str, ...] | None = None  # the last reason raised
         self._drained: tuple[str, ...] | None = None  # the stopped container whose logs were read to the end
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
-        client = await asyncio.to_thread(connect, self.base_url)
+        client = await asyncio.to_thread(connect, self.base_url, self.engine)
         try:
             while True:
                 look = await self._look(client)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from sparktui.core.classify import node_in
+from sparktui.core.classify import logged, node_in
 from sparktui.core.errors import Refused
 from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received
@@ -124,8 +124,11 @@ class FileSource:
 
     def node_after(self, first_block: str, node: str) -> str:
         """The node of the file's lines once its first block is read: as declared, else the host its NCCL
-        lines name, else ``node`` (the one it had)."""
-        return self.node or node_in(first_block) or node
+        lines name, else ``node`` (the one it had, made from its path) where its lines read as a log, and
+        none ("") where they are notes about the run (:func:`~sparktui.core.classify.logged`): a file of
+        metadata beside the logs does not make up a node named after itself. Nothing read (an empty file, a
+        stream not looked into) keeps ``node``."""
+        return self.node or node_in(first_block) or (node if not first_block or logged(first_block) else "")
 
     def default_node(self) -> str:
         """The node this file comes from: as declared, else the host in its NCCL lines, else a name made
@@ -138,15 +141,18 @@ class FileSource:
                 head = next(blocks, "")
         return self.node_after(head, node_from_path(self.path))
 
-    def blocks(self) -> Generator[str, None, None]:
+    def blocks(self, read: Callable[[int], None] | None = None) -> Generator[str, None, None]:
         """Decoded blocks of complete lines, without the final newline of each block. A read that fails
-        raises :class:`SourceError` after every complete line read before it."""
+        raises :class:`SourceError` after every complete line read before it. ``read``, where given, is told
+        before each block how many bytes of the file as stored (as :meth:`size` counts them) are read."""
         lines = LineSplitter()
         with self.open() as fh:
             try:
                 for chunk in self._chunks(fh):
                     text = lines.feed_block(chunk)
                     if text is not None:
+                        if read is not None:
+                            read(_position(fh))
                         yield text
             except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
                 yield from lines.rest()
@@ -220,6 +226,14 @@ def _decompress(decompressor: zlib._Decompress | lzma.LZMADecompressor, raw: byt
         for at in range(0, len(raw), SALVAGE_STEP):
             yield before.decompress(raw[at : at + SALVAGE_STEP])  # raises again at the damage
         raise
+
+
+def _position(fh: BinaryIO) -> int:
+    """How far into ``fh`` reading got; 0 for a stream, which has no position."""
+    try:
+        return fh.tell()
+    except OSError:
+        return 0
 
 
 def stdin() -> FileSource:

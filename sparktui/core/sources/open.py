@@ -130,11 +130,19 @@ class _SshDocker(SourceGroup):
         self.name, self.node, self.container = name, node, container
 
     async def expand(self) -> list[LiveSource]:
-        from sparktui.core.remote.docker import SOCKET
+        from sparktui.core.remote.docker import SOCKET, node_engine
         from sparktui.core.sources import docker
 
         socket = await self.node.forward_unix(SOCKET)
-        return [docker.DockerSource(self.container, base_url=f"unix://{socket}", name=self.name, node=self.node.name)]
+        return [
+            docker.DockerSource(
+                self.container,
+                base_url=f"unix://{socket}",
+                name=self.name,
+                node=self.node.name,
+                engine=node_engine(self.node.name),
+            )
+        ]
 
 
 def _docker(arg: str) -> LiveSource:

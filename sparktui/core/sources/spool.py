@@ -9,8 +9,9 @@ bounded: past :data:`MAX_BYTES` its files rotate once (``.1``), so the newest li
 Logs carry tokens and passwords, and this folder is what a user hands on with a bug report, so the spool
 is private:
 
-* secrets are redacted as lines are written, by the rules exports use (:mod:`sparktui.core.redact`); a
-  line stays one line, so ``.times`` files and replays stay true. Only ``raw`` (``--spool-raw``) keeps
+* secrets are redacted as lines are written, by the rules exports use (:mod:`sparktui.core.redact`), each
+  source's batches as one text (a private key split across two batches goes whole); a line stays one
+  line, so ``.times`` files and replays stay true. Only ``raw`` (``--spool-raw``) keeps
   them, and ``bundle.toml`` says which (``redacted``);
 * the incident folder is 0700 and every file in it 0600, by the mode each is created with, so no other
   user can read any of it at any moment; a umask that takes the owner's own rights away is put right on
@@ -28,21 +29,18 @@ import fcntl
 import os
 import re
 import shutil
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from sparktui.core import settings, tomlfile
-from sparktui.core.dirs import state_dir
+from sparktui.core.dirs import DIR_MODE, private_dir, private_file, state_dir
 from sparktui.core.errors import Invalid
-from sparktui.core.redact import redact
+from sparktui.core.redact import PieceRedactor, redact
 from sparktui.core.settings import SpoolSettings
 
 MAX_BYTES = 64 << 20
-DIR_MODE = 0o700
-FILE_MODE = 0o600
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: The names :meth:`Spool.new` gives incident folders: pruning removes nothing else from incidents/.
 _STAMP = re.compile(r"\d{8}-\d{6}(?:-\d+)?")
@@ -56,6 +54,7 @@ class _Open:
     log: TextIO
     times: TextIO
     size: int = 0
+    redact: PieceRedactor = field(default_factory=PieceRedactor)  # the source's batches are one text
 
 
 @dataclass
@@ -72,7 +71,7 @@ class Spool:
     _lock: int = -1
 
     def __post_init__(self) -> None:
-        self._lock = _directory(self.path)
+        self._lock = private_dir(self.path)
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -89,8 +88,8 @@ class Spool:
         incidents that ``keep`` (default: the settings file's) does not keep are removed."""
         keep = keep or settings.load().spool
         base = (root or state_dir()) / "incidents"
-        base.parent.mkdir(parents=True, exist_ok=True)
-        os.close(_directory(base))  # private too: it lists what was spooled, and when
+        os.close(private_dir(base.parent))  # the state folder, and the incidents: they list what was spooled
+        os.close(private_dir(base))
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path, n = base / stamp, 1
         while True:
@@ -111,7 +110,7 @@ class Spool:
         ms = int(((time.monotonic() if at is None else at) - self._start) * 1000)
         text = "".join(f"{line}\n" for line in lines)
         if not self.raw:
-            text = redact(text)
+            text = entry.redact(text)
         size = len(text.encode("utf-8", "replace"))
         if entry.size and entry.size + size > self.max_bytes:
             self._rotate(entry)
@@ -125,11 +124,15 @@ class Spool:
             entry.times.flush()
 
     def close(self) -> None:
-        """Flush and close every file, and let go of the folder's lock."""
+        """Flush and close every file, and let go of the folder's lock. A folder that nothing was written
+        to (every source failed to connect, or sent no line) is removed: it is no incident."""
         self.flush()
         for entry in self._files.values():
             entry.log.close()
             entry.times.close()
+        if not self._files:
+            with contextlib.suppress(OSError):  # not empty: something else (a playbook's audit) was kept
+                os.rmdir(self.path)
         self._files.clear()
         if self._lock >= 0:
             os.close(self._lock)
@@ -146,8 +149,8 @@ class Spool:
             n += 1
             file = f"{folder}/{stem}-{n}.log"
         target = self.path / file
-        os.close(_directory(target.parent))
-        entry = _Open(name, node, file, _file(target), _file(self.path / f"{file}.times"))
+        os.close(private_dir(target.parent))
+        entry = _Open(name, node, file, private_file(target), private_file(self.path / f"{file}.times"))
         self._files[source] = entry
         self._manifest()
         return entry
@@ -158,8 +161,8 @@ class Spool:
         log = self.path / entry.file
         os.replace(log, f"{log}.1")
         os.replace(f"{log}.times", f"{log}.1.times")
-        entry.log = _file(log)
-        entry.times = _file(self.path / f"{entry.file}.times")
+        entry.log = private_file(log)
+        entry.times = private_file(self.path / f"{entry.file}.times")
         entry.size = 0
 
     def _manifest(self) -> None:
@@ -178,7 +181,7 @@ class Spool:
                 f"origin = {tomlfile.string(entry.name)}",
             ]
         tmp = self.path / "bundle.toml.tmp"
-        with _file(tmp, append=False) as out:
+        with private_file(tmp, append=False) as out:
             out.write("\n".join(lines) + "\n")
         tmp.replace(self.path / "bundle.toml")
 
@@ -237,27 +240,3 @@ def _remove(path: Path) -> bool:
         return not path.exists()
     finally:
         os.close(fd)
-
-
-def _directory(path: Path) -> int:
-    """An open descriptor of the folder ``path``, made as :data:`DIR_MODE` when it is not there yet."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, DIR_MODE)
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    _exactly(fd, DIR_MODE)
-    return fd
-
-
-def _file(path: Path, *, append: bool = True) -> TextIO:
-    """``path`` opened for writing, made as :data:`FILE_MODE` when it is not there yet."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
-    fd = os.open(path, flags, FILE_MODE)
-    _exactly(fd, FILE_MODE)
-    return os.fdopen(fd, "a" if append else "w", encoding="utf-8", errors="replace")
-
-
-def _exactly(fd: int, mode: int) -> None:
-    """Give the file ``mode`` where it has another: one the umask narrowed at creation (never wider than
-    ``mode``), or one made by something else (an earlier version's spool, a folder given by a caller)."""
-    if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
-        os.fchmod(fd, mode)

@@ -1,4 +1,5 @@
-"""Shown when sparktui starts with nothing to read: how to point it at nodes, and the demo."""
+"""Shown when sparktui starts with nothing to read (no sources, no cluster file): how to point it at a
+cluster or at logs, and the demo."""
 
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ sparktui shows the logs of every node of a multi-node LLM deployment side by sid
 SGLang), matches each line against a catalogue of known failures, tracks how far each node's start-up
 got, and ranks what went wrong with the root cause first.
 
-Point it at logs:
+Point it at a cluster:
+
+    sparktui discover nvidia@spark-a nvidia@spark-b    look at the nodes over SSH, write sparktui.toml
+    sparktui                                           then open the cockpit on that cluster file
+    sparktui ssh://spark-b/docker/vllm_node            or a container, file, unit or Ray logs on a node
+
+Or at logs:
 
     sparktui node-a.log node-b.log        log files (also .gz), one source each
     sparktui logs/                        a directory of logs, read recursively

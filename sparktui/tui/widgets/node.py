@@ -96,11 +96,15 @@ class StageStrip(Static):
         self.update(text, layout=False)
 
 
+#: How a column shows the lines of sources that name no node (files of notes beside the logs).
+NO_NODE = "no node"
+
+
 class NodeColumn(Vertical):
     def __init__(self, node: str) -> None:
         super().__init__(id=f"node-{safe_id(node)}", classes="node")
         self.node = node
-        self.border_title = node
+        self.border_title = node or NO_NODE
         # Built here, not in compose, so lines can be added before the column has finished mounting.
         self.strip = StageStrip(classes="stages")
         self.panes = {layer: LogPane(layer, title, id=f"pane-{safe_id(node)}-{layer}") for layer, title in LAYERS}
