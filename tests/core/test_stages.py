@@ -41,7 +41,7 @@ def test_a_live_stall_is_pending_until_its_window_passes(catalogue: Catalogue) -
     and the node's stage phrase (the cockpit's strip), with how long it has waited; not in a healthy
     pace's first seconds, and never once it is a finding or has moved on."""
     a = Analyzer(catalogue)
-    a.add_source("rank0.log", "rank0")
+    a.add_source("rank0.log", "spark-a")
     a.feed("rank0.log", START, now=1000.0)
     assert a.finish(now=1000.0 + PENDING_AFTER - 1).pending == ()
     d = a.finish(now=1032.0)
