@@ -189,11 +189,28 @@ class _Said:
 
 def classify(line: str) -> Classification:
     """Classify one line (already decoded and free of escape sequences)."""
+    bare = BARE_NCCL.match(line)
+    if bare is not None and not line.endswith("across cluster]"):
+        # Most lines of a big log; none of the prefixes starts like this. An INFO line's classification is
+        # its process's (host, pid) and level only, so it is made once per process and thread.
+        end = bare.end()
+        if not line.startswith("NCCL INFO ", end):
+            return _program(line, _Said())
+        head = line[:end]
+        known = _BARE_INFO.get(head)
+        if known is None:
+            if len(_BARE_INFO) >= _BARE_INFO_MAX:
+                _BARE_INFO.clear()
+            known = _BARE_INFO[head] = _program(line, _Said())
+        return known
     said = _Said()
-    if BARE_NCCL.match(line) and not line.endswith("across cluster]"):
-        return _program(line, said)  # most lines of a big log; none of the prefixes starts like this
     body = _peel(line, said)
     return _program(body, said)
+
+
+#: The classification of a plain NCCL INFO line by its ``host:pid:tid [dev] `` prefix (see :func:`classify`).
+_BARE_INFO: dict[str, Classification] = {}
+_BARE_INFO_MAX = 4096
 
 
 def peeled_by(line: str) -> list[Prefix]:
