@@ -9,7 +9,7 @@ import contextlib
 import logging
 import os
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,18 +29,6 @@ from ..conftest import FIXTURES
 
 NCCL = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
 RAY = FIXTURES / "ray" / "head-start" / "head-session"
-
-
-@pytest.fixture
-async def cluster(sshd_cluster: SshdCluster) -> AsyncIterator[SshdCluster]:
-    """The shared servers, with every node a test made closed afterwards (and all sshd running)."""
-    yield sshd_cluster
-    for node in sshd_cluster.made:
-        await node.close()
-    sshd_cluster.made.clear()
-    for sshd in sshd_cluster.nodes.values():
-        if sshd.process is None or sshd.process.poll() is not None:
-            sshd.start()
 
 
 class Watch:
@@ -184,8 +172,8 @@ async def test_rotation_and_truncation_move_the_cursor_to_the_new_file(cluster: 
     reading = asyncio.create_task(read(cursors[-1].cursor))
     await until(lambda: got[6:] == ["short"], "the file read again from its start")
     assert notes == [
-        f"lines lost: {path} was truncated below where reading had stopped while it was not followed; "
-        "an unknown number of bytes after byte 28 were not read"
+        f"lines lost: while {path} was not followed, it was emptied or replaced, and its old content is nowhere "
+        "to be found; an unknown number of bytes after byte 28 were not read"
     ]
     reading.cancel()
     with contextlib.suppress(asyncio.CancelledError):
@@ -213,7 +201,7 @@ def test_follower_output_split_anywhere(piece: int) -> None:
         + b"y\nM-2 is not the marker\n"
         + b"M-1: /dev/fd/3: file truncated\n"
         + b"again\n"
-        + b"M-1 gap gone -\n"
+        + b"M-1 gap gone - 6\n"
         + f"M-1 file 1:4 0 0 {empty}\n".encode()
         + b"last\n"
     )
@@ -222,7 +210,8 @@ def test_follower_output_split_anywhere(piece: int) -> None:
     lines = [line for batch in batches for line in batch.lines]
     assert lines == ["a", "b", "part", "new", "xy", "M-2 is not the marker", "again", "last"]
     (gap,) = [b for b in batches if b.note]
-    assert gap.note.startswith("lines lost: /f was rotated, and the old file is gone")
+    assert gap.note.startswith("lines lost: while /f was not followed, it was rotated and the old file is gone")
+    assert "after byte 6 " in gap.note
     assert lines[: lines.index("again") + 1] == [line for b in batches[: batches.index(gap) + 1] for line in b.lines]
     assert FilePosition.of(gap.cursor) == FilePosition(len(b"again\n"), "1:3", 6, fingerprint(b"again\n"))
     assert FilePosition.of(batches[-1].cursor) == FilePosition(5, "1:4", 5, fingerprint(b"last\n"))

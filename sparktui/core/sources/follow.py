@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import BinaryIO
@@ -14,7 +15,18 @@ from sparktui.core.errors import Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received
 from sparktui.core.sources.files import node_from_path
-from sparktui.core.sources.rotation import HEAD, FilePosition, fingerprint, gap_note, head_of, identity, locate
+from sparktui.core.sources.rotation import (
+    HEAD,
+    FilePosition,
+    compressed,
+    fingerprint,
+    gap_note,
+    gz_size,
+    head_of,
+    identity,
+    locate,
+    rotated_after,
+)
 
 POLL_SECONDS = 0.2
 READ_SIZE = 1 << 20
@@ -42,13 +54,17 @@ class FollowedFile(LiveSource):
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         at = FilePosition.of(cursor)
-        fh, offset, note = await asyncio.to_thread(self._resume, at)
+        fh, offset, notes = await asyncio.to_thread(self._resume, at)
         if fh is None:  # nothing to read now, and what the cursor was in is gone: say so, then wait
-            yield Received((), FilePosition().cursor, note)
+            for note in notes:
+                yield Received((), FilePosition().cursor, note)
             raise Unavailable(f"cannot open {self.path}: No such file or directory")
+        read: set[str] = set()  # the files of a chain of rotations read so far, up to the path's file
         try:
             reading = _Reading(fh, offset)
-            yield Received((), reading.position(), note)
+            for note in notes:
+                yield Received((), reading.position(), note)
+            yield Received((), reading.position())
             while True:
                 chunk = fh.read(READ_SIZE)
                 if chunk:
@@ -60,17 +76,25 @@ class FollowedFile(LiveSource):
                     continue
                 replaced, truncated = self._changed(reading.inode, reading.lines.offset + reading.lines.held)
                 if replaced or truncated:
+                    if replaced:
+                        read.add(reading.file)
+                    done = os.fstat(fh.fileno())
                     fh.close()
-                    fh = self._open()
+                    later, notes = await asyncio.to_thread(self._later, done, read) if replaced else (None, [])
+                    if later is None:
+                        read.clear()
+                    fh = later or self._open()
                     reading = _Reading(fh, 0)
+                    for note in notes:
+                        yield Received((), reading.position(), note)
                     yield Received((), reading.position())
                     continue
                 await asyncio.sleep(self.poll)
         finally:
             fh.close()
 
-    def _resume(self, at: FilePosition) -> tuple[BinaryIO | None, int, str]:
-        """The file to read first, where in it, and the note for what was lost (see the class)."""
+    def _resume(self, at: FilePosition) -> tuple[BinaryIO | None, int, list[str]]:
+        """The file to read first, where in it, and the notes for what was lost (see the class)."""
         try:
             fh: BinaryIO | None = self.path.open("rb")
         except OSError as exc:
@@ -80,7 +104,7 @@ class FollowedFile(LiveSource):
         st = os.fstat(fh.fileno()) if fh is not None else None
         if not at.file:  # a plain offset: the file at the path, from there unless it is shorter now
             assert fh is not None and st is not None
-            return fh, at.offset if st.st_size >= at.offset else 0, ""
+            return fh, at.offset if st.st_size >= at.offset else 0, []
         if (
             fh is not None
             and st is not None
@@ -88,9 +112,9 @@ class FollowedFile(LiveSource):
             and st.st_size >= at.offset
             and fingerprint(head_of(fh, at.head)) == at.digest
         ):
-            return fh, at.offset, ""
+            return fh, at.offset, []
         found = locate(self.path, at, st)
-        if found.path is not None:
+        if found.path is not None and not found.gap:
             try:
                 old = found.path.open("rb")
             except OSError:
@@ -98,8 +122,35 @@ class FollowedFile(LiveSource):
             else:
                 if fh is not None:
                     fh.close()
-                return old, at.offset, ""
-        return fh, 0, gap_note(str(self.path), found.gap or "gone", at, found.size)
+                return old, at.offset, []
+        notes = [gap_note(str(self.path), found.gap or "gone", at.offset, found.size)]
+        if found.path is not None:  # compressed, or cut short: what was rotated after it comes next
+            try:
+                after = found.path.stat()
+            except OSError:
+                return fh, 0, notes
+            later, more = self._later(after, {identity(after)})
+            if later is not None:
+                if fh is not None:
+                    fh.close()
+                fh = later
+            notes += more
+        return fh, 0, notes
+
+    def _later(self, after: os.stat_result, read: set[str]) -> tuple[BinaryIO | None, list[str]]:
+        """The oldest file rotated since the one ``after`` describes and not ``read`` yet, opened (None when
+        there is none: the path's file is next), and the notes for the compressed ones passed over."""
+        notes: list[str] = []
+        for later in rotated_after(self.path, after, read):
+            try:
+                read.add(identity(later.stat()))
+                if compressed(later):
+                    notes.append(gap_note(str(self.path), "compressed", 0, gz_size(later)))
+                    continue
+                return later.open("rb"), notes
+            except (OSError, EOFError, zlib.error):
+                continue
+        return None, notes
 
     def _open(self) -> BinaryIO:
         try:

@@ -20,6 +20,7 @@ import gzip
 import hashlib
 import os
 import re
+import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,10 +102,45 @@ def siblings(path: Path) -> list[Path]:
     return [path.with_name(n) for n in dict.fromkeys(order) if n in listed and n != name]
 
 
+def rotated_after(path: Path, after: os.stat_result, read: set[str]) -> list[Path]:
+    """The files a rotation made of ``path`` since the file ``after`` was rotated, oldest first: those named
+    as rotations are (``path.N``, ``path-DATE``, and the same after its stem: ``app.1.log``) and written
+    no earlier than it, less the ones in ``read`` (identities) and the file at ``path``. A log rotated
+    twice while nobody read it has one of them between the old file and the new one."""
+    name = path.name
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else ""
+    prefixes = [f"{name}.", f"{name}-"] + ([f"{stem}.", f"{stem}-"] if stem else [])
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    try:
+        current = identity(path.stat())
+    except OSError:
+        current = ""  # moved away, not yet made again
+    found: list[tuple[int, str, Path]] = []
+    for n in names:
+        if not any(n.startswith(p) and n[len(p) : len(p) + 1] in _DIGITS for p in prefixes):
+            continue
+        candidate = path.with_name(n)
+        try:
+            st = candidate.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mtime_ns >= after.st_mtime_ns and identity(st) not in {*read, current}:
+            found.append((st.st_mtime_ns, n, candidate))
+    return [candidate for _, _, candidate in sorted(found)]
+
+
+_DIGITS = set("0123456789")
+
+
 @dataclass(frozen=True, slots=True)
 class Found:
-    """Where a position's file went: ``path`` when it was found with the offset still in it; else the
-    ``gap``: ``gone``, ``truncated`` or ``compressed``, with its ``size`` in bytes where that is known."""
+    """Where a position's file went: ``path``, the file it is in now (None: not found), and the ``gap``
+    when it cannot be read from the offset (``gone``; ``replaced``: the path's file has its inode but not
+    its first bytes; ``truncated``: found, shorter than the offset; ``compressed``) with its ``size`` in
+    bytes where that is known."""
 
     path: Path | None = None
     gap: str = ""
@@ -123,34 +159,29 @@ def locate(path: Path, at: FilePosition, current: os.stat_result | None) -> Foun
                 continue
         except OSError:
             continue
-        return Found(candidate) if st.st_size >= at.offset else Found(gap="truncated")
+        return Found(candidate) if st.st_size >= at.offset else Found(candidate, "truncated")
     if at.head:
         for candidate in candidates:
             try:
                 if candidate.suffix == ".gz":
-                    if _gz_head(candidate, at) is not None:
-                        size = _gz_size(candidate)
-                        return Found(gap="compressed", size=size - at.offset if size >= at.offset else None)
+                    if _gz_head(candidate, at.head) == at.digest:
+                        return Found(candidate, "compressed", _after(gz_size(candidate), at.offset))
                 elif candidate.stat().st_size >= at.offset and _head(candidate, at.head) == at.digest:
                     return Found(candidate)
-            except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
+            except (OSError, EOFError, zlib.error):
                 continue
     same = current is not None and identity(current) == at.file
-    return Found(gap="truncated" if same else "gone")
+    return Found(gap="replaced" if same else "gone")  # the same inode: emptied in place, or given again
 
 
-def _head(path: Path, size: int) -> str:
-    with path.open("rb") as fh:
-        return fingerprint(fh.read(size))
+def compressed(path: Path) -> bool:
+    return path.suffix in (".gz", ".xz", ".bz2", ".zst")
 
 
-def _gz_head(path: Path, at: FilePosition) -> str | None:
-    with gzip.open(path, "rb") as fh:
-        digest = fingerprint(fh.read(at.head))
-    return digest if digest == at.digest else None
-
-
-def _gz_size(path: Path) -> int:
+def gz_size(path: Path) -> int | None:
+    """The size of what a gzip file holds (None for any other compressed file)."""
+    if path.suffix != ".gz":
+        return None
     size = 0
     with gzip.open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
@@ -158,12 +189,28 @@ def _gz_size(path: Path) -> int:
     return size
 
 
-def gap_note(path: str, gap: str, at: FilePosition, size: int | None) -> str:
+def _after(size: int | None, offset: int) -> int | None:
+    return size - offset if size is not None and size >= offset else None
+
+
+def _head(path: Path, size: int) -> str:
+    with path.open("rb") as fh:
+        return fingerprint(fh.read(size))
+
+
+def _gz_head(path: Path, size: int) -> str:
+    with gzip.open(path, "rb") as fh:
+        return fingerprint(fh.read(size))
+
+
+def gap_note(path: str, gap: str, offset: int, size: int | None) -> str:
     """The words for a gap: what happened to the file while it was not followed, and how much was lost."""
     how = {
-        "gone": "was rotated, and the old file is gone (deleted, compressed or moved away)",
+        "gone": "was rotated and the old file is gone (deleted, compressed or moved away)",
+        "replaced": "was emptied or replaced, and its old content is nowhere to be found",
         "truncated": "was truncated below where reading had stopped",
         "compressed": "was rotated and compressed",
     }.get(gap, f"changed ({gap})")
     amount = f"{size:,} bytes" if size is not None else "an unknown number of bytes"
-    return f"lines lost: {path} {how} while it was not followed; {amount} after byte {at.offset:,} were not read"
+    where = f" after byte {offset:,}" if offset else ""
+    return f"lines lost: while {path} was not followed, it {how}; {amount}{where} were not read"
