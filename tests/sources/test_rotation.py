@@ -23,6 +23,7 @@ import pytest
 
 from sparktui.core import catalogue as cat
 from sparktui.core.events import State
+from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.base import Cursor, LiveSource
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.ssh import SshFileSource
@@ -203,6 +204,30 @@ async def test_rotation_while_a_local_file_is_not_read(tmp_path: Path, how: str)
     assert reader.notes == said
 
 
+@pytest.mark.parametrize("stopped", [True, False])
+async def test_a_local_file_rotated_twice(tmp_path: Path, stopped: bool) -> None:
+    """Twice while the reader is stopped, or twice between two of its looks (a second apart here): the
+    old file to its end, then the one rotated after it, then the new one."""
+    path = tmp_path / "rank0.log"
+    path.touch()
+    reader = Restartable(FollowedFile(path, "rank0.log", "spark-a", poll=0.01 if stopped else 1.0))
+    reader.start()
+    await append(path, BEFORE)
+    await reader.until(lambda: len(reader.lines) == len(BEFORE), "the lines before the rotations")
+    if stopped:
+        await reader.stop()
+    await append(path, DURING)
+    path.rename(path.with_name("rank0.log.2"))  # numbered, as logrotate shifts them: the older, the higher
+    await append(path, AFTER)
+    path.rename(path.with_name("rank0.log.1"))
+    await append(path, LATER)
+    if stopped:
+        reader.start()
+    await reader.until(lambda: reader.lines[-1:] == LATER[-1:], "the last line")
+    await reader.stop()
+    assert reader.lines == BEFORE + DURING + AFTER + LATER and not reader.notes
+
+
 async def test_a_plain_offset_still_resumes_in_the_file_at_the_path(tmp_path: Path) -> None:
     """A cursor from before files were named (a byte offset) resumes as it did: in the file at the path, from
     its start when that is shorter."""
@@ -266,26 +291,35 @@ def wait_for(condition: object, what: str, run: subprocess.Popen[str]) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-async def test_the_cockpit_notifies_the_lines_lost(cluster: SshdCluster, tmp_path: Path) -> None:
+async def test_the_cockpit_notifies_the_lines_lost(sshd_cluster: SshdCluster, tmp_path: Path) -> None:
     path = tmp_path / "rank0.log"
     path.write_text("".join(f"{line}\n" for line in BEFORE))
-    app = SparkApp(Session("ssh", live=(SshFileSource(cluster.node("node-a"), str(path)),)), cat.load())
-    async with app.run_test(size=(160, 48)) as pilot:
-        for _ in range(400):
-            if app.pipeline.lines == len(BEFORE):
-                break
-            await pilot.pause(0.02)
-        await asyncio.to_thread(cluster["node-a"].stop)
-        rotate(path, "deleted")
-        await asyncio.to_thread(cluster["node-a"].start)
-        await append(path, AFTER)
-        for _ in range(600):
-            said = [n.message for n in app._notifications if "lines lost" in n.message]
-            if said:
-                break
-            await pilot.pause(0.02)
-        assert said == [
-            f"node-a:{path}: lines lost: while {path} was not followed, it was rotated and the old file is gone "
-            f"(deleted, compressed or moved away); an unknown number of bytes after byte {size(BEFORE):,} were "
-            "not read"
-        ]
+    # The node's connection lives in the pipeline's event loop, which ends with the app: it is not one of the
+    # nodes the fixture closes in the test's loop. Killing the server's side ends the remote follower.
+    node = SshNode("node-a", config=[sshd_cluster.ssh_config], known_hosts=sshd_cluster.known_hosts, agent=False)
+    app = SparkApp(Session("ssh", live=(SshFileSource(node, str(path)),)), cat.load())
+    sshd = sshd_cluster["node-a"]
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            for _ in range(400):
+                if app.pipeline.lines == len(BEFORE):
+                    break
+                await pilot.pause(0.02)
+            await asyncio.to_thread(sshd.stop)
+            rotate(path, "deleted")
+            await asyncio.to_thread(sshd.start)
+            await append(path, AFTER)
+            for _ in range(600):
+                said = [n.message for n in app._notifications if "lines lost" in n.message]
+                if said:
+                    break
+                await pilot.pause(0.02)
+            assert said == [
+                f"node-a:{path}: lines lost: while {path} was not followed, it was rotated and the old file is "
+                f"gone (deleted, compressed or moved away); an unknown number of bytes after byte "
+                f"{size(BEFORE):,} were not read"
+            ]
+    finally:
+        if sshd.process is None:
+            sshd.start()
+        sshd.kill_connections()

@@ -35,7 +35,8 @@ READ_SIZE = 1 << 20
 class FollowedFile(LiveSource):
     """Yields the file's complete lines from the cursor on, then waits for more.
 
-    A file replaced by a new one (log rotation: another inode at the path) is read to its end and the new
+    A file replaced by a new one (log rotation: another inode at the path) is read to its end (a last
+    line without a newline ends there), then the files rotated after it if there are any, and the new
     file is followed from its start; a file that shrank below the cursor (truncation) is read again from
     its start. The cursor is a :class:`~sparktui.core.sources.rotation.FilePosition`: resuming from it
     goes on in the same file wherever a rotation put it (``node.log.1``...), then reads the file now at
@@ -76,6 +77,9 @@ class FollowedFile(LiveSource):
                     continue
                 replaced, truncated = self._changed(reading.inode, reading.lines.offset + reading.lines.held)
                 if replaced or truncated:
+                    last = tuple(reading.lines.rest())  # a last line without its newline: the file is done
+                    if last:
+                        yield Received(last, reading.position())
                     if replaced:
                         read.add(reading.file)
                     done = os.fstat(fh.fileno())

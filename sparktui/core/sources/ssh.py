@@ -23,9 +23,14 @@ _RAY_SUFFIXES = (".out", ".err", ".log")
 #: it is sent. A look costs the node one ``stat`` and a read; a finding shown within a quarter of a second
 #: of the line being written leaves no more than this to the node.
 POLL_SECONDS = 0.05
+#: Seconds between two looks of the remote follower at whether the path names another file (a rotation):
+#: the most the first lines of a new file wait. A look costs the node about as much as one of ``tail``'s
+#: four, in bash.
+WATCH_SECONDS = 0.2
 # The remote follower, in bash with coreutils only. $0 is a random marker, $1 the path, $2 the offset, $3
-# the seconds between looks, and $4 $5 $6 the file the offset is in (device:inode, the bytes fingerprinted,
-# their fingerprint; $4 empty for a plain offset). Everything it says starts with the marker, so the file's
+# the seconds between tail's looks, $4 $5 $6 the file the offset is in (device:inode, the bytes
+# fingerprinted, their fingerprint; $4 empty for a plain offset) and $7 the seconds between looks at the
+# path's name. Everything it says starts with the marker, so the file's
 # content cannot forge it: "start" first, then before each file it reads "file DEV:INO OFFSET N DIGEST"
 # (its first N bytes hash to DIGEST), "gap KIND SIZE OFFSET" where lines were lost (SIZE "-" when not
 # known), and tail's own notices ("<marker>: ...", tail runs under the marker as its name), in order with
@@ -44,7 +49,7 @@ POLL_SECONDS = 0.05
 # (the copy copytruncate leaves, or a gzip one: lost, and its size said); one found is read from the offset
 # to its end, then what was rotated after it. Not found (deleted, or emptied in place with no copy left) is
 # a gap of unknown size, and the path's file is read from its start.
-_FOLLOW = r"""m=$0 p=$1 o=$2 s=$3 id=$4 n=$5 h=$6 t= w= k= f= old= gap= x= v= said=
+_FOLLOW = r"""m=$0 p=$1 o=$2 s=$3 id=$4 n=$5 h=$6 l=$7 t= w= k= f= old= gap= x= v= said=
 for c in tail stat head sha256sum; do
   command -v "$c" >/dev/null || { echo "$c: command not found" >&2; exit 127; }
 done
@@ -53,7 +58,7 @@ printf '%s start\n' "$m"
 shopt -s nullglob
 exec 4<> <(:)
 q=; case ${p##*/} in ?*.*) q=${p%.*} ;; esac
-nap() { read -t "$s" -u 4; }
+nap() { read -t "$l" -u 4; }
 st() { stat -L -c '%d:%i %s' -- "$1" 2>/dev/null; }
 fp() { local x; x=$(head -c "$2" -- "$1" 2>/dev/null | sha256sum); printf %s "${x:0:16}"; }
 follow() {
@@ -155,6 +160,7 @@ class SshFileSource(LiveSource):
         at = FilePosition.of(cursor)
         marker = f"sparktui-{secrets.token_hex(8)}"
         args = [marker, self.path, str(at.offset), str(POLL_SECONDS), at.file, str(at.head), at.digest]
+        args.append(str(WATCH_SECONDS))
         command = f"bash -c {shlex.quote(_FOLLOW)} {shlex.join(args)}"
         async with self.ssh.session(command, self.name) as session:
             header = await session.readline()
