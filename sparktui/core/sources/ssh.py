@@ -30,11 +30,10 @@ WATCH_SECONDS = 0.2
 # The remote follower, in bash with coreutils only. $0 is a random marker, $1 the path, $2 the offset, $3
 # the seconds between tail's looks, $4 $5 $6 the file the offset is in (device:inode, the bytes
 # fingerprinted, their fingerprint; $4 empty for a plain offset) and $7 the seconds between looks at the
-# path's name. Everything it says starts with the marker, so the file's
-# content cannot forge it: "start" first, then before each file it reads "file DEV:INO OFFSET N DIGEST"
-# (its first N bytes hash to DIGEST), "gap KIND SIZE OFFSET" where lines were lost (SIZE "-" when not
-# known), and tail's own notices ("<marker>: ...", tail runs under the marker as its name), in order with
-# the data (2>&1).
+# path's name. Everything it says starts with the marker, so the file's content cannot forge it: "start"
+# first, then before each file it reads "file DEV:INO OFFSET N DIGEST" (its first N bytes hash to DIGEST),
+# "gap KIND SIZE OFFSET" where lines were lost (SIZE "-" when not known), and tail's own notices
+# ("<marker>: ...", tail runs under the marker as its name), in order with the data (2>&1).
 #
 # Each file is read by `tail -f` on the descriptor the script holds, so the identity said is that of the
 # bytes sent. A watcher (bash only: `[ -ef ]` and `read -t` on a pipe nobody writes, no process per look)
