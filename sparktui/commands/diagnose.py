@@ -176,6 +176,7 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
                 update = next(updates)
             except KeyboardInterrupt:
                 pipeline.stop()
+                updates = pipeline.updates()  # the interrupted one ended with the interruption
                 continue
             for change in update.changes:
                 if states and not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):

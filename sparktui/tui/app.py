@@ -39,7 +39,7 @@ from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.tui.bindings import bindings, playbook_key_problem
 from sparktui.tui.collector import FULL_EVERY, Collector
-from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourcesChanged
+from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceEvent, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
@@ -216,6 +216,9 @@ class SparkApp(App[None]):
                     shown, posted = looks, time.monotonic()
                     self.post_message(DiagnosisChanged(diagnosis))
             self.post_message(SourcesChanged(update.states, update.clock, update.dropped, update.done))
+            for change in update.changes:
+                if change.state is State.EVENT:
+                    self.post_message(SourceEvent(change))
             if update.error:
                 self.post_message(PipelineFailed(update.error))
 
@@ -233,6 +236,10 @@ class SparkApp(App[None]):
                 column.strip.settle()
         self.done = self.done or message.done
         self._status(message.states, message.dropped)
+
+    def on_source_event(self, message: SourceEvent) -> None:
+        said = f"{message.change.source}: {message.change.detail}"
+        self.notify(display(said), title="source", severity="warning", timeout=30, markup=False)
 
     def on_pipeline_failed(self, message: PipelineFailed) -> None:
         self.notify(f"the analysis stopped: {message.reason}", severity="error", timeout=30)

@@ -42,6 +42,14 @@ class SourcesChanged(Message, bubble=False):
         return isinstance(message, SourcesChanged) and not message.done
 
 
+class SourceEvent(Message, bubble=False):
+    """News from a source that does not change its state (lines lost to a rotation): each one is said."""
+
+    def __init__(self, change: StateChange) -> None:
+        super().__init__()
+        self.change = change
+
+
 class PipelineFailed(Message, bubble=False):
     """The pipeline broke; the reason, in one line."""
 

@@ -9,7 +9,7 @@ import contextlib
 import logging
 import os
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from sparktui.core.events import State, StateChange
 from sparktui.core.sources.base import Backoff, LiveSource, Received, supervise
 from sparktui.core.sources.files import FileSource
 from sparktui.core.sources.open import SshUri, parse_ssh_uri
+from sparktui.core.sources.rotation import FilePosition, fingerprint, identity
 from sparktui.core.sources.ssh import SshFileSource, SshJournalSource, _TailReader, ray_session_sources
 from tests.servers.sshd import SshdCluster, children, command_line
 
@@ -28,18 +29,6 @@ from ..conftest import FIXTURES
 
 NCCL = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
 RAY = FIXTURES / "ray" / "head-start" / "head-session"
-
-
-@pytest.fixture
-async def cluster(sshd_cluster: SshdCluster) -> AsyncIterator[SshdCluster]:
-    """The shared servers, with every node a test made closed afterwards (and all sshd running)."""
-    yield sshd_cluster
-    for node in sshd_cluster.made:
-        await node.close()
-    sshd_cluster.made.clear()
-    for sshd in sshd_cluster.nodes.values():
-        if sshd.process is None or sshd.process.poll() is not None:
-            sshd.start()
 
 
 class Watch:
@@ -144,61 +133,89 @@ async def test_rotation_and_truncation_move_the_cursor_to_the_new_file(cluster: 
     path.write_text("old 1\nold 2\n")
     source = SshFileSource(cluster.node("node-a"), str(path))
     got: list[str] = []
-    cursors: list[int | float | str] = []
+    notes: list[str] = []
+    cursors: list[FilePosition] = []
 
-    async def read(cursor: int | None) -> None:
+    async def read(cursor: int | float | str | None) -> None:
         async for received in source.stream(cursor):
             got.extend(received.lines)
-            cursors.append(received.cursor)
+            cursors.append(FilePosition.of(received.cursor))
+            notes.extend([received.note] if received.note else [])
 
     reading = asyncio.create_task(read(None))
     await until(lambda: got == ["old 1", "old 2"], "the first lines")
-    assert cursors[-1] == len("old 1\nold 2\n")
+    first = os.stat(path)
+    assert cursors[-1] == FilePosition(12, f"{first.st_dev}:{first.st_ino}", 12, fingerprint(path.read_bytes()))
     path.rename(tmp_path / "rotated.log.1")  # logrotate's create mode
     path.write_text("new 1\npartial")
     await until(lambda: got[2:] == ["new 1"], "the replaced file")
-    assert cursors[-1] == len("new 1\n")
+    assert cursors[-1].offset == len("new 1\n") and cursors[-1].file == identity(os.stat(path))
     with path.open("a") as fh:
         fh.write(" end\n")
     await until(lambda: got[3:] == ["partial end"], "the rest of the partial line")
     path.write_bytes(b"")  # copytruncate: the file is emptied in place
-    await until(lambda: cursors[-1] == 0, "the truncation")
+    await until(lambda: cursors[-1].offset == 0, "the truncation")
     path.write_text("after truncation\n")
     await until(lambda: got[4:] == ["after truncation"], "the line after the truncation")
     reading.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await reading
-    resume = int(cursors[-1])
-    assert resume == len("after truncation\n")
-    path.write_text("after truncation\nwhile away\n")
-    reading = asyncio.create_task(read(resume))
+    resume = cursors[-1]
+    assert resume.offset == len("after truncation\n") and resume.digest == fingerprint(b"after truncation\n")
+    path.write_text("after truncation\nwhile away\n")  # rewritten in place, the same first bytes: the same file
+    reading = asyncio.create_task(read(resume.cursor))
     await until(lambda: got[5:] == ["while away"], "the line written while away")
-    path.write_text("short\n")  # truncated while away and now shorter than the cursor: read from the start
     reading.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await reading
-    reading = asyncio.create_task(read(int(cursors[-1])))
+    path.write_text("short\n")  # truncated while away and now shorter than the cursor: read from its start
+    reading = asyncio.create_task(read(cursors[-1].cursor))
     await until(lambda: got[6:] == ["short"], "the file read again from its start")
+    assert notes == [
+        f"lines lost: while {path} was not followed, it was emptied or replaced, and its old content is nowhere "
+        "to be found; an unknown number of bytes after byte 28 were not read"
+    ]
     reading.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await reading
-    assert got == ["old 1", "old 2", "new 1", "partial end", "after truncation", "while away", "short"]
+    reading = asyncio.create_task(read(len("short\n")))  # a plain offset, as cursors were: the file at the path
+    path.write_text("short\nplain\n")
+    await until(lambda: got[7:] == ["plain"], "the line after the plain offset")
+    reading.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reading
+    assert got == ["old 1", "old 2", "new 1", "partial end", "after truncation", "while away", "short", "plain"]
 
 
 @pytest.mark.parametrize("piece", [1, 7, 1000])
-def test_tail_notices_split_anywhere_end_the_partial_line_only_on_a_switch(piece: int) -> None:
+def test_follower_output_split_anywhere(piece: int) -> None:
+    """What the remote follower says may be cut anywhere: every line, file switch, notice and gap is still
+    found, in order, and the position follows the file being read."""
+    empty = fingerprint(b"")
     data = (
+        b"M-1 file 1:2 10 10 0123456789abcdef\n"
         b"a\r\nb\npart"
-        + b"M-1: '/f' has been replaced;  following new file\n"
+        + f"M-1 file 1:3 0 0 {empty}\n".encode()
         + b"new\nx"
-        + b"M-1: '/f' has become inaccessible: No such file or directory\n"
-        + b"y\nlog line mentioning M-1 without the colon\n"
+        + b"M-1: cannot open '/f' for reading: No such file or directory\n"
+        + b"y\nM-2 is not the marker\n"
+        + b"M-1: /dev/fd/3: file truncated\n"
+        + b"again\n"
+        + b"M-1 gap gone - 6\n"
+        + f"M-1 file 1:4 0 0 {empty}\n".encode()
+        + b"last\n"
     )
-    reader = _TailReader(b"M-1: ", 10)
-    lines = [line for at in range(0, len(data), piece) for line in reader.feed(data[at : at + piece])]
-    assert lines == ["a", "b", "part", "new", "xy", "log line mentioning M-1 without the colon"]
-    assert reader.offset == len(b"new\nxy\nlog line mentioning M-1 without the colon\n")
-    assert reader.notice == "'/f' has become inaccessible: No such file or directory"
+    reader = _TailReader(b"M-1", "/f", FilePosition(10, "1:2", 10, "0123456789abcdef"))
+    batches = [batch for at in range(0, len(data), piece) for batch in reader.feed(data[at : at + piece])]
+    lines = [line for batch in batches for line in batch.lines]
+    assert lines == ["a", "b", "part", "new", "xy", "M-2 is not the marker", "again", "last"]
+    (gap,) = [b for b in batches if b.note]
+    assert gap.note.startswith("lines lost: while /f was not followed, it was rotated and the old file is gone")
+    assert "after byte 6 " in gap.note
+    assert lines[: lines.index("again") + 1] == [line for b in batches[: batches.index(gap) + 1] for line in b.lines]
+    assert FilePosition.of(gap.cursor) == FilePosition(len(b"again\n"), "1:3", 6, fingerprint(b"again\n"))
+    assert FilePosition.of(batches[-1].cursor) == FilePosition(5, "1:4", 5, fingerprint(b"last\n"))
+    assert reader.notice == "/dev/fd/3: file truncated"
 
 
 async def test_file_that_appears_later_and_odd_names(cluster: SshdCluster, tmp_path: Path) -> None:

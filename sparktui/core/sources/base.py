@@ -26,10 +26,13 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Received:
-    """Complete, decoded lines in the order written, and the cursor just after the last of them."""
+    """Complete, decoded lines in the order written, and the cursor just after the last of them; ``note``
+    is news from the source that comes before those lines and is not a line of the log (lines lost to a
+    rotation): the supervisor reports it as an event."""
 
     lines: tuple[str, ...]
     cursor: Cursor
+    note: str = ""
 
 
 class LiveSource(ABC):
@@ -126,7 +129,8 @@ async def supervise(
     """Keep ``source`` streaming until it ends, is refused or the task is cancelled.
 
     Every batch goes to ``deliver`` (which may wait: that is how a slow consumer pauses the producer), and
-    the cursor of the last delivered batch is where a reconnect resumes. State changes go to ``report``.
+    the cursor of the last delivered batch is where a reconnect resumes. State changes go to ``report``, and
+    so does a batch's note, as an event, before its lines.
     """
     backoff = backoff or Backoff()
     cursor: Cursor | None = None
@@ -139,6 +143,8 @@ async def supervise(
                 streaming = True
                 report(StateChange(source.name, State.STREAMING))
                 backoff.reset()
+            if received.note:
+                report(StateChange(source.name, State.EVENT, received.note))
             if received.lines:
                 await deliver(source.name, received)
             cursor = received.cursor

@@ -1,9 +1,11 @@
-"""A local file followed like ``tail -F``: new lines as they are written, across rotation and truncation."""
+"""A local file followed like ``tail -F``: new lines as they are written, across rotation and truncation,
+and a resume that finds the file again when it was rotated meanwhile (:mod:`~sparktui.core.sources.rotation`)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import BinaryIO
@@ -13,19 +15,35 @@ from sparktui.core.errors import Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received
 from sparktui.core.sources.files import node_from_path
+from sparktui.core.sources.rotation import (
+    HEAD,
+    FilePosition,
+    compressed,
+    fingerprint,
+    gap_note,
+    gz_size,
+    head_of,
+    identity,
+    locate,
+    rotated_after,
+)
 
 POLL_SECONDS = 0.2
 READ_SIZE = 1 << 20
 
 
 class FollowedFile(LiveSource):
-    """Yields the file's complete lines from the cursor (a byte offset) on, then waits for more.
+    """Yields the file's complete lines from the cursor on, then waits for more.
 
-    A file replaced by a new one (log rotation: another inode at the same path) is read to its end and
-    the new file is followed from its start; a file that shrank below the cursor (truncation) is read
-    again from its start. A missing or unreadable file raises :class:`Unavailable`, so the
-    supervisor waits for it to appear, as ``tail -F`` does. A line is only delivered once its newline
-    has been written, unless it grows past :data:`MAX_LINE` bytes.
+    A file replaced by a new one (log rotation: another inode at the path) is read to its end (a last
+    line without a newline ends there), then the files rotated after it if there are any, and the new
+    file is followed from its start; a file that shrank below the cursor (truncation) is read again from
+    its start. The cursor is a :class:`~sparktui.core.sources.rotation.FilePosition`: resuming from it
+    goes on in the same file wherever a rotation put it (``node.log.1``...), then reads the file now at
+    the path from its start; what cannot be found again comes as a note (lines lost, and how many bytes
+    where that is known). A missing or unreadable file raises :class:`Unavailable`, so the supervisor
+    waits for it to appear, as ``tail -F`` does. A line is only delivered once its newline has been
+    written, unless it grows past :data:`MAX_LINE` bytes.
     """
 
     def __init__(self, path: Path, name: str, node: str | None = None, poll: float = POLL_SECONDS) -> None:
@@ -36,35 +54,107 @@ class FollowedFile(LiveSource):
         self._node_known = node is not None
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
-        offset = int(cursor) if isinstance(cursor, int | float) else 0
-        fh = self._open()
+        at = FilePosition.of(cursor)
+        fh, offset, notes = await asyncio.to_thread(self._resume, at)
+        if fh is None:  # nothing to read now, and what the cursor was in is gone: say so, then wait
+            for note in notes:
+                yield Received((), FilePosition().cursor, note)
+            raise Unavailable(f"cannot open {self.path}: No such file or directory")
+        read: set[str] = set()  # the files of a chain of rotations read so far, up to the path's file
         try:
-            inode = os.fstat(fh.fileno()).st_ino
-            if os.fstat(fh.fileno()).st_size < offset:
-                offset = 0
-            fh.seek(offset)
-            lines = LineSplitter()
-            lines.offset = offset  # where the file was opened: nothing to drop
-            yield Received((), offset)
+            reading = _Reading(fh, offset)
+            for note in notes:
+                yield Received((), reading.position(), note)
+            yield Received((), reading.position())
             while True:
                 chunk = fh.read(READ_SIZE)
                 if chunk:
-                    found = tuple(lines.feed(chunk))
+                    found = tuple(reading.lines.feed(chunk))
                     if found and not self._node_known:
                         self._learn_node(found)
                     if found:
-                        yield Received(found, lines.offset)
+                        yield Received(found, reading.position())
                     continue
-                replaced, truncated = self._changed(inode, lines.offset + lines.held)
+                replaced, truncated = self._changed(reading.inode, reading.lines.offset + reading.lines.held)
                 if replaced or truncated:
+                    last = tuple(reading.lines.rest())  # a last line without its newline: the file is done
+                    if last:
+                        yield Received(last, reading.position())
+                    if replaced:
+                        read.add(reading.file)
+                    done = os.fstat(fh.fileno())
                     fh.close()
-                    fh = self._open()
-                    inode = os.fstat(fh.fileno()).st_ino
-                    lines = LineSplitter()
+                    later, notes = await asyncio.to_thread(self._later, done, read) if replaced else (None, [])
+                    if later is None:
+                        read.clear()
+                    fh = later or self._open()
+                    reading = _Reading(fh, 0)
+                    for note in notes:
+                        yield Received((), reading.position(), note)
+                    yield Received((), reading.position())
                     continue
                 await asyncio.sleep(self.poll)
         finally:
             fh.close()
+
+    def _resume(self, at: FilePosition) -> tuple[BinaryIO | None, int, list[str]]:
+        """The file to read first, where in it, and the notes for what was lost (see the class)."""
+        try:
+            fh: BinaryIO | None = self.path.open("rb")
+        except OSError as exc:
+            if not at.file:
+                raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}") from None
+            fh = None
+        st = os.fstat(fh.fileno()) if fh is not None else None
+        if not at.file:  # a plain offset: the file at the path, from there unless it is shorter now
+            assert fh is not None and st is not None
+            return fh, at.offset if st.st_size >= at.offset else 0, []
+        if (
+            fh is not None
+            and st is not None
+            and identity(st) == at.file
+            and st.st_size >= at.offset
+            and fingerprint(head_of(fh, at.head)) == at.digest
+        ):
+            return fh, at.offset, []
+        found = locate(self.path, at, st)
+        if found.path is not None and not found.gap:
+            try:
+                old = found.path.open("rb")
+            except OSError:
+                pass  # gone between the look and the open
+            else:
+                if fh is not None:
+                    fh.close()
+                return old, at.offset, []
+        notes = [gap_note(str(self.path), found.gap or "gone", at.offset, found.size)]
+        if found.path is not None:  # compressed, or cut short: what was rotated after it comes next
+            try:
+                after = found.path.stat()
+            except OSError:
+                return fh, 0, notes
+            later, more = self._later(after, {identity(after)})
+            if later is not None:
+                if fh is not None:
+                    fh.close()
+                fh = later
+            notes += more
+        return fh, 0, notes
+
+    def _later(self, after: os.stat_result, read: set[str]) -> tuple[BinaryIO | None, list[str]]:
+        """The oldest file rotated since the one ``after`` describes and not ``read`` yet, opened (None when
+        there is none: the path's file is next), and the notes for the compressed ones passed over."""
+        notes: list[str] = []
+        for later in rotated_after(self.path, after, read):
+            try:
+                read.add(identity(later.stat()))
+                if compressed(later):
+                    notes.append(gap_note(str(self.path), "compressed", 0, gz_size(later)))
+                    continue
+                return later.open("rb"), notes
+            except (OSError, EOFError, zlib.error):
+                continue
+        return None, notes
 
     def _open(self) -> BinaryIO:
         try:
@@ -83,3 +173,21 @@ class FollowedFile(LiveSource):
         except OSError:
             return False, False  # moved away and not yet recreated: keep the old file
         return st.st_ino != inode, st.st_size < position
+
+
+class _Reading:
+    """One open file being read from ``offset``: its lines, and the position after them."""
+
+    def __init__(self, fh: BinaryIO, offset: int) -> None:
+        self.fh = fh
+        st = os.fstat(fh.fileno())
+        self.inode, self.file = st.st_ino, identity(st)
+        fh.seek(offset)
+        self.lines = LineSplitter()
+        self.lines.offset = offset  # where the file was opened: nothing to drop
+        self._head = b""
+
+    def position(self) -> Cursor:
+        if len(self._head) < HEAD:  # the fingerprint grows with the file up to its first HEAD bytes
+            self._head = head_of(self.fh)
+        return FilePosition(self.lines.offset, self.file, len(self._head), fingerprint(self._head)).cursor

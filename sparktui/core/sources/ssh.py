@@ -9,10 +9,10 @@ import secrets
 import shlex
 from collections.abc import AsyncIterator
 
-from sparktui.core.errors import Refused
 from sparktui.core.lines import LineSplitter
 from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.base import Cursor, LiveSource, Received
+from sparktui.core.sources.rotation import HEAD, FilePosition, fingerprint, gap_note
 from sparktui.core.text import decode
 
 RAY_LOGS = "/tmp/ray/session_latest/logs"
@@ -23,17 +23,115 @@ _RAY_SUFFIXES = (".out", ".err", ".log")
 #: it is sent. A look costs the node one ``stat`` and a read; a finding shown within a quarter of a second
 #: of the line being written leaves no more than this to the node.
 POLL_SECONDS = 0.05
-# $0 is a random marker, $1 the path, $2 the offset to start from, $3 the seconds between looks. tail runs
-# under the marker as its name, so its notices ("<marker>: ... following new file") cannot be forged by the
-# file's content, and they arrive in order with the data (2>&1). Polling (---disable-inotify) also sees a
-# file that appears after tail started. A file shorter than the offset was truncated or replaced
-# meanwhile: start at 0.
-_FOLLOW = (
-    'o=$2; s=$(wc -c 2>/dev/null < "$1") || s=0; [ "${s:-0}" -ge "$o" ] || o=0; '
-    'printf "%s start %s\\n" "$0" "$o"; '
-    'exec -a "$0" tail ---disable-inotify -s "$3" -c "+$((o + 1))" -F -- "$1" 2>&1'
-)
-_SWITCHED = (b"following new file", b": file truncated")
+#: Seconds between two looks of the remote follower at whether the path names another file (a rotation):
+#: the most the first lines of a new file wait. A look costs the node about as much as one of ``tail``'s
+#: four, in bash.
+WATCH_SECONDS = 0.2
+# The remote follower, in bash with coreutils only. $0 is a random marker, $1 the path, $2 the offset, $3
+# the seconds between tail's looks, $4 $5 $6 the file the offset is in (device:inode, the bytes
+# fingerprinted, their fingerprint; $4 empty for a plain offset) and $7 the seconds between looks at the
+# path's name. Everything it says starts with the marker, so the file's content cannot forge it: "start"
+# first, then before each file it reads "file DEV:INO OFFSET N DIGEST" (its first N bytes hash to DIGEST),
+# "gap KIND SIZE OFFSET" where lines were lost (SIZE "-" when not known), and tail's own notices
+# ("<marker>: ...", tail runs under the marker as its name), in order with the data (2>&1).
+#
+# Each file is read by `tail -f` on the descriptor the script holds, so the identity said is that of the
+# bytes sent. A watcher (bash only: `[ -ef ]` and `read -t` on a pipe nobody writes, no process per look)
+# ends when the path names another file, and tail, told by --pid, reads the old file to its end before it
+# stops. Then come the files rotated since, oldest first (`between`: named as rotations are, not older than
+# the file just read; a log rotated twice before tail looked has one), then the path's new file from its
+# start, or waited for while it is missing. TERM (the channel closing) ends tail and the watcher.
+#
+# On resume, a file at the path that is still the cursor's file (same inode, same first bytes, not shorter
+# than the offset) goes on from the offset. Otherwise the cursor's file is looked for among the path's
+# siblings (path.1, path.0, path-*, then anything named like it), by inode, then by its first bytes alone
+# (the copy copytruncate leaves, or a gzip one: lost, and its size said); one found is read from the offset
+# to its end, then what was rotated after it. Not found (deleted, or emptied in place with no copy left) is
+# a gap of unknown size, and the path's file is read from its start.
+_FOLLOW = r"""m=$0 p=$1 o=$2 s=$3 id=$4 n=$5 h=$6 l=$7 t= w= k= f= old= gap= x= v= said=
+for c in tail stat head sha256sum; do
+  command -v "$c" >/dev/null || { echo "$c: command not found" >&2; exit 127; }
+done
+trap 'kill $t $w 2>/dev/null; exit 0' TERM HUP INT PIPE
+printf '%s start\n' "$m"
+shopt -s nullglob
+exec 4<> <(:)
+q=; case ${p##*/} in ?*.*) q=${p%.*} ;; esac
+nap() { read -t "$l" -u 4; }
+st() { stat -L -c '%d:%i %s' -- "$1" 2>/dev/null; }
+fp() { local x; x=$(head -c "$2" -- "$1" 2>/dev/null | sha256sum); printf %s "${x:0:16}"; }
+follow() {
+  local x z r
+  x=$(st /dev/fd/3); z=${x#* }; [ "$z" -le 1024 ] 2>/dev/null || z=1024
+  printf '%s file %s %s %s %s\n' "$m" "${x% *}" "$o" "$z" "$(fp /dev/fd/3 "$z")"
+  ( while [ "$p" -ef /dev/fd/3 ] && kill -0 $$ 2>/dev/null; do nap; done ) & w=$!
+  ( exec -a "$m" tail ---disable-inotify -s "$s" --pid="$w" -c "+$((o + 1))" -f /dev/fd/3 2>&1 ) & t=$!
+  wait "$t"; r=$?; kill "$w" 2>/dev/null; t= w= o=0
+  [ "$r" = 0 ] || exit "$r"
+}
+lost() {
+  local z=-
+  case $1 in *.gz) command -v gzip >/dev/null && z=$(gzip -dc -- "$1" 2>/dev/null | wc -c) || z=- ;; esac
+  [ "$z" = - ] || { [ "$z" -ge "$2" ] && z=$((z - $2)); } || z=-
+  printf '%s gap compressed %s %s\n' "$m" "$z" "$2"
+}
+between() {
+  local f i r=() c=("$p".[0-9]* "$p"-[0-9]*)
+  local -A seen
+  [ -z "$q" ] || c+=("$q".[0-9]* "$q"-[0-9]*)
+  for f in "${c[@]}"; do
+    [ -f "$f" ] && [ -z "${seen[$f]}" ] && ! [ "$f" -ot /dev/fd/3 ] || continue
+    ! [ "$f" -ef /dev/fd/3 ] && ! [ "$f" -ef "$p" ] || continue
+    seen[$f]=1 i=${#r[@]}
+    while [ "$i" -gt 0 ] && [ "${r[i - 1]}" -nt "$f" ]; do r[i]=${r[i - 1]} i=$((i - 1)); done
+    r[i]=$f
+  done
+  for f in "${r[@]}"; do
+    case $f in
+    *.gz | *.xz | *.bz2 | *.zst) lost "$f" 0 ;;
+    *) ! { exec 3<"$f"; } 2>/dev/null || follow ;;
+    esac
+  done
+}
+{ exec 3<"$p"; } 2>/dev/null && k=1 && x=$(st /dev/fd/3)
+if [ -z "$id" ]; then
+  [ "${x#* }" -ge "$o" ] 2>/dev/null || o=0
+elif ! { [ "${x% *}" = "$id" ] && [ "${x#* }" -ge "$o" ] && [ "$(fp /dev/fd/3 "$n")" = "$h" ]; }; then
+  c=("$p".1 "$p".0 "$p"-* "$p"?*); [ -z "$q" ] || c+=("$q"?*)
+  for y in "${c[@]}"; do
+    [ -f "$y" ] && ! [ "$y" -ef "$p" ] && v=$(st "$y") || continue
+    [ "${v% *}" = "$id" ] && [ "$(fp "$y" "$n")" = "$h" ] || continue
+    f=$y; if [ "${v#* }" -ge "$o" ]; then old=1; else gap=truncated; fi
+    break
+  done
+  if [ -z "$f" ] && [ "$n" -gt 0 ]; then
+    for y in "${c[@]}"; do
+      [ -f "$y" ] && ! [ "$y" -ef "$p" ] || continue
+      case $y in
+      *.gz)
+        v=$(gzip -dc -- "$y" 2>/dev/null | head -c "$n" | sha256sum)
+        [ "${v:0:16}" = "$h" ] && f=$y gap=compressed && break ;;
+      *) v=$(st "$y") && [ "${v#* }" -ge "$o" ] && [ "$(fp "$y" "$n")" = "$h" ] && f=$y old=1 && break ;;
+      esac
+    done
+  fi
+  [ -n "$f" ] || { [ "${x% *}" = "$id" ] && gap=replaced || gap=gone; }
+  case $gap in compressed) lost "$f" "$o" ;; ?*) printf '%s gap %s - %s\n' "$m" "$gap" "$o" ;; esac
+  if [ -n "$f" ] && { exec 3<"$f"; } 2>/dev/null; then
+    [ -z "$old" ] || follow
+    between
+  fi
+  k= o=0
+fi
+while :; do
+  if [ -z "$k" ] && ! { exec 3<"$p"; } 2>/dev/null; then
+    [ -e "$p" ] && e="Permission denied" || e="No such file or directory"
+    [ -n "$said" ] || printf "%s: cannot open '%s' for reading: %s\n" "$m" "$p" "$e"
+    said=1; nap; continue
+  fi
+  k= said=; follow; between
+done
+"""
 
 
 class SshFileSource(LiveSource):
@@ -41,11 +139,14 @@ class SshFileSource(LiveSource):
     and the file not existing yet.
 
     Yields complete lines (decoded, CRLF made LF; a line of more than :data:`MAX_LINE` bytes comes in
-    pieces); the cursor is the byte offset just after the last line delivered, in the file as it is now
-    (0 again after a rotation or truncation), and resuming re-reads a partial last line. A file found
-    shorter than the cursor on resume was truncated or replaced meanwhile and is read from its start.
-    Raises :class:`Unavailable` when the connection drops or ``tail`` stops, and
-    :class:`Refused` when the node refuses us or has no ``bash``/``tail``.
+    pieces). The cursor is a :class:`~sparktui.core.sources.rotation.FilePosition`: the file being read
+    (device, inode, a fingerprint of its first bytes) and the byte offset just after the last line
+    delivered in it, and resuming re-reads a partial last line. A resume goes on in the same file wherever
+    a rotation put it meanwhile, then reads the file now at the path from its start; what cannot be found
+    again (deleted, compressed, truncated below the offset) comes as a note, with its size where it is
+    known. A plain offset (an older cursor) resumes in the file at the path, from its start if it is
+    shorter. Raises :class:`Unavailable` when the connection drops or ``tail`` stops, and
+    :class:`Refused` when the node refuses us or lacks ``bash`` or a coreutils command.
     """
 
     def __init__(self, node: SshNode, path: str, name: str | None = None) -> None:
@@ -59,53 +160,54 @@ class SshFileSource(LiveSource):
         return self.ssh.names
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
-        offset = _offset(cursor)
+        at = FilePosition.of(cursor)
         marker = f"sparktui-{secrets.token_hex(8)}"
-        command = f"bash -c {shlex.quote(_FOLLOW)} {marker} {shlex.quote(self.path)} {offset} {POLL_SECONDS}"
+        args = [marker, self.path, str(at.offset), str(POLL_SECONDS), at.file, str(at.head), at.digest]
+        args.append(str(WATCH_SECONDS))
+        command = f"bash -c {shlex.quote(_FOLLOW)} {shlex.join(args)}"
         async with self.ssh.session(command, self.name) as session:
             header = await session.readline()
-            prefix = f"{marker} start ".encode()
-            if not header.startswith(prefix) or not header.endswith(b"\n"):
+            if header != f"{marker} start\n".encode():
                 raise await session.ended(decode(header).strip())
-            reader = _TailReader(f"{marker}: ".encode(), int(header[len(prefix) :]))
-            yield Received((), reader.offset)
+            reader = _TailReader(marker.encode(), self.path, at)
+            yield Received((), at.cursor)
             while chunk := await session.read():
-                before = reader.offset
-                lines = reader.feed(chunk)
-                if lines or reader.offset != before:
-                    yield Received(tuple(lines), reader.offset)
+                for received in reader.feed(chunk):
+                    yield received
             raise await session.ended(reader.notice)
 
 
-def _offset(cursor: Cursor | None) -> int:
-    if cursor is None:
-        return 0
-    if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
-        raise Refused(f"not a file offset: {cursor!r}")
-    return cursor
-
-
 class _TailReader:
-    """The output of the remote ``tail`` as complete lines, and the file offset after them.
+    """The output of the remote follower (:data:`_FOLLOW`) as batches of complete lines, each with the
+    position after it.
 
-    ``tail``'s notices start with the marker and may come in the middle of a line (after a last line
-    with no newline): a notice that the file was replaced or truncated ends that line and restarts the
-    offset at 0; other notices (the file is missing for now) are kept as :attr:`notice`. Everything else
-    is the file's bytes, cut into lines by one :class:`~sparktui.core.lines.LineSplitter`.
+    What the follower says starts with the marker and may come in the middle of a line (after a last line
+    with no newline). A new file ends that line and moves the position to the new file; tail's notice that
+    the file was truncated does the same within the file; a gap becomes a batch's note, after the lines
+    before it; other notices (the file is missing for now) are kept as :attr:`notice`. Everything else is
+    the file's bytes, cut into lines by one :class:`~sparktui.core.lines.LineSplitter`; the first
+    :data:`~sparktui.core.sources.rotation.HEAD` bytes of a file read from its start make its fingerprint.
     """
 
-    def __init__(self, marker: bytes, offset: int) -> None:
+    def __init__(self, marker: bytes, path: str, at: FilePosition) -> None:
         self.marker = marker
+        self.path = path
         self.notice = ""
-        self._base = offset  # where the file's bytes fed to the splitter start
+        self._file = at  # the file being read (its offset: where its bytes fed to the splitter start)
+        self._head: bytearray | None = None  # its first bytes, while it is read from its start
         self._lines = LineSplitter()
-        self._held = b""  # what may be the start of a notice
+        self._held = b""  # what may be the start of something the follower says
+        self._said = at  # the position of the last batch returned
 
     @property
-    def offset(self) -> int:
-        return self._base + self._lines.offset
+    def position(self) -> FilePosition:
+        head, digest = self._file.head, self._file.digest
+        if self._head is not None:
+            head, digest = len(self._head), fingerprint(bytes(self._head))
+        return FilePosition(self._file.offset + self._lines.offset, self._file.file, head, digest)
 
-    def feed(self, data: bytes) -> list[str]:
+    def feed(self, data: bytes) -> list[Received]:
+        batches: list[Received] = []
         lines: list[str] = []
         buf, self._held = self._held + data, b""
         while True:
@@ -113,15 +215,48 @@ class _TailReader:
             end = buf.find(b"\n", at) if at >= 0 else -1
             if end < 0:
                 keep = len(buf) - at if at >= 0 else _marker_start(buf, self.marker)
-                lines += self._lines.feed(buf[: len(buf) - keep])
+                lines += self._data(buf[: len(buf) - keep])
                 self._held = buf[len(buf) - keep :]
-                return lines
-            lines += self._lines.feed(buf[:at])
+                break
+            lines += self._data(buf[:at])
             message, buf = buf[at + len(self.marker) : end], buf[end + 1 :]
-            self.notice = decode(message)
-            if message.endswith(_SWITCHED):  # the partial line before the notice ends there
-                lines += self._lines.rest()
-                self._base, self._lines = 0, LineSplitter()
+            if message.startswith(b" file "):
+                lines += self._lines.rest()  # the last line of the file before, if it had no newline
+                self._start(message[len(b" file ") :])
+            elif message.startswith(b" gap "):
+                batches.append(self._batch(lines, self._gap(message[len(b" gap ") :])))
+                lines = []
+            elif message.startswith(b": "):
+                self.notice = decode(message[2:])
+                if message.endswith(b": file truncated"):  # read again from its start
+                    lines += self._lines.rest()
+                    self._file = FilePosition(0, self._file.file)
+                    self._lines, self._head = LineSplitter(), bytearray()
+        if lines or self.position != self._said:
+            batches.append(self._batch(lines))
+        return batches
+
+    def _data(self, data: bytes) -> list[str]:
+        if self._head is not None and len(self._head) < HEAD:
+            self._head += data[: HEAD - len(self._head)]
+        return self._lines.feed(data)
+
+    def _start(self, header: bytes) -> None:
+        """A new file: ``DEV:INO OFFSET N DIGEST``. Read from its start, its fingerprint is made here from
+        its bytes as they come; read from further on, it is the one the follower made."""
+        file, offset, head, digest = decode(header).split(" ")
+        self._file = FilePosition(int(offset), file, int(head), digest)
+        self._lines = LineSplitter()
+        self._head = bytearray() if self._file.offset == 0 else None
+
+    def _gap(self, message: bytes) -> str:
+        """Lines lost: ``KIND SIZE OFFSET`` (the size ``-`` where it is not known)."""
+        kind, size, offset = decode(message).split(" ")
+        return gap_note(self.path, kind, int(offset), int(size) if size.isdigit() else None)
+
+    def _batch(self, lines: list[str], note: str = "") -> Received:
+        self._said = self.position
+        return Received(tuple(lines), self._said.cursor, note)
 
 
 def _marker_start(buf: bytes, marker: bytes) -> int:
