@@ -39,6 +39,8 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
     for s in diagnosis.sources:
         if s.error:
             console.print(Text(f"  ! {s.error}", style="yellow"))
+        for note in s.notes:
+            console.print(Text(f"  ! {s.name}: {display(note)}", style="yellow"), soft_wrap=True)
     for phrase in also_named(diagnosis):
         console.print(Text(f"  = {display(phrase)}", style="dim"), soft_wrap=True)
     for warning in diagnosis.warnings:

@@ -77,6 +77,7 @@ class SourceSummary:
     lines: int
     error: str | None = None
     hosts: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what happened to it that a reader must know (lines lost to a rotation)
 
 
 class State(Enum):

@@ -419,6 +419,8 @@ class Pipeline:
     def _report(self, change: StateChange) -> None:
         if change.state is State.FAILED and change.source in self._by_name:
             self.analyzer.source_failed(change.source, change.detail)
+        elif change.state is State.EVENT and change.source in self._by_name:
+            self.analyzer.source_noted(change.source, change.detail)
         self._outbox.set(state=change)
 
 

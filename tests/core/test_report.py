@@ -359,3 +359,16 @@ def test_reports_show_the_rank_by_stage_grid(catalogue: Catalogue, tmp_path: Pat
     assert '<table class="grid">' in page and '<td class="behind">ready</td>' in page
     data = json.loads((tmp_path / "report.json").read_text())
     assert [r["behind"] for r in data["progress"][0]["rows"]] == [False, False, False, True]
+
+
+def test_a_sources_other_names_and_its_notes_are_in_every_form(tmp_path: Path) -> None:
+    """What the reader must know of a source (another name of its node, lines lost to a rotation) is kept in
+    each form, redacted like the rest."""
+    lost = "lines lost: while /var/log/rank0.log was not followed, it was rotated and the old file is gone"
+    source = SourceSummary("ssh://node5/var/log/rank0.log", "node5", 9, None, ("spark-a",), (lost,))
+    incident = Incident(Diagnosis([source], [], {}, ()), title="notes")
+    forms = {p.suffix: p.read_text() for p in export(incident, tmp_path) if p.suffix in (".md", ".html", ".json")}
+    assert f"| `node5` (`spark-a` in its logs) | 9 | {lost} |" in forms[".md"]
+    assert '<span class="node">spark-a</span> in its logs)' in forms[".html"] and lost in forms[".html"]
+    (summary,) = json.loads(forms[".json"])["sources"]
+    assert (summary["hosts"], summary["notes"]) == (["spark-a"], [lost])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import json
 import os
 import shutil
 import signal
@@ -278,7 +279,8 @@ def test_diagnose_follow_says_the_lines_lost(
         run.wait(timeout=60)
     event = next(line for line in said if "lines lost" in line)
     assert event.startswith(f"sparktui: node-a:{path}: event lines lost: while {path} was not followed, it was rotated")
-    assert '"sources"' in out, "".join(said)
+    (source,) = json.loads(out)["sources"]  # and the diagnosis keeps it, for the report
+    assert source["notes"][0].startswith(f"lines lost: while {path} was not followed, it was rotated"), source
 
 
 def wait_for(condition: object, what: str, run: subprocess.Popen[str]) -> None:

@@ -53,6 +53,10 @@ class Analyzer:
         """Record that a source could not be read (what was read from it stays)."""
         self.correlation.source_failed(name, reason)
 
+    def source_noted(self, name: str, note: str) -> None:
+        """Record what happened to a source that a reader must know (lines lost to a rotation)."""
+        self.correlation.source_noted(name, note)
+
     def feed(self, name: str, text: str, now: float = 0.0) -> None:
         """Analyse a block of complete lines (``\\n``-separated, without the final newline)."""
         scan = self._scans[name]

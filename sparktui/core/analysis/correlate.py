@@ -19,6 +19,9 @@ from sparktui.core.analysis.stages import StageTracker, StallHit
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Position, SourceSummary
 
+#: The notes kept per source (a file rotated every minute while a follow was cut would make many).
+NOTES_MAX = 20
+
 
 @dataclass(slots=True)
 class _Source:
@@ -28,6 +31,7 @@ class _Source:
     error: str | None = None
     last_time: float | None = None
     hosts: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -70,6 +74,17 @@ class Correlation:
         """Record that a source could not be read (or read to its end); what was read from it stays."""
         self.add_source(name, "")
         self._sources[name].error = reason
+        self.changed = True
+
+    def source_noted(self, name: str, note: str) -> None:
+        """Keep what happened to a source that its reader must know (the first :data:`NOTES_MAX`, then a
+        count)."""
+        self.add_source(name, "")
+        notes = self._sources[name].notes
+        if len(notes) < NOTES_MAX:
+            notes.append(note)
+        elif len(notes) == NOTES_MAX:
+            notes.append("further notes left out")
         self.changed = True
 
     def add(self, scanned: Scanned) -> None:
@@ -131,7 +146,9 @@ class Correlation:
             else:
                 pending.append(_pending(hit, hit.pending))
         findings += [merge(self._signatures[s], stall_parts(hits), order) for s, hits in stalled.items()]
-        sources = tuple(SourceSummary(s.name, s.node, s.lines, s.error, s.hosts) for s in self._sources.values())
+        sources = tuple(
+            SourceSummary(s.name, s.node, s.lines, s.error, s.hosts, tuple(s.notes)) for s in self._sources.values()
+        )
         ranked = name_consequences(rank(findings, self.catalogue, order), self.tracker.nodes())
         warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()))
         pending.sort(key=lambda p: -p.waited)

@@ -86,6 +86,8 @@ def _source(s: SourceSummary) -> dict[str, Any]:
         out["error"] = s.error
     if s.hosts:
         out["hosts"] = list(s.hosts)
+    if s.notes:
+        out["notes"] = list(s.notes)
     return out
 
 

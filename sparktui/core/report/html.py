@@ -273,7 +273,7 @@ def _sources(d: Diagnosis) -> Markup:
                 *(_join(" (", _tag("span", h, class_="node"), " in its logs)") for h in s.hosts),
             ),
             _tag("td", f"{s.lines:,}", class_="num"),
-            _tag("td", s.error or ""),
+            _tag("td", "; ".join(p for p in (s.error, *s.notes) if p)),
         )
         for s in d.sources
     ]

@@ -92,7 +92,14 @@ class Incident:
         d = self.diagnosis
         diagnosis = Diagnosis(
             tuple(
-                SourceSummary(text(s.name), node(s.node), s.lines, s.error and text(s.error), tuple(map(node, s.hosts)))
+                SourceSummary(
+                    text(s.name),
+                    node(s.node),
+                    s.lines,
+                    s.error and text(s.error),
+                    tuple(map(node, s.hosts)),
+                    tuple(map(text, s.notes)),
+                )
                 for s in d.sources
             ),
             tuple(_finding(f, text, node) for f in d.findings),

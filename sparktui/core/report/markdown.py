@@ -117,7 +117,7 @@ def _audit_md(incident: Incident) -> list[str]:
 def _sources_md(d: Diagnosis) -> list[str]:
     out = ["## Sources", "", "| source | node | lines | problem |", "|---|---|---|---|"]
     for s in d.sources:
-        problem = _text(s.error) if s.error else ""
+        problem = "; ".join(_text(p) for p in (s.error, *s.notes) if p)
         node = _code(s.node, table=True) if s.node else ""  # a source group that never found a node
         node += "".join(f" ({_code(h, table=True)} in its logs)" for h in s.hosts)
         out.append(f"| {_code(s.name, table=True)} | {node} | {s.lines:,} | {problem} |")
