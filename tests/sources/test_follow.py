@@ -113,3 +113,22 @@ async def test_the_spool_is_a_replayable_bundle(tmp_path: Path, catalogue: Catal
     assert (tmp_path / "spool" / f"{source.name}.1").exists()
     times = (source.path.parent / f"{source.path.name}.times").read_text().split()
     assert len(times) == kept.count("\n")
+
+
+async def test_a_followed_file_of_notes_names_no_node_and_a_log_its_host(tmp_path: Path) -> None:
+    """As for a file read once: a capture's notes (meta.txt) make up no node; a log is its NCCL host's."""
+    capture = FIXTURES / "nccl4" / "four-hosts-first-collective-hang"
+    nodes: dict[str, set[str]] = {}
+    sources = []
+    for name in ("meta.txt", "rank1.log"):
+        (tmp_path / name).write_bytes((capture / name).read_bytes())
+        sources.append(FollowedFile(tmp_path / name, name, poll=0.02))
+
+    async def deliver(name: str, received: Received) -> None:
+        nodes.setdefault(name, set()).add(next(s for s in sources if s.name == name).node)
+
+    tasks = [asyncio.create_task(supervise(s, deliver, lambda _change: None)) for s in sources]
+    await until(lambda: len(nodes) == 2)
+    for task in tasks:
+        task.cancel()
+    assert nodes == {"meta.txt": {""}, "rank1.log": {"node-b"}}

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import BinaryIO
 
-from sparktui.core.classify import node_in
+from sparktui.core.classify import logged, node_in
 from sparktui.core.errors import Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.sources.base import Cursor, LiveSource, Received
@@ -52,6 +52,7 @@ class FollowedFile(LiveSource):
         self.path, self.name, self.poll = path, name, poll
         self.node = node or node_from_path(path)
         self._node_known = node is not None
+        self._logged = False  # a line that reads as a log was seen (see _learn_node)
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         at = FilePosition.of(cursor)
@@ -163,9 +164,15 @@ class FollowedFile(LiveSource):
             raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}") from None
 
     def _learn_node(self, lines: tuple[str, ...]) -> None:
-        host = node_in("\n".join(lines))
+        """The host its NCCL lines name, as soon as one does; until then its path's name, or none while
+        every line so far is a note about the run (as :meth:`FileSource.node_after` decides for a file)."""
+        block = "\n".join(lines)
+        host = node_in(block)
         if host:
             self.node, self._node_known = host, True
+        elif not self._logged:
+            self._logged = logged(block)
+            self.node = node_from_path(self.path) if self._logged else ""
 
     def _changed(self, inode: int, position: int) -> tuple[bool, bool]:
         try:
