@@ -165,6 +165,7 @@ class Pipeline:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
+        self._fresh = asyncio.Event()
         self._stopping = threading.Event()
         for source in self.sources:
             if isinstance(source, LiveSource):
@@ -185,8 +186,8 @@ class Pipeline:
         return self
 
     def updates(self) -> Iterator[Update]:
-        """Every update until the last one (``done``), at most one per :data:`FRAME` seconds; blocks in
-        between. Starts the pipeline if it was not started."""
+        """Every update until the last one (``done``), at most one per :data:`FRAME` seconds unless it
+        brings a new diagnosis; blocks in between. Starts the pipeline if it was not started."""
         self.start()
         box = self._outbox
         last = 0.0
@@ -195,8 +196,8 @@ class Pipeline:
                 while not box.changed:
                     box.cond.wait()
             wait = last + FRAME - time.monotonic()
-            if wait > 0:  # what arrives meanwhile comes in the same update
-                time.sleep(wait)
+            if wait > 0 and box.diagnosis is None:  # what arrives meanwhile comes in the same update; a
+                time.sleep(wait)  # new diagnosis goes at once (a finding shown as soon as it is made)
             last = time.monotonic()
             with box.cond:
                 lines, box.lines = box.lines, []
@@ -246,6 +247,7 @@ class Pipeline:
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        self._fresh = asyncio.Event()  # a batch changed the correlation: the ticker makes a diagnosis
         if self._stopping.is_set():
             self._stop.set()
         self.clock.start()
@@ -323,6 +325,8 @@ class Pipeline:
                 read[item.source] = item.lines
                 self._read_to(done, item.source, item.read_bytes)
                 self.analyzer.merge(item)
+                if self.analyzer.correlation.changed:
+                    self._fresh.set()
                 self._outbox.set()
         finally:
             if pool is not None:
@@ -374,6 +378,8 @@ class Pipeline:
         if source.hosts:
             self.analyzer.know_hosts(source.name, source.hosts)  # the machine said its names
         self.analyzer.feed(source.name, "\n".join(received.lines), now=self.clock.now())
+        if self.analyzer.correlation.changed:
+            self._fresh.set()
         if self.spool is not None:
             self.spool.write(source.name, source.node, received.lines)
         self.lines += len(received.lines)
@@ -390,17 +396,24 @@ class Pipeline:
             self._outbox.set()
 
     async def _tick(self) -> None:
-        """A new diagnosis whenever something changed (looked at every :data:`REFRESH` seconds), and at
-        least every :data:`TICK` seconds while sources run, for the stalls that time alone makes."""
-        last = 0.0
+        """A new diagnosis as soon as a batch changed what is known (at most one per :data:`REFRESH`
+        seconds), and at least every :data:`TICK` seconds while sources run, for the stalls that time alone
+        makes."""
+        last = made = 0.0
         while True:
-            await asyncio.sleep(REFRESH)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._fresh.wait(), TICK)
+            self._fresh.clear()
             if not self.refresh:
                 continue
+            wait = made + REFRESH - time.monotonic()
+            if wait > 0:  # what changes meanwhile goes into the same diagnosis
+                await asyncio.sleep(wait)
             now = time.monotonic()
             if self.analyzer.correlation.changed or now - last >= TICK:
-                last = now
+                last = made = now
                 self._outbox.set(diagnosis=self._with_groups(self.analyzer.finish(now=self.clock.now())))
+                made = time.monotonic()
 
     def _final(self) -> Diagnosis:
         now = None if self.finite and not self._stopping.is_set() else self.clock.now()
@@ -419,8 +432,10 @@ class Pipeline:
     def _report(self, change: StateChange) -> None:
         if change.state is State.FAILED and change.source in self._by_name:
             self.analyzer.source_failed(change.source, change.detail)
+            self._fresh.set()
         elif change.state is State.EVENT and change.source in self._by_name:
             self.analyzer.source_noted(change.source, change.detail)
+            self._fresh.set()
         self._outbox.set(state=change)
 
 
