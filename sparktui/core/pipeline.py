@@ -26,7 +26,7 @@ from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.clock import Clock, WallClock
 from sparktui.core.events import SourceSummary, State, StateChange
-from sparktui.core.sources.base import LiveSource, Received, SourceGroup, expand, supervise
+from sparktui.core.sources.base import Extent, LiveSource, Received, SourceGroup, expand, supervise
 from sparktui.core.sources.files import FileRead, FileSource
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
@@ -61,12 +61,25 @@ class Line:
 
 
 @dataclass(frozen=True, slots=True)
+class Tally:
+    """What one source has handed over so far: its node and kind, its lines and the bytes of their text,
+    and how much of the source that is, where it knows (a file: bytes read of its size)."""
+
+    node: str
+    kind: str
+    lines: int = 0
+    bytes: int = 0
+    extent: Extent | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Update:
     """What changed since the previous update."""
 
     lines: tuple[Line, ...] = ()
     diagnosis: Diagnosis | None = None  # a new one, when it changed
     states: Mapping[str, StateChange] = field(default_factory=dict)  # every source's latest state
+    tallies: Mapping[str, Tally] = field(default_factory=dict)  # what every source has handed over
     changes: tuple[StateChange, ...] = ()  # every state change since the previous update, in order
     clock: float = 0.0  # seconds since the start (the incident's time, for a replay)
     read: int = 0  # lines received so far, from every source
@@ -86,15 +99,17 @@ class _Outbox:
         self.dropped = 0
         self.diagnosis: Diagnosis | None = None
         self.states: dict[str, StateChange] = {}
+        self.tallies: dict[str, Tally] = {}
         self.changes: list[StateChange] = []
         self.changed = False
         self.done = False
         self.error = ""
 
-    def add_lines(self, lines: list[Line]) -> None:
+    def add_lines(self, lines: list[Line], source: str, tally: Tally) -> None:
         with self.cond:
             if not self.lines:
                 self.received_at = time.perf_counter()
+            self.tallies[source] = tally
             self.lines += lines
             excess = len(self.lines) - MAX_PENDING_LINES
             if excess > 0:
@@ -103,10 +118,18 @@ class _Outbox:
             self.changed = True
             self.cond.notify()
 
-    def set(self, *, diagnosis: Diagnosis | None = None, state: StateChange | None = None) -> None:
+    def set(
+        self,
+        *,
+        diagnosis: Diagnosis | None = None,
+        state: StateChange | None = None,
+        tally: tuple[str, Tally] | None = None,
+    ) -> None:
         with self.cond:
             if diagnosis is not None:
                 self.diagnosis = diagnosis
+            if tally is not None:
+                self.tallies[tally[0]] = tally[1]
             if state is not None:
                 if state.state is not State.EVENT:
                     self.states[state.source] = state
@@ -156,6 +179,7 @@ class Pipeline:
         self.result: Diagnosis | None = None
         self._outbox = _Outbox()
         self._by_name: dict[str, LiveSource] = {}
+        self._tallies: dict[str, Tally] = {}
         self._numbers: dict[str, int] = {}
         self._expanded: set[str] = set()
         self._thread: threading.Thread | None = None
@@ -201,6 +225,7 @@ class Pipeline:
                     tuple(lines),
                     box.diagnosis,
                     dict(box.states),
+                    dict(box.tallies),
                     tuple(changes),
                     self.clock.now(),
                     self.lines,
@@ -248,6 +273,8 @@ class Pipeline:
         async def deliver(name: str, received: Received) -> None:
             await queue.put((name, received))
 
+        for source in list(self._by_name.values()):
+            self._measure(source)  # a big file says how big before its first batch
         files = self._read_after_the_fact()
         producers = [
             asyncio.create_task(self._guard(s.name, supervise(s, deliver, self._report)))
@@ -335,11 +362,18 @@ class Pipeline:
         self._expanded.add(group.name)
         for source in found:
             self._add(source)
+            self._measure(source)
         await asyncio.gather(*(supervise(s, deliver, self._report) for s in found))
 
     def _add(self, source: LiveSource) -> None:
         self._by_name[source.name] = source
+        self._tallies[source.name] = Tally(source.node, source.kind)
         self.analyzer.add_source(source.name, source.node)
+
+    def _measure(self, source: LiveSource) -> None:
+        tally = replace(self._tallies[source.name], extent=source.extent(None))
+        self._tallies[source.name] = tally
+        self._outbox.set(tally=(source.name, tally))
 
     async def _consume(self, queue: asyncio.Queue[tuple[str, Received]]) -> None:
         while True:
@@ -355,10 +389,19 @@ class Pipeline:
     def _take(self, source: LiveSource, received: Received) -> None:
         if source.node != self.analyzer.node_of(source.name):
             self.analyzer.set_node(source.name, source.node)  # the content named the node
-        self.analyzer.feed(source.name, "\n".join(received.lines), now=self.clock.now())
+        text = "\n".join(received.lines)
+        self.analyzer.feed(source.name, text, now=self.clock.now())
         if self.spool is not None:
             self.spool.write(source.name, source.node, received.lines)
         self.lines += len(received.lines)
+        was = self._tallies[source.name]
+        tally = self._tallies[source.name] = Tally(
+            source.node,
+            was.kind,
+            was.lines + len(received.lines),
+            was.bytes + len(text.encode()) + 1,
+            source.extent(received.cursor),
+        )
         if self.show:
             number = self._numbers.get(source.name, 0)
             shown = []
@@ -367,9 +410,9 @@ class Pipeline:
                 kind = classify(text)
                 shown.append(Line(source.name, number, kind.node or source.node, display(text), kind))
             self._numbers[source.name] = number
-            self._outbox.add_lines(shown)
+            self._outbox.add_lines(shown, source.name, tally)
         else:
-            self._outbox.set()
+            self._outbox.set(tally=(source.name, tally))
 
     async def _tick(self) -> None:
         """A new diagnosis whenever something changed (looked at every :data:`REFRESH` seconds), and at
