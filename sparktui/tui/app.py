@@ -17,7 +17,7 @@ from pathlib import Path
 
 import regex
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -300,8 +300,9 @@ class SparkApp(App[None]):
         if event.state is WorkerState.ERROR:
             self.notify(f"{event.worker.name} failed: {event.worker.error}", severity="error", timeout=30)
 
-    def on_resize(self) -> None:
-        if self.view.fits(self.size.width // NARROW_COLUMN):
+    def on_resize(self, event: events.Resize) -> None:
+        # event.size: this runs before Textual's own handler has taken the new size
+        if self.view.fits(event.size.width // NARROW_COLUMN):
             self._sync()
 
     def _sync(self) -> None:
