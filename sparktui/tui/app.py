@@ -139,6 +139,7 @@ class SparkApp(App[None]):
         self.states: Mapping[str, StateChange] = {}
         self.tallies: Mapping[str, Tally] = {}
         self.errors: Mapping[str, str] = {}  # each source's last error, kept after it recovered
+        self._rows: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
         self._marks: frozenset[tuple[str, int]] = frozenset()
         self._stalled: dict[str, set[str]] = {}
         try:
@@ -289,9 +290,6 @@ class SparkApp(App[None]):
         self._status(message.states, message.dropped)
         for column in self.columns.values():
             column.show_sources(message.tallies)
-        for screen in self.screen_stack:
-            if isinstance(screen, SourcesScreen):
-                screen.show(self.source_rows())
 
     def on_pipeline_failed(self, message: PipelineFailed) -> None:
         self.notify(f"the analysis stopped: {message.reason}", severity="error", timeout=30)
@@ -453,14 +451,19 @@ class SparkApp(App[None]):
         self.push_screen(ProgressScreen(self.diagnosis.progress if self.diagnosis else ()))
 
     def action_sources(self) -> None:
-        self.push_screen(SourcesScreen(self.source_rows()))
+        self.push_screen(SourcesScreen(self.source_rows))
 
     def source_rows(self) -> list[SourceRow]:
-        """Every source the pipeline knows of, as the sources screen lists it."""
-        names = {*self.tallies, *self.states}
-        return [
-            SourceRow.of(name, self.tallies.get(name), self.states.get(name), self.errors.get(name)) for name in names
-        ]
+        """Every source the pipeline knows of, as the sources screen lists it (the screen asks twice a
+        second: a source whose tally, state and error are the objects they were keeps its row)."""
+        rows = []
+        for name in {*self.tallies, *self.states}:
+            looks = (self.tallies.get(name), self.states.get(name), self.errors.get(name))
+            kept = self._rows.get(name)
+            if kept is None or any(a is not b for a, b in zip(kept[0], looks, strict=True)):
+                kept = self._rows[name] = (looks, SourceRow.of(name, *looks))
+            rows.append(kept[1])
+        return rows
 
     def action_copy(self) -> None:
         """y: the selected line of the focused pane; on the findings table, the selected finding's evidence."""

@@ -3,7 +3,11 @@ every node's lines kept whether its column is shown or not (bench/tui_scale.py t
 
 from __future__ import annotations
 
+import os
+import resource
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from sparktui.commands.common import open_sources
@@ -15,7 +19,7 @@ from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.sources import SourcesScreen
 from sparktui.tui.widgets.node import NodeColumn
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, ROOT
 
 FILES = 300
 
@@ -71,8 +75,34 @@ async def test_hundreds_of_files_make_a_few_columns_and_a_page_of_the_rest(tmp_p
         await pilot.press("escape")
         await pilot.press("S")
         await pilot.pause()
-        assert isinstance(app.screen, SourcesScreen) and len(app.screen.listing.rows) == FILES
+        screen = app.screen
+        assert isinstance(screen, SourcesScreen) and len(screen.listing.rows) == FILES
+        await pilot.press("end")
+        await pilot.pause()
+        assert screen.listing.cursor == FILES - 1 and screen.listing.scroll_offset.y > 0
+        assert screen.rows[-1].name in str(screen.detail.render())
         await pilot.press("escape")
         assert "sources" in str(app.status_bar.render())  # counted by state, not named one by one
         await pilot.press("q")
     assert not app.is_running
+
+
+def test_every_followed_file_gets_a_descriptor_under_the_usual_soft_limit(tmp_path: Path) -> None:
+    """A followed file stays open; under a soft limit lower than the files (1,024 is usual), the ones past it
+    would retry "Too many open files" for ever: the soft limit is raised within the hard one."""
+    logs = many_logs(tmp_path / "logs", FILES)
+    code = (
+        "import resource, sys\n"
+        "from sparktui.commands.common import OTHER_FILES, open_sources\n"
+        "open_sources([sys.argv[1]], trust_new_host_key=False)\n"
+        "print(resource.getrlimit(resource.RLIMIT_NOFILE)[0] - OTHER_FILES)\n"
+    )
+
+    def low() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (FILES // 2, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(logs)], preexec_fn=low, env=env, capture_output=True, text=True, check=True
+    )
+    assert int(done.stdout) == FILES

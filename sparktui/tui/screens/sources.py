@@ -3,12 +3,12 @@ in full. The status bar has one line for all of them, so a long error (a changed
 that fixes it) is cut there; here the source under the cursor has it whole, wrapped.
 
 Sources in trouble come first (failed, then retrying), so the cursor starts on the one to look at. The
-screen follows the session while it is open, at most every :data:`EVERY` seconds.
+screen looks at the session again every :data:`EVERY` seconds while it is open.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -193,10 +193,11 @@ class SourcesScreen(ModalScreen[None]):
     ]
     AUTO_FOCUS = "#sources-list"
 
-    def __init__(self, rows: Sequence[SourceRow]) -> None:
+    def __init__(self, rows: Callable[[], list[SourceRow]]) -> None:
+        """``rows`` gives the sources as they are now."""
         super().__init__()
-        self.rows = sorted(rows, key=SourceRow.order)
-        self._pending: list[SourceRow] | None = None
+        self.source_rows = rows
+        self.rows = sorted(rows(), key=SourceRow.order)
         self.listing = SourceList()
         self.titles = Static(classes="sources-columns")
         self.detail = Static(id="source-detail")
@@ -215,13 +216,9 @@ class SourcesScreen(ModalScreen[None]):
         self._fill()
         self.set_interval(EVERY, self._follow)
 
-    def show(self, rows: Sequence[SourceRow]) -> None:
-        """The session moved on: shown at the next look (see :data:`EVERY`)."""
-        self._pending = sorted(rows, key=SourceRow.order)
-
     def _follow(self) -> None:
-        rows, self._pending = self._pending, None
-        if rows is not None and rows != self.rows:
+        rows = sorted(self.source_rows(), key=SourceRow.order)
+        if rows != self.rows:
             self.rows = rows
             self._fill()
 

@@ -101,7 +101,7 @@ class StageStrip(Static):
 def sources_line(log: NodeLog, tallies: Mapping[str, Tally], width: int) -> Text:
     """The node's sources in one line of ``width`` cells: each with its lines, or how far it has been read
     while a good part of it is still to read; those that do not fit are counted at the end."""
-    text = Text()
+    text = Text(no_wrap=True, overflow="ellipsis")
     names = list(log.sources)
     for shown, name in enumerate(names):
         tally = tallies.get(name)
