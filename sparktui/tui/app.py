@@ -52,7 +52,7 @@ from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.sources import SourceRow, SourcesScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
-from sparktui.tui.tallies import BEHIND, reading
+from sparktui.tui.tallies import BEHIND, Census, reading
 from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
@@ -256,8 +256,11 @@ class SparkApp(App[None]):
                 if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
                     shown, posted = looks, time.monotonic()
                     self.post_message(DiagnosisChanged(diagnosis))
+            census = Census.of(update.states, update.tallies)
             self.post_message(
-                SourcesChanged(update.states, update.tallies, dict(errors), update.clock, update.dropped, update.done)
+                SourcesChanged(
+                    update.states, update.tallies, census, dict(errors), update.clock, update.dropped, update.done
+                )
             )
             if update.error:
                 self.post_message(PipelineFailed(update.error))
@@ -287,7 +290,7 @@ class SparkApp(App[None]):
                 column.strip.settle()
         self.done = self.done or message.done
         self.states, self.tallies, self.errors = message.states, message.tallies, message.errors
-        self._status(message.states, message.dropped)
+        self._status(message.states, message.census, message.dropped)
         for column in self.columns.values():
             column.show_sources(message.tallies)
 
@@ -388,7 +391,7 @@ class SparkApp(App[None]):
             if isinstance(screen, ProgressScreen):
                 screen.show(diagnosis.progress)
 
-    def _status(self, states: Mapping[str, StateChange], dropped: int) -> None:
+    def _status(self, states: Mapping[str, StateChange], census: Census, dropped: int) -> None:
         text = Text()
         mark = "replay" if self.source.bundle is not None else "live"
         text.append(f" {mark} ", style="reverse")
@@ -401,28 +404,19 @@ class SparkApp(App[None]):
             text.append(" ended ", style="dim")
         if dropped:
             text.append(f" {dropped:,} lines not shown (the analysis saw them) ", style="yellow")
-        read = size = 0  # of every source with a size: a big file, or thousands of small ones
-        for tally in self.tallies.values():
-            extent = tally.extent
-            if extent is not None and extent.size is not None:
-                read, size = read + min(extent.read, extent.size), size + extent.size
-        if size - read >= BEHIND:
-            text.append(f"  {reading(read, size)} ", style="bold yellow")
-        troubled = any(c.state in (State.FAILED, State.RETRYING) for c in states.values())
+        if census.size - census.read >= BEHIND:  # a big file, or thousands of small ones
+            text.append(f"  {reading(census.read, census.size)} ", style="bold yellow")
+        troubled = census.count(State.FAILED, State.RETRYING)
         hint = Text("   S: every source, its error in full" if troubled else "", style="bold")
         room = self.size.width - text.cell_len - hint.cell_len
         named = _named(states, details=True, room=room) or _named(states, details=False, room=room)
         if named or not states:
             text.append_text(named)
         else:  # too many to name, or too long: counted by state
-            counts: dict[State, int] = {}
-            for change in states.values():
-                counts[change.state] = counts.get(change.state, 0) + 1
             text.append(f"   {len(states):,} source{'s' if len(states) != 1 else ''}: ")
             text.append_text(
                 Text(", ").join(
-                    Text(f"{n:,} {state.value}", style=_STATE_STYLE.get(state, "dim"))
-                    for state, n in sorted(counts.items(), key=lambda item: -item[1])
+                    Text(f"{n:,} {state.value}", style=_STATE_STYLE.get(state, "dim")) for state, n in census.states
                 )
             )
         text.append_text(hint)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sparktui.core.events import State, StateChange
+from sparktui.core.pipeline import Tally
 from sparktui.core.sources.base import Extent
 
 #: A source is shown as being read while this many bytes of it or more are still to read (a followed file
@@ -44,3 +50,26 @@ def _unit(count: int) -> tuple[int, str]:
             break
         scale, unit = scale * 1024, name
     return scale, unit
+
+
+@dataclass(frozen=True, slots=True)
+class Census:
+    """All the sources at a glance: how many are in each state (most first), and the bytes read of those
+    with a size, of their sizes. Made on the cockpit's worker thread: a pass over thousands of sources
+    each frame is not for the screen's."""
+
+    states: tuple[tuple[State, int], ...] = ()
+    read: int = 0
+    size: int = 0
+
+    @classmethod
+    def of(cls, states: Mapping[str, StateChange], tallies: Mapping[str, Tally]) -> Census:
+        read = size = 0
+        for tally in tallies.values():
+            extent = tally.extent
+            if extent is not None and extent.size:
+                read, size = read + min(extent.read, extent.size), size + extent.size
+        return cls(tuple(Counter(change.state for change in states.values()).most_common()), read, size)
+
+    def count(self, *states: State) -> int:
+        return sum(n for state, n in self.states if state in states)
