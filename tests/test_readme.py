@@ -29,6 +29,7 @@ NOT_RUN = {
     "bash tools/test.sh": "root, to install sshd, Docker, Chromium... through apt; then the whole suite",
     "python bench/diagnose_vs_rg.py --mb 200": "ripgrep and minutes of CPU (a benchmark)",
     "python bench/tui_responsiveness.py --rate 10000": "a benchmark of the cockpit that floods it for a minute",
+    "python bench/tui_scale.py --files 5000 --mb 64": "a benchmark of the cockpit on 5,000 files and 64 MiB, minutes",
     "python bench/fanout.py --nodes 64 --rate 20000 --seconds 20": "64 sshd on loopback addresses (a benchmark)",
     "python bench/spool_write.py --mb 20": "a benchmark: minutes of CPU",
     "python bench/redos.py --cap 20": "a benchmark: catastrophic patterns against every engine, a minute",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import resource
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from sparktui.core import catalogue as cat
 from sparktui.core.analysis import userfiles
 from sparktui.core.errors import Invalid
 from sparktui.core.sources.base import LiveSource, SourceGroup
+from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.open import Opener
 from sparktui.core.text import display
 
@@ -119,5 +121,23 @@ def duration(text: str) -> float:
 
 
 def open_sources(arguments: Sequence[str], *, trust_new_host_key: bool) -> list[LiveSource | SourceGroup]:
-    """Live sources for the arguments (paths followed, ``ssh://``, ``docker://``, ``ray://``)."""
-    return Opener(trust_new_host_key=trust_new_host_key).open(list(arguments))
+    """Live sources for the arguments (paths followed, ``ssh://``, ``docker://``, ``ray://``), with room to
+    keep every followed file open."""
+    sources = Opener(trust_new_host_key=trust_new_host_key).open(list(arguments))
+    allow_open_files(sum(isinstance(s, FollowedFile) for s in sources))
+    return sources
+
+
+#: Files a session keeps open besides the logs it follows (the terminal, sockets, the spool, the screen's).
+OTHER_FILES = 256
+
+
+def allow_open_files(followed: int) -> None:
+    """Raise the process's soft limit on open files so that ``followed`` files can stay open, as far as the
+    hard limit allows: a followed file is held open, a folder of 5,000 logs is 5,000 of them, and the usual
+    soft limit is 1,024 (the files past it would wait for ever, each retrying "Too many open files")."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = followed + OTHER_FILES
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))

@@ -196,9 +196,12 @@ def progress(doing: str, update: Update, elapsed: float) -> str:
     share and the time left at the pace so far."""
     count = len(update.states)
     line = f"{doing} {count} source{'' if count == 1 else 's'}: {update.read:,} lines"
-    if not update.total_bytes or update.done:
+    extents = [t.extent for t in update.tallies.values()]
+    if update.done or not extents or any(e is None or e.size is None for e in extents):
+        return line  # a stream among them: no size to measure against
+    read, total = sum(e.read for e in extents if e), sum(e.size or 0 for e in extents if e)
+    if not total:
         return line
-    read, total = update.read_bytes, update.total_bytes
     line += f", {_size(read)} of {_size(total)} ({100 * read / total:.0f} %)"
     if read and elapsed >= 1:
         line += f", about {_duration((total - read) * elapsed / read)} left"

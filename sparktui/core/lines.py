@@ -75,3 +75,13 @@ def _text(run: bytes) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").removesuffix("\r")
     return text
+
+
+class BytesRead:
+    """Bytes of a file read so far, as stored (compressed bytes, for a compressed file): counted by the
+    thread that reads it, looked at by the one that shows how far it got."""
+
+    __slots__ = ("read",)
+
+    def __init__(self) -> None:
+        self.read = 0

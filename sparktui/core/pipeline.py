@@ -26,7 +26,7 @@ from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.clock import Clock, WallClock
 from sparktui.core.events import SourceSummary, State, StateChange
-from sparktui.core.sources.base import LiveSource, Received, SourceGroup, expand, supervise
+from sparktui.core.sources.base import Extent, LiveSource, Received, SourceGroup, expand, supervise
 from sparktui.core.sources.files import FileRead, FileSource
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
@@ -61,17 +61,28 @@ class Line:
 
 
 @dataclass(frozen=True, slots=True)
+class Tally:
+    """What one source has handed over so far: its node and kind, its lines and the bytes of their text,
+    and how much of the source that is, where it knows (a file: bytes read of its size)."""
+
+    node: str
+    kind: str
+    lines: int = 0
+    bytes: int = 0
+    extent: Extent | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Update:
     """What changed since the previous update."""
 
     lines: tuple[Line, ...] = ()
     diagnosis: Diagnosis | None = None  # a new one, when it changed
     states: Mapping[str, StateChange] = field(default_factory=dict)  # every source's latest state
+    tallies: Mapping[str, Tally] = field(default_factory=dict)  # what every source has handed over
     changes: tuple[StateChange, ...] = ()  # every state change since the previous update, in order
     clock: float = 0.0  # seconds since the start (the incident's time, for a replay)
     read: int = 0  # lines received so far, from every source
-    read_bytes: int = 0  # files read after the fact: bytes of them read so far, as stored
-    total_bytes: int = 0  # and their size in all; 0 when it is not known (a stream among them)
     dropped: int = 0  # lines a slow front end was never shown (the analysis saw them all)
     received_at: float = 0.0  # time.perf_counter() when the oldest of ``lines`` arrived
     done: bool = False  # the last update: every source ended, or the pipeline was stopped
@@ -88,15 +99,17 @@ class _Outbox:
         self.dropped = 0
         self.diagnosis: Diagnosis | None = None
         self.states: dict[str, StateChange] = {}
+        self.tallies: dict[str, Tally] = {}
         self.changes: list[StateChange] = []
         self.changed = False
         self.done = False
         self.error = ""
 
-    def add_lines(self, lines: list[Line]) -> None:
+    def add_lines(self, lines: list[Line], source: str, tally: Tally) -> None:
         with self.cond:
             if not self.lines:
                 self.received_at = time.perf_counter()
+            self.tallies[source] = tally
             self.lines += lines
             excess = len(self.lines) - MAX_PENDING_LINES
             if excess > 0:
@@ -105,10 +118,18 @@ class _Outbox:
             self.changed = True
             self.cond.notify()
 
-    def set(self, *, diagnosis: Diagnosis | None = None, state: StateChange | None = None) -> None:
+    def set(
+        self,
+        *,
+        diagnosis: Diagnosis | None = None,
+        state: StateChange | None = None,
+        tally: tuple[str, Tally] | None = None,
+    ) -> None:
         with self.cond:
             if diagnosis is not None:
                 self.diagnosis = diagnosis
+            if tally is not None:
+                self.tallies[tally[0]] = tally[1]
             if state is not None:
                 if state.state is not State.EVENT:
                     self.states[state.source] = state
@@ -155,11 +176,10 @@ class Pipeline:
         self.workers = workers
         self.analyzer = Analyzer(catalogue)
         self.lines = 0
-        self.read_bytes = 0  # see Update
-        self.total_bytes = 0
         self.result: Diagnosis | None = None
         self._outbox = _Outbox()
         self._by_name: dict[str, LiveSource] = {}
+        self._tallies: dict[str, Tally] = {}
         self._numbers: dict[str, int] = {}
         self._expanded: set[str] = set()
         self._thread: threading.Thread | None = None
@@ -206,11 +226,10 @@ class Pipeline:
                     tuple(lines),
                     box.diagnosis,
                     dict(box.states),
+                    dict(box.tallies),
                     tuple(changes),
                     self.clock.now(),
                     self.lines,
-                    self.read_bytes,
-                    self.total_bytes,
                     box.dropped,
                     box.received_at,
                     box.done,
@@ -256,6 +275,8 @@ class Pipeline:
         async def deliver(name: str, received: Received) -> None:
             await queue.put((name, received))
 
+        for source in list(self._by_name.values()):
+            self._measure(source)  # a big file says how big before its first batch
         files = self._read_after_the_fact()
         producers = [
             asyncio.create_task(self._guard(s.name, supervise(s, deliver, self._report)))
@@ -304,9 +325,7 @@ class Pipeline:
         pool = ScanPool(self.catalogue, tasks, workers) if workers > 1 else None
         results = pool.results() if pool is not None else (r for t in tasks for r in scan_file(self.analyzer.rules, t))
         read: dict[str, int] = {}
-        sizes = {f.name: 0 if f.file.stream else f.file.size() for f in files}
-        done: dict[str, int] = {}  # bytes read of each file
-        self.total_bytes = 0 if any(f.file.stream for f in files) else sum(sizes.values())
+        sizes = {f.name: f.size for f in files}
         for f in files:
             self._report(StateChange(f.name, State.CONNECTING))
         try:
@@ -314,7 +333,8 @@ class Pipeline:
             # FIFO with no writer keeps that thread waiting, not the loop, and a stop is still heard).
             while (item := await asyncio.to_thread(next, results, None)) is not None:
                 if isinstance(item, Done):
-                    self._read_to(done, item.source, sizes[item.source])
+                    if not item.error:
+                        self._scanned(item.source, read.get(item.source, 0), sizes[item.source] or 0, sizes)
                     if item.error:
                         self.analyzer.source_failed(item.source, item.error)
                     self._report(StateChange(item.source, State.FAILED if item.error else State.ENDED, item.error))
@@ -323,19 +343,24 @@ class Pipeline:
                     self._report(StateChange(item.source, State.STREAMING))
                 self.lines += item.lines - read.get(item.source, 0)
                 read[item.source] = item.lines
-                self._read_to(done, item.source, item.read_bytes)
                 self.analyzer.merge(item)
                 if self.analyzer.correlation.changed:
                     self._fresh.set()
-                self._outbox.set()
+                self._scanned(item.source, item.lines, item.read_bytes, sizes)
         finally:
             if pool is not None:
                 await asyncio.to_thread(pool.close)
 
-    def _read_to(self, done: dict[str, int], source: str, at: int) -> None:
-        """Note that ``source`` (a file read after the fact) is read to byte ``at``."""
-        self.read_bytes += at - done.get(source, 0)
-        done[source] = at
+    def _scanned(self, source: str, lines: int, at: int, sizes: Mapping[str, int | None]) -> None:
+        """Tally a file scanned after the fact: ``lines`` read of it, to byte ``at`` of it as stored."""
+        tally = self._tallies[source] = replace(
+            self._tallies[source],
+            node=self.analyzer.node_of(source),
+            lines=lines,
+            bytes=at,
+            extent=Extent(at, sizes[source]),
+        )
+        self._outbox.set(tally=(source, tally))
 
     def _groups(self) -> list[SourceGroup]:
         return [g for g in self.sources if isinstance(g, SourceGroup)]
@@ -355,11 +380,18 @@ class Pipeline:
         self._expanded.add(group.name)
         for source in found:
             self._add(source)
+            self._measure(source)
         await asyncio.gather(*(supervise(s, deliver, self._report) for s in found))
 
     def _add(self, source: LiveSource) -> None:
         self._by_name[source.name] = source
+        self._tallies[source.name] = Tally(source.node, source.kind)
         self.analyzer.add_source(source.name, source.node)
+
+    def _measure(self, source: LiveSource) -> None:
+        tally = replace(self._tallies[source.name], extent=source.extent(None))
+        self._tallies[source.name] = tally
+        self._outbox.set(tally=(source.name, tally))
 
     async def _consume(self, queue: asyncio.Queue[tuple[str, Received]]) -> None:
         while True:
@@ -377,12 +409,21 @@ class Pipeline:
             self.analyzer.set_node(source.name, source.node)  # the content named the node
         if source.hosts:
             self.analyzer.know_hosts(source.name, source.hosts)  # the machine said its names
-        self.analyzer.feed(source.name, "\n".join(received.lines), now=self.clock.now())
+        text = "\n".join(received.lines)
+        self.analyzer.feed(source.name, text, now=self.clock.now())
         if self.analyzer.correlation.changed:
             self._fresh.set()
         if self.spool is not None:
             self.spool.write(source.name, source.node, received.lines)
         self.lines += len(received.lines)
+        was = self._tallies[source.name]
+        tally = self._tallies[source.name] = Tally(
+            source.node,
+            was.kind,
+            was.lines + len(received.lines),
+            was.bytes + len(text.encode()) + 1,
+            source.extent(received.cursor),
+        )
         if self.show:
             number = self._numbers.get(source.name, 0)
             shown = []
@@ -391,9 +432,9 @@ class Pipeline:
                 kind = classify(text)
                 shown.append(Line(source.name, number, self.analyzer.home(source.name, kind), display(text), kind))
             self._numbers[source.name] = number
-            self._outbox.add_lines(shown)
+            self._outbox.add_lines(shown, source.name, tally)
         else:
-            self._outbox.set()
+            self._outbox.set(tally=(source.name, tally))
 
     async def _tick(self) -> None:
         """A new diagnosis as soon as a batch changed what is known (at most one per :data:`REFRESH`

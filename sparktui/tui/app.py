@@ -1,7 +1,11 @@
 """The cockpit: composes the node columns, the findings panel and the status bar, and shows what the one
 pipeline (:mod:`sparktui.core.pipeline`) finds. The analysis runs on the pipeline's own thread; one worker
 thread turns its updates into messages (:mod:`sparktui.tui.messages`), and the handlers here own every
-widget."""
+widget.
+
+Every node's lines are kept whether its column is on screen or not (:mod:`sparktui.tui.nodes`); columns
+exist for the nodes in view only, as many as fit side by side, and ``]`` / ``[`` page through the rest, so
+a session on thousands of files costs a few widgets, not a few per file."""
 
 from __future__ import annotations
 
@@ -13,11 +17,11 @@ from pathlib import Path
 
 import regex
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Input, Static, Tab, Tabs
+from textual.widgets import DataTable, Header, Input, Static
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import catalogue as cat
@@ -26,7 +30,7 @@ from sparktui.core.audit import AuditEntry
 from sparktui.core.clock import ReplayClock
 from sparktui.core.cluster import Cluster
 from sparktui.core.events import State, StateChange
-from sparktui.core.pipeline import Line, Pipeline
+from sparktui.core.pipeline import Line, Pipeline, Tally
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident
@@ -37,18 +41,37 @@ from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
+from sparktui.tui import clipboard
 from sparktui.tui.bindings import bindings, playbook_key_problem
 from sparktui.tui.collector import FULL_EVERY, Collector
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceEvent, SourcesChanged
-from sparktui.tui.screens.finding import FindingScreen
+from sparktui.tui.nodes import Nodes, View
+from sparktui.tui.screens.finding import FindingScreen, evidence_text, finding_markdown
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
+from sparktui.tui.screens.sources import SourceRow, SourcesScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
+from sparktui.tui.tallies import BEHIND, Census, reading
 from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
-from sparktui.tui.widgets.logpane import LogPane
-from sparktui.tui.widgets.node import NO_NODE, NodeColumn, layer_of
+from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
+from sparktui.tui.widgets.node import NodeColumn, layer_of
+
+_STATE_STYLE = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}
+
+
+def _named(states: Mapping[str, StateChange], *, details: bool, room: int) -> Text:
+    """Each source by name with its state (and the state's detail), when there are few and they fit in
+    ``room`` cells; else nothing."""
+    text = Text()
+    if len(states) > NAMED_SOURCES:
+        return text
+    for name, change in sorted(states.items()):
+        state = f"{change.state.value} {display(change.detail)}".strip() if details else change.state.value
+        text.append(f"   {name} ", style="bold")
+        text.append(state, style=_STATE_STYLE.get(change.state, "dim"))
+    return text if text.cell_len <= room else Text()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +85,10 @@ class Session:
     speed: float = 0.0
 
 
-#: Below this many cells per node, the nodes go under tabs instead of side by side.
+#: The fewest cells a node's column gets: as many columns are side by side as fit at this width.
 NARROW_COLUMN = 60
+#: Sources beyond which the status bar counts them by state instead of naming each.
+NAMED_SOURCES = 6
 
 
 class SparkApp(App[None]):
@@ -108,7 +133,15 @@ class SparkApp(App[None]):
         self.pipeline = self._pipeline(self.source)
         self._evidence_index = -1
         self._last_pane: LogPane | None = None
-        self.columns: dict[str, NodeColumn] = {}
+        self.nodes = Nodes()  # every node's lines, in view or not
+        self.view = View(self.nodes)  # the nodes whose columns are on screen
+        self.columns: dict[str, NodeColumn] = {}  # the columns of the nodes in view
+        self.states: Mapping[str, StateChange] = {}
+        self.tallies: Mapping[str, Tally] = {}
+        self.errors: Mapping[str, str] = {}  # each source's last error, kept after it recovered
+        self._rows: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
+        self._marks: frozenset[tuple[str, int]] = frozenset()
+        self._stalled: dict[str, set[str]] = {}
         try:
             playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:
@@ -119,7 +152,8 @@ class SparkApp(App[None]):
         self._playbook_problem = "; ".join(problems)
         # Held here, not queried: a query looks at the screen on top, which may be a modal.
         self.nodes_box = Horizontal(id="nodes")
-        self.node_tabs = Tabs(id="node-tabs")
+        self.node_bar = Static(id="node-bar")
+        self._bar_shown = Text()
         self.findings_table = FindingsTable()
         self.filter_field = Input(
             placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
@@ -133,7 +167,7 @@ class SparkApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Vertical(id="main"):
-            yield self.node_tabs
+            yield self.node_bar
             yield self.nodes_box
             yield self.findings_table
         yield self.filter_field
@@ -141,6 +175,7 @@ class SparkApp(App[None]):
         yield SteadyFooter()
 
     def on_mount(self) -> None:
+        self.view.fits(self.size.width // NARROW_COLUMN)
         self.collector.hold()
         self.set_interval(FULL_EVERY, self.collector.full)
         if self._playbook_problem:
@@ -180,16 +215,18 @@ class SparkApp(App[None]):
         yield from super().get_system_commands(screen)
         if isinstance(screen, PlaybookScreen):
             yield from screen.commands()
+        for node in self.nodes.names:
+            yield SystemCommand(f"Go to node {node}", "Show its column and focus it", partial(self._focus_node, node))
         for column in self.columns.values():
-            yield SystemCommand(
-                f"Go to node {column.node}", "Focus the first pane of this node", partial(self._focus_node, column.node)
-            )
-            for pane in column.query(LogPane):
+            for pane in column.panes.values():
                 if pane.display:
                     yield SystemCommand(f"Go to {column.node} / {pane.border_title}", "Focus this pane", pane.focus)
         for rank, finding in enumerate(self.diagnosis.findings if self.diagnosis else [], 1):
             yield SystemCommand(f"Finding {rank}: {finding.title}", finding.signature, partial(self._open, rank - 1))
         yield SystemCommand("Start-up progress", "The stage each rank reached, per track", self.action_progress)
+        yield SystemCommand(
+            "Sources and errors", "Every source: node, kind, state, counts, its last error in full", self.action_sources
+        )
         yield SystemCommand("Export report", "Write a Markdown report of this incident", self.action_export)
         yield SystemCommand("Help", "Every key", self.action_help)
 
@@ -200,7 +237,11 @@ class SparkApp(App[None]):
         """The one worker: the pipeline's updates become messages; it touches no widget."""
         shown: tuple[object, ...] = ()
         posted = 0.0
+        errors: dict[str, str] = {}  # kept here: a SourcesChanged waiting in the queue is replaced by the next
         for update in self.pipeline.updates():
+            for change in update.changes:
+                if change.state in (State.FAILED, State.RETRYING) and change.detail:
+                    errors[change.source] = change.detail
             if update.lines:
                 panes: dict[tuple[str, str], list[Line]] = {}
                 for line in update.lines:
@@ -215,7 +256,12 @@ class SparkApp(App[None]):
                 if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
                     shown, posted = looks, time.monotonic()
                     self.post_message(DiagnosisChanged(diagnosis))
-            self.post_message(SourcesChanged(update.states, update.clock, update.dropped, update.done))
+            census = Census.of(update.states, update.tallies)
+            self.post_message(
+                SourcesChanged(
+                    update.states, update.tallies, census, dict(errors), update.clock, update.dropped, update.done
+                )
+            )
             for change in update.changes:
                 if change.state is State.EVENT:
                     self.post_message(SourceEvent(change))
@@ -223,8 +269,19 @@ class SparkApp(App[None]):
                 self.post_message(PipelineFailed(update.error))
 
     def on_lines_arrived(self, message: LinesArrived) -> None:
+        nodes = len(self.nodes)
+        came = False
         for (node, layer), lines in message.panes.items():
-            self._column(node).add(layer, lines)
+            self.nodes.log(node).add(layer, lines)
+            column = self.columns.get(node)
+            if column is not None:
+                column.add(layer, lines)
+            else:
+                came = self.view.spoke(node) or came  # its column is made with every line kept, these too
+        if came:
+            self._sync()
+        elif len(self.nodes) != nodes:
+            self._show_bar()
 
     def on_diagnosis_changed(self, message: DiagnosisChanged) -> None:
         self._show(message.diagnosis)
@@ -235,7 +292,10 @@ class SparkApp(App[None]):
             for column in self.columns.values():
                 column.strip.settle()
         self.done = self.done or message.done
-        self._status(message.states, message.dropped)
+        self.states, self.tallies, self.errors = message.states, message.tallies, message.errors
+        self._status(message.states, message.census, message.dropped)
+        for column in self.columns.values():
+            column.show_sources(message.tallies)
 
     def on_source_event(self, message: SourceEvent) -> None:
         said = f"{message.change.source}: {message.change.detail}"
@@ -248,33 +308,68 @@ class SparkApp(App[None]):
         if event.state is WorkerState.ERROR:
             self.notify(f"{event.worker.name} failed: {event.worker.error}", severity="error", timeout=30)
 
-    def _column(self, node: str) -> NodeColumn:
-        column = self.columns.get(node)
-        if column is None:
-            # columns stay in name order, whatever order their nodes first spoke in
-            later = sorted(n for n in self.columns if n > node)
-            column = self.columns[node] = NodeColumn(node)
-            before = self.columns[later[0]] if later else None
-            self.nodes_box.mount(column, before=before)
-            self.node_tabs.add_tab(
-                Tab(node or NO_NODE, id=f"tab-{column.id}"), before=f"tab-{before.id}" if before else None
+    def on_resize(self, event: events.Resize) -> None:
+        # event.size: this runs before Textual's own handler has taken the new size
+        if self.view.fits(event.size.width // NARROW_COLUMN):
+            self._sync()
+
+    def _sync(self) -> None:
+        """Columns for the nodes in view, in name order, and none for the others."""
+        if not self.nodes_box.is_attached:  # lines still arriving while the app shuts down
+            return
+        wanted = self.view.shown
+        for node in [n for n in self.columns if n not in wanted]:
+            self.columns.pop(node).remove()
+        for index, node in enumerate(wanted):
+            if node in self.columns:
+                continue
+            column = self.columns[node] = NodeColumn(self.nodes.log(node))
+            later = [self.columns[n] for n in wanted[index + 1 :] if n in self.columns]
+            self.nodes_box.mount(column, before=later[0] if later else None)
+            for pane in column.panes.values():
+                pane.following = not self.paused
+                pane.set_marks(self._marks)
+            if self.diagnosis is not None and node in self.diagnosis.stages:
+                column.strip.show(self.diagnosis.stages[node], self._stalled.get(node, set()))
+            column.show_sources(self.tallies)
+        self._show_bar()
+
+    def _show_bar(self) -> None:
+        """Which nodes are in view among how many, when not all of them are; nothing (no line) when they are."""
+        text = Text()
+        if not self.view.everything():
+            text.append(f" {len(self.view.shown)} of {len(self.nodes):,} nodes in view ", style="reverse")
+            text.append("  ] next  [ previous  : go to a node", style="dim")
+            away = (
+                sorted({n for f in self.diagnosis.findings for n in f.nodes} - set(self.view.shown))
+                if self.diagnosis
+                else []
             )
-            self._arrange()
-        return column
+            if away:
+                more = f" and {len(away) - 3:,} more" if len(away) > 3 else ""
+                text.append(f"   findings on {', '.join(away[:3])}{more} (e shows the evidence)", style="yellow")
+        if text != self._bar_shown:
+            if bool(text) != bool(self._bar_shown):
+                self.node_bar.display = bool(text)  # a layout, only when it appears or goes
+            self._bar_shown = text
+            self.node_bar.update(text, layout=False)
 
-    def on_resize(self) -> None:
-        self._arrange()
+    def _bring(self, node: str) -> tuple[NodeColumn | None, bool]:
+        """The node's column, its page brought into view if it was not; and whether it was just made."""
+        if node not in self.nodes:
+            return None, False
+        moved = self.view.show(node)
+        if moved:
+            self._sync()
+        return self.columns.get(node), moved
 
-    def _arrange(self) -> None:
-        """Side by side while each node gets a usable width; one node at a time, under tabs, when narrow."""
-        narrow = len(self.columns) > 1 and self.size.width // max(len(self.columns), 1) < NARROW_COLUMN
-        self.node_tabs.display = narrow
-        active = self.node_tabs.active
-        for column in self.columns.values():
-            column.display = not narrow or active == f"tab-{column.id}"
+    def action_next_nodes(self) -> None:
+        if self.view.page(1):
+            self._sync()
 
-    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
-        self._arrange()
+    def action_previous_nodes(self) -> None:
+        if self.view.page(-1):
+            self._sync()
 
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis
@@ -285,22 +380,25 @@ class SparkApp(App[None]):
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.time)
         self.findings_table.show(diagnosis.findings, self.time, self.seen_at)
-        marks = frozenset((e.source, e.line) for f in diagnosis.findings for e in f.evidence)
+        self._marks = frozenset((e.source, e.line) for f in diagnosis.findings for e in f.evidence)
         for pane in self._panes():
-            pane.set_marks(marks)
+            pane.set_marks(self._marks)
         stalled: dict[str, set[str]] = {}
         for f in diagnosis.findings:
             sig = self._signature(f.signature)
             if sig is not None and sig.stall is not None and f.evidence:
                 # the first evidence line is where the stalled unit stopped
                 stalled.setdefault(f.evidence[0].node, set()).add(sig.stall.track)
-        for node, tracks in diagnosis.stages.items():
-            self._column(node).strip.show(tracks, stalled.get(node, set()))
+        self._stalled = stalled
+        for node, column in self.columns.items():
+            if node in diagnosis.stages:
+                column.strip.show(diagnosis.stages[node], stalled.get(node, set()))
+        self._show_bar()
         for screen in self.screen_stack:
             if isinstance(screen, ProgressScreen):
                 screen.show(diagnosis.progress)
 
-    def _status(self, states: Mapping[str, StateChange], dropped: int) -> None:
+    def _status(self, states: Mapping[str, StateChange], census: Census, dropped: int) -> None:
         text = Text()
         mark = "replay" if self.source.bundle is not None else "live"
         text.append(f" {mark} ", style="reverse")
@@ -313,11 +411,22 @@ class SparkApp(App[None]):
             text.append(" ended ", style="dim")
         if dropped:
             text.append(f" {dropped:,} lines not shown (the analysis saw them) ", style="yellow")
-        for name, change in sorted(states.items()):
-            state = f"{change.state.value} {change.detail}".strip()
-            style = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}.get(change.state, "dim")
-            text.append(f"   {name} ", style="bold")
-            text.append(state, style=style)
+        if census.size - census.read >= BEHIND:  # a big file, or thousands of small ones
+            text.append(f"  {reading(census.read, census.size)} ", style="bold yellow")
+        troubled = census.count(State.FAILED, State.RETRYING)
+        hint = Text("   S: every source, its error in full" if troubled else "", style="bold")
+        room = self.size.width - text.cell_len - hint.cell_len
+        named = _named(states, details=True, room=room) or _named(states, details=False, room=room)
+        if named or not states:
+            text.append_text(named)
+        else:  # too many to name, or too long: counted by state
+            text.append(f"   {len(states):,} source{'s' if len(states) != 1 else ''}: ")
+            text.append_text(
+                Text(", ").join(
+                    Text(f"{n:,} {state.value}", style=_STATE_STYLE.get(state, "dim")) for state, n in census.states
+                )
+            )
+        text.append_text(hint)
         if text != self._status_shown:  # ten updates a second, mostly the same words
             self._status_shown = text
             self.status_bar.update(text, layout=False)  # one line, whatever it says: no layout
@@ -341,6 +450,45 @@ class SparkApp(App[None]):
 
     def action_progress(self) -> None:
         self.push_screen(ProgressScreen(self.diagnosis.progress if self.diagnosis else ()))
+
+    def action_sources(self) -> None:
+        self.push_screen(SourcesScreen(self.source_rows))
+
+    def source_rows(self) -> list[SourceRow]:
+        """Every source the pipeline knows of, as the sources screen lists it (the screen asks twice a
+        second: a source whose tally, state and error are the objects they were keeps its row)."""
+        rows = []
+        for name in {*self.tallies, *self.states}:
+            looks = (self.tallies.get(name), self.states.get(name), self.errors.get(name))
+            kept = self._rows.get(name)
+            if kept is None or any(a is not b for a, b in zip(kept[0], looks, strict=True)):
+                kept = self._rows[name] = (looks, SourceRow.of(name, *looks))
+            rows.append(kept[1])
+        return rows
+
+    def action_copy(self) -> None:
+        """y: the selected line of the focused pane; on the findings table, the selected finding's evidence."""
+        pane = self._focused_pane()
+        if pane is not None:
+            line = pane.selected()
+            if line is None:
+                self.notify("nothing to copy: the pane is empty", severity="warning")
+                return
+            clipboard.copy(self, line.text, f"{line.source}:{line.number}")
+            return
+        finding = self.findings_table.selected()
+        if finding is None:
+            self.notify("focus a log pane or a finding first", severity="warning")
+            return
+        clipboard.copy(self, evidence_text(finding), f"the evidence of {finding.signature}")
+
+    def action_copy_finding(self) -> None:
+        """Y: the selected finding as Markdown, secrets redacted."""
+        finding = self.findings_table.selected()
+        if finding is None:
+            self.notify("no finding selected", severity="warning")
+            return
+        clipboard.copy(self, finding_markdown(finding), f"{finding.signature} as Markdown (secrets redacted)")
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.pipeline.stop()
@@ -372,10 +520,14 @@ class SparkApp(App[None]):
         field.display = False
         if pane is None:
             return
+        if not pane.is_attached:  # its node went out of view meanwhile
+            return
         try:
             pane.set_filter(event.value)
         except regex.error as exc:
             self.notify(f"not a valid regex: {exc}", severity="error")
+        except FilterTooSlow as exc:
+            self.notify(f"filter not applied: {exc}", severity="error", markup=False)
         pane.focus()
 
     def on_key(self, event: object) -> None:
@@ -430,9 +582,13 @@ class SparkApp(App[None]):
             return
         self._evidence_index = (self._evidence_index + step) % len(finding.evidence)
         e = finding.evidence[self._evidence_index]
-        for pane in self._column(e.node).panes.values():
+        column, made = self._bring(e.node)
+        for pane in column.panes.values() if column is not None else ():
             if pane.reveal(e.source, e.line):
-                pane.focus()
+                if made:  # laid out on the next refresh: scrolled to the line once it has a height
+                    self.call_after_refresh(lambda pane=pane: pane.reveal(e.source, e.line) and pane.focus())
+                else:
+                    pane.focus()
                 self.notify(
                     f"evidence {self._evidence_index + 1} of {len(finding.evidence)}: {e.source}:{e.line}", timeout=2
                 )
@@ -463,9 +619,13 @@ class SparkApp(App[None]):
         )
 
     def _focus_node(self, node: str) -> None:
-        for pane in self._column(node).panes.values():
+        column, made = self._bring(node)
+        for pane in column.panes.values() if column is not None else ():
             if pane.display:
-                pane.focus()
+                if made:
+                    self.call_after_refresh(pane.focus)
+                else:
+                    pane.focus()
                 return
 
     def action_export(self) -> None:

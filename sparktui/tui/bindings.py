@@ -16,47 +16,77 @@ class Key:
     show: bool = False  # in the footer
     label: str = ""  # how the help screen writes the key, when not the key name itself
     short: str = ""  # the footer's word for it
-    screen: str = "app"  # where it acts: "app" (the cockpit) or "playbook" (a remediation's screen)
+    screen: str = "app"  # where it acts: "app" (the cockpit), "finding" or "playbook" (their screens)
 
 
+#: The keys of a finding's screen (:class:`sparktui.tui.screens.finding.FindingScreen`).
+FINDING = "finding"
 #: The keys of a remediation's screen (:class:`sparktui.tui.screens.playbook.PlaybookScreen`).
 PLAYBOOK = "playbook"
 
 KEYS: tuple[Key, ...] = (
     Key("question_mark", "help", "Help: every key", "General", True, "?", "help"),
-    Key("colon", "command_palette", "Command palette (nodes, layers, findings, export)", "General", False, ":"),
+    Key("colon", "command_palette", "Command palette (nodes, panes, findings)", "General", False, ":"),
     Key("ctrl+p", "command_palette", "Command palette", "General"),
     Key("x", "export", "Export a report of this incident", "General", True, short="export"),
+    Key(
+        "S",
+        "sources",
+        "Sources and their errors in full",
+        "General",
+        True,
+        short="sources",
+    ),
     Key("q", "quit", "Quit", "General", True, short="quit"),
-    Key("slash", "filter", "Filter the focused pane by regex (/!pattern hides matches)", "Logs", True, "/", "filter"),
+    Key("slash", "filter", "Filter the pane by regex (!regex hides)", "Logs", True, "/", "filter"),
     Key("n", "next_match", "Next filter match in the focused pane", "Logs"),
     Key("N", "previous_match", "Previous filter match", "Logs"),
     Key("f", "maximise", "Maximise / restore the focused pane", "Logs", True, short="maximise"),
     Key("space", "pause", "Pause / resume following", "Logs", True, short="pause"),
     Key(
+        "y",
+        "copy",
+        "Copy the selected line (or the newest shown)",
+        "Logs",
+        True,
+        short="copy",
+    ),
+    Key("right_square_bracket", "next_nodes", "Next nodes (when not all fit)", "Logs", label="]"),
+    Key("left_square_bracket", "previous_nodes", "Previous nodes", "Logs", label="["),
+    Key(
         "e",
         "next_evidence",
-        "Jump to the next evidence line of the selected finding",
+        "Next evidence line of the selected finding",
         "Findings",
         True,
         short="evidence",
     ),
-    Key("E", "previous_evidence", "Jump to the previous evidence line", "Findings"),
-    Key("enter", "open_finding", "Open the selected finding: what, why, evidence, remediations", "Findings"),
+    Key("E", "previous_evidence", "Previous evidence line", "Findings"),
+    Key("enter", "open_finding", "Open the finding: what, why, evidence, fixes", "Findings"),
+    Key("Y", "copy_finding", "Copy the finding as Markdown (redacted)", "Findings"),
     Key(
         "G",
         "progress",
-        "Start-up progress: the stage each rank reached, per communicator and track",
+        "Start-up progress: each rank's stage",
         "Findings",
         True,
         short="progress",
     ),
     Key("tab", "app.focus_next", "Next pane", "Navigation"),
     Key("shift+tab", "app.focus_previous", "Previous pane", "Navigation"),
+    Key("j,down", "down", "Scroll down", "Finding", True, "j / ↓", "scroll", FINDING),
+    Key("k,up", "up", "Scroll up", "Finding", screen=FINDING, label="k / ↑"),
+    Key("space,pagedown", "page_down", "Page down", "Finding", True, "space / pgdn", "page", FINDING),
+    Key("pageup", "page_up", "Page up", "Finding", screen=FINDING, label="pgup"),
+    Key("home", "top", "To the top", "Finding", screen=FINDING),
+    Key("end", "bottom", "To the end", "Finding", screen=FINDING),
+    Key("y", "copy_evidence", "Copy the evidence", "Finding", True, short="copy evidence", screen=FINDING),
+    Key("Y", "copy_finding", "Copy the finding as Markdown", "Finding", True, short="copy all", screen=FINDING),
+    Key("escape,q", "dismiss", "Close the finding", "Finding", True, "esc / q", "close", FINDING),
     Key(
         "r",
         "run",
-        "Run the playbook (asks first, unless approved before)",
+        "Run the playbook (asks first, unless approved)",
         "Playbook",
         True,
         short="run",
@@ -68,7 +98,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "a",
         "always",
-        "Always for this playbook on this cluster: remember, then run",
+        "Always on this cluster: remember, then run",
         "Playbook",
         True,
         short="always",
@@ -91,13 +121,19 @@ def bindings(screen: str = "app") -> list[BindingType]:
     ]
 
 
-#: Keys a remediation may not take: those of the cockpit and of the finding screen, where its key is pressed.
-FINDING_KEYS = ("escape", "q")
+_CHARACTERS = {
+    "space": " ",
+    "question_mark": "?",
+    "slash": "/",
+    "colon": ":",
+    "right_square_bracket": "]",
+    "left_square_bracket": "[",
+}
 
 
 def playbook_key_problem(key: str) -> str:
-    """Why a remediation's key cannot be used in the cockpit, or ""."""
-    taken = {k.label or k.key for k in KEYS if k.screen == "app"} | {k.key for k in KEYS if k.screen == "app"}
-    names = {"space": " ", "question_mark": "?", "slash": "/", "colon": ":"}
-    taken |= {names.get(k, k) for k in taken} | set(FINDING_KEYS)
+    """Why a remediation's key cannot be used in the cockpit, or "": it may not be one of the cockpit's keys,
+    nor of the finding screen's, where it is pressed."""
+    taken = {name for k in KEYS if k.screen in ("app", FINDING) for name in k.key.split(",")}
+    taken |= {_CHARACTERS.get(k, k) for k in taken}
     return f"{key!r} is one of the cockpit's own keys" if key in taken else ""

@@ -9,7 +9,8 @@ from textual.message import Message
 
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import StateChange
-from sparktui.core.pipeline import Line
+from sparktui.core.pipeline import Line, Tally
+from sparktui.tui.tallies import Census
 
 
 class LinesArrived(Message, bubble=False):
@@ -31,12 +32,23 @@ class DiagnosisChanged(Message, bubble=False):
 
 
 class SourcesChanged(Message, bubble=False):
-    """Every source's state, the incident's clock and lines read: only the newest one matters, so one
-    still waiting in the queue is replaced by the next."""
+    """Every source's state, what each has handed over, all of them counted, and each one's last error (kept
+    after it recovered), the incident's clock and lines read: only the newest one matters, so one still
+    waiting in the queue is replaced by the next."""
 
-    def __init__(self, states: Mapping[str, StateChange], clock: float, dropped: int, done: bool) -> None:
+    def __init__(
+        self,
+        states: Mapping[str, StateChange],
+        tallies: Mapping[str, Tally],
+        census: Census,
+        errors: Mapping[str, str],
+        clock: float,
+        dropped: int,
+        done: bool,
+    ) -> None:
         super().__init__()
-        self.states, self.clock, self.dropped, self.done = states, clock, dropped, done
+        self.states, self.tallies, self.census, self.errors = states, tallies, census, errors
+        self.clock, self.dropped, self.done = clock, dropped, done
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, SourcesChanged) and not message.done

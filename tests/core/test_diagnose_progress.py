@@ -13,7 +13,8 @@ from pathlib import Path
 
 from sparktui.commands.diagnose import progress
 from sparktui.core.events import State, StateChange
-from sparktui.core.pipeline import Update
+from sparktui.core.pipeline import Tally, Update
+from sparktui.core.sources.base import Extent
 
 from ..conftest import FIXTURES, ROOT
 
@@ -68,11 +69,13 @@ def test_a_big_file_shows_bytes_and_share_on_a_terminal(tmp_path: Path) -> None:
 def test_the_progress_line_gives_the_time_left_at_the_pace_so_far() -> None:
     mib = 1 << 20
     states = {"big.log": StateChange("big.log", State.STREAMING)}
-    update = Update(states=states, read=1000, read_bytes=16 * mib, total_bytes=64 * mib)
+    tallies = {"big.log": Tally("n1", "file, read once", 1000, 16 * mib, Extent(16 * mib, 64 * mib))}
+    update = Update(states=states, tallies=tallies, read=1000)
     assert progress("reading", update, 10.0) == (
         "reading 1 source: 1,000 lines, 16.0 MiB of 64.0 MiB (25 %), about 30 s left"
     )
     assert progress("reading", update, 0.5).endswith("(25 %)")  # too early to tell the pace
     assert "2 min 30 s left" in progress("reading", update, 50.0)
-    unknown = Update(read=7, read_bytes=0, total_bytes=0)  # a stream: its size is not known
+    stream = {"-": Tally("n1", "stream, read once", 7, 700, Extent(700, None))}
+    unknown = Update(tallies=stream, read=7)  # a stream: its size is not known
     assert progress("reading", unknown, 10.0) == "reading 0 sources: 7 lines"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import lzma
@@ -18,6 +19,7 @@ from sparktui.core import catalogue as cat
 from sparktui.core.lines import MAX_LINE
 from sparktui.core.pipeline import run
 from sparktui.core.sources import bundle
+from sparktui.core.sources.base import Extent, LiveSource
 from sparktui.core.sources.files import FileRead, FileSource, node_from_path
 from sparktui.core.sources.open import Opener, file_sources
 from sparktui.core.text import display
@@ -246,3 +248,45 @@ def test_a_live_source_without_follow_says_to_follow_it(capsys: pytest.CaptureFi
         assert main(["diagnose", uri]) == 2
         err = capsys.readouterr().err
         assert f"{uri}: a live source, read with --follow" in err and "no such file" not in err
+
+
+def test_a_big_file_says_how_much_of_it_was_read(tmp_path: Path) -> None:
+    """Trial #39: a 64 MB log showed nothing for 17 s. Each batch says how far the file is read (bytes of its
+    size; compressed bytes for a compressed file), and the pipeline knows the size before the first batch."""
+    captures = b"".join(p.read_bytes() for p in sorted(FIXTURES.rglob("*.log")))
+    plain = tmp_path / "big.log"
+    plain.write_bytes(captures * 2)  # a few blocks
+    packed = tmp_path / "big.log.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    followed, once = Opener().open([str(plain), str(packed)])
+    assert isinstance(once, FileRead) and followed.extent(None) == Extent(0, plain.stat().st_size)
+
+    async def reads(source: LiveSource) -> list[int]:
+        seen = []
+        async for received in source.stream(None):
+            extent = source.extent(received.cursor)
+            assert extent is not None and extent.size == source.extent(None).size  # type: ignore[union-attr]
+            seen.append(extent.read)
+            if extent.read == extent.size and not source.finite:
+                break
+        return seen
+
+    for source, size in ((followed, plain.stat().st_size), (once, packed.stat().st_size)):
+        seen = asyncio.run(reads(source))
+        assert len(seen) > 2 and seen == sorted(seen) and seen[0] < size and seen[-1] == size
+    pipeline = run(cat.load(), [FileRead(FileSource(plain, "big.log")), once], refresh=False)
+    first, last = {}, {}
+    for update in pipeline.updates():
+        for name, tally in update.tallies.items():
+            first.setdefault(name, tally)
+            last[name] = tally
+    lines = plain.read_bytes().count(b"\n")
+    for name, size in (("big.log", plain.stat().st_size), ("big.log.gz", packed.stat().st_size)):
+        assert first[name].extent is not None and first[name].extent.size == size
+        assert (
+            last[name].lines == lines
+            and last[name].extent == Extent(size, size)
+            and last[name].kind == "file, read once"
+        )
+    # the text of every line, newlines too, as read: the captures' colour codes and carriage returns are gone
+    assert 0.99 * plain.stat().st_size < last["big.log"].bytes < plain.stat().st_size

@@ -41,7 +41,35 @@ async def test_cockpit_over_ssh(sshd_cluster: SshdCluster, tmp_path: Path) -> No
             await pilot.pause(0.05)
         assert app.diagnosis is not None
         assert app.diagnosis.findings[0].signature == "nccl-socket-ifname-no-interface"
-        assert set(app.columns) >= {"spark-a"}
+        assert set(app.nodes.names) >= {"spark-a"}  # the NCCL host its lines name; its column a page away
         assert "streaming" in str(app.status_bar.render())
         for node in nodes:
             await node.close()
+
+
+async def test_a_changed_host_key_and_its_fix_are_shown_in_full(sshd_cluster: SshdCluster, tmp_path: Path) -> None:
+    """Trial #90: the status bar cut the refusal at "has CHANGED (now"; the sources screen has all of it,
+    the command that fixes it included."""
+    from sparktui.tui.screens.sources import SourcesScreen
+
+    known = tmp_path / "known_hosts"
+    known.write_text(sshd_cluster.known_hosts_line("node-a", key_of="node-b"))
+    node = sshd_cluster.node("node-a", known_hosts=known)
+    app = SparkApp(Session("ssh", live=(SshFileSource(node, "/etc/hostname", name="node-a:hostname"),)), cat.load())
+    async with app.run_test(size=(160, 45)) as pilot:
+        for _ in range(300):
+            if app.errors:
+                break
+            await pilot.pause(0.05)
+        (error,) = app.errors.values()
+        a = sshd_cluster["node-a"]
+        assert f"the host key of [{a.address}]:{a.port} has CHANGED" in error and "ssh-keygen -R" in error
+        assert error not in str(app.status_bar.render())
+        await pilot.press("S")
+        await pilot.pause()
+        assert isinstance(app.screen, SourcesScreen)
+        box = app.screen.detail.region  # the source under the cursor, as wrapped on screen, read back
+        rows = [strip.text[box.x : box.right] for strip in app.screen._compositor.render_strips()]
+        shown = " ".join(" ".join(rows[box.y : box.bottom]).split())
+        assert " ".join(f"last error: {error}".split()) in shown
+    await node.close()

@@ -19,6 +19,7 @@ from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.progress import EMPTY, ProgressScreen
 from sparktui.tui.widgets.logpane import LogPane
 
+from ..conftest import FIXTURES
 from .conftest import HANG, LAGGARD, make_bundle, wait_done
 
 
@@ -122,6 +123,29 @@ async def test_filter_invert_and_matches(hang_app: SparkApp) -> None:
         await pilot.press("slash", "enter")
         await pilot.pause()
         assert len(pane.shown) == len(pane.lines_kept)
+
+
+async def test_a_filter_that_backtracks_for_ever_is_dropped_with_the_reason(tmp_path: Path) -> None:
+    """The filter is the user's regex, held to a user signature's per-line budget: this one backtracks
+    exponentially on a real traceback's run of carets."""
+    carets = FIXTURES / "nccl4" / "four-hosts-rank-oom" / "rank2.log"
+    app = SparkApp(
+        Session("t", bundle.load(make_bundle(tmp_path / "b", logs={"node-a/rank2.log": carets})), speed=0), cat.load()
+    )
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, app)
+        pane = next(
+            p for p in app.columns["node-a"].panes.values() if any("^^^^^^^^^^" in ln.text for ln in p.lines_kept)
+        )
+        pane.focus()
+        await pilot.press("slash", *r"(\^|\^)+[#@]", "enter")
+        await pilot.pause()
+        assert pane.pattern is None and len(pane.shown) == len(pane.lines_kept)
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("filter not applied: it took more than") and "rank2.log:" in m for m in said), said
+        await pilot.press("slash", *"File", "enter")  # a filter that reads each line once is kept
+        await pilot.pause()
+        assert pane.pattern is not None and pane.shown and all("File" in line.text for line in pane.shown)
 
 
 async def test_evidence_jump_focuses_the_pane_holding_the_line(hang_app: SparkApp) -> None:
@@ -239,12 +263,18 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
         assert rendered.commands[0].command == 'ss -Hltnp "sport = :"8000'
 
 
-async def test_narrow_terminals_put_nodes_under_tabs(hang_app: SparkApp) -> None:
+async def test_narrow_terminals_show_one_node_at_a_time(hang_app: SparkApp) -> None:
     async with hang_app.run_test(size=(90, 40)) as pilot:
         await wait_done(pilot, hang_app)
-        assert hang_app.node_tabs.display
-        shown = [n for n, c in hang_app.columns.items() if c.display]
-        assert shown == ["spark-a"]
-        hang_app.node_tabs.action_next_tab()
+        assert list(hang_app.columns) == ["spark-a"]
+        assert "1 of 2 nodes in view" in str(hang_app.node_bar.render())
+        await pilot.press("right_square_bracket")
         await pilot.pause()
-        assert [n for n, c in hang_app.columns.items() if c.display] == ["spark-b"]
+        assert list(hang_app.columns) == ["spark-b"]
+        assert len(hang_app.columns["spark-b"].pane("nccl").shown) > 20  # kept while it was out of view
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert list(hang_app.columns) == ["spark-a"]
+        await pilot.resize_terminal(160, 40)
+        await pilot.pause()
+        assert list(hang_app.columns) == ["spark-a", "spark-b"] and not hang_app.node_bar.display

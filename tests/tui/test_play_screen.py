@@ -164,7 +164,7 @@ async def test_preview_shows_the_exact_commands_verification_and_rollback(tmp_pa
         assert "r runs it (it asks first)" in text
         assert "r" in screen.active_bindings and "y" not in screen.active_bindings
         palette = [command.title for command in app.get_system_commands(app.screen)]
-        assert "Run the playbook (asks first, unless approved before)" in palette
+        assert "Run the playbook (asks first, unless approved)" in palette
 
 
 async def test_a_missing_value_stops_it_until_e_gives_one_that_fits_its_kind(tmp_path: Path) -> None:

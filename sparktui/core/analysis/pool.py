@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import queue
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
@@ -23,6 +23,7 @@ from typing import Protocol
 
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.lines import BytesRead
 
 DIED = "the scanning worker process ended before the file was read"
 #: Bytes of logs below which scanning them here is quicker than starting workers (each loads the rules: ~0.5 s).
@@ -40,9 +41,9 @@ class Readable(Protocol):
     @property
     def node(self) -> str | None: ...
 
-    def blocks(self, read: Callable[[int], None] | None = None) -> Iterator[str]:
+    def blocks(self, counted: BytesRead | None = None) -> Iterator[str]:
         """Decoded blocks of complete lines; raises an exception whose text is one line for the user.
-        ``read`` is told before each block how many bytes of the stored file are read."""
+        ``counted`` counts the bytes of the stored file read."""
         ...
 
     def node_after(self, first_block: str, node: str) -> str:
@@ -144,13 +145,13 @@ def scan_file(rules: Rules, task: Task) -> Iterator[Scanned | Done]:
     """One file's hand-overs, block by block, then :class:`Done`; the node comes from the first block as the
     file says (:meth:`Readable.node_after`)."""
     scan = Scan(rules, task.file.name, task.node)
-    at = [0]
+    counted = BytesRead()
     try:
-        for block in task.file.blocks(read=lambda n: at.__setitem__(0, n)):
+        for block in task.file.blocks(counted):
             if scan.lines == 0:
                 scan.node = task.file.node_after(block, scan.node)
             scan.feed(block)
-            yield scan.take(read_bytes=at[0])
+            yield scan.take(read_bytes=counted.read)
     except Exception as exc:  # the file's own reason, one line (what was read stays); the next file goes on
         yield Done(task.file.name, str(exc) or type(exc).__name__)
         return

@@ -123,6 +123,12 @@ class Incident:
         )
 
 
+def redacted_finding(f: Finding, redactor: Redactor) -> Finding:
+    """One finding with every text taken from logs through ``redactor``, as :meth:`Incident.redacted` has
+    them (for a finding shared on its own)."""
+    return _finding(f, redactor.text, redactor.node)
+
+
 def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str]) -> Finding:
     return replace(
         f,

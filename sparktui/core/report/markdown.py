@@ -141,6 +141,12 @@ def _environment_md(incident: Incident) -> list[str]:
     return [*out, "---", f"<sub>Written by sparktui {_text(env.sparktui)}; {redaction_note(incident)}.</sub>", ""]
 
 
+def finding_markdown(f: Finding) -> str:
+    """One finding on its own, as :func:`markdown` writes it in a report (its title a heading, the evidence
+    open): for pasting into an issue."""
+    return "\n".join([f"### {f.title}", "", *_finding_md(f, open_evidence=True)]).rstrip() + "\n"
+
+
 def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
     nodes = ", ".join(_code(n) for n in f.nodes)
     first = _code(f"{f.first_seen.source}:{f.first_seen.line}")

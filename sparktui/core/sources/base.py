@@ -25,6 +25,16 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
+class Extent:
+    """How much of a source has been read: bytes of it, and its size in bytes where it has one (a file; not
+    a pipe or a remote stream). A followed file's size is what it holds now, so a file still being written
+    can be read past the size it had when it was first looked at."""
+
+    read: int
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Received:
     """Complete, decoded lines in the order written, and the cursor just after the last of them; ``note``
     is news from the source that comes before those lines and is not a line of the log (lines lost to a
@@ -50,6 +60,7 @@ class LiveSource(ABC):
     name: str  # shown to the user, unique in a session
     node: str  # the node the lines come from
     finite = False  # True for a source that ends by itself (a file read once, a replay)
+    kind = "source"  # what sort of source it is, in a word or two, for a list of sources
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -59,6 +70,12 @@ class LiveSource(ABC):
 
     @abstractmethod
     def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]: ...
+
+    def extent(self, cursor: Cursor | None) -> Extent | None:
+        """How much of the source was read once the batch that handed out ``cursor`` was (None: before the
+        first), for a source that knows (a file: a big one takes a while); None where it does not. Cheap
+        enough to ask once per batch."""
+        return None
 
 
 class SourceGroup(ABC):

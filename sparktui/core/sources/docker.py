@@ -250,6 +250,8 @@ class DockerSource(LiveSource):
     logging driver that cannot be read back. Never returns: a container can always come back.
     """
 
+    kind = "container"
+
     def __init__(
         self,
         container: str,

@@ -23,8 +23,8 @@ from typing import BinaryIO
 
 from sparktui.core.classify import logged, node_in
 from sparktui.core.errors import Refused
-from sparktui.core.lines import LineSplitter
-from sparktui.core.sources.base import Cursor, LiveSource, Received
+from sparktui.core.lines import BytesRead, LineSplitter
+from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
 
 BLOCK = 1 << 20
 _SNIFF = 8192
@@ -141,34 +141,34 @@ class FileSource:
                 head = next(blocks, "")
         return self.node_after(head, node_from_path(self.path))
 
-    def blocks(self, read: Callable[[int], None] | None = None) -> Generator[str, None, None]:
-        """Decoded blocks of complete lines, without the final newline of each block. A read that fails
-        raises :class:`SourceError` after every complete line read before it. ``read``, where given, is told
-        before each block how many bytes of the file as stored (as :meth:`size` counts them) are read."""
+    def blocks(self, counted: BytesRead | None = None) -> Generator[str, None, None]:
+        """Decoded blocks of complete lines, without the final newline of each block; ``counted`` counts the
+        bytes read, as stored (as :meth:`size` counts them). A read that fails raises :class:`SourceError`
+        after every complete line read before it."""
         lines = LineSplitter()
         with self.open() as fh:
             try:
-                for chunk in self._chunks(fh):
+                for chunk in self._chunks(fh, counted or BytesRead()):
                     text = lines.feed_block(chunk)
                     if text is not None:
-                        if read is not None:
-                            read(_position(fh))
                         yield text
             except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
                 yield from lines.rest()
                 raise SourceError(f"{self.name}: read failed: {exc}") from None
         yield from lines.rest()
 
-    def _chunks(self, fh: BinaryIO) -> Iterator[bytes]:
+    def _chunks(self, fh: BinaryIO, counted: BytesRead) -> Iterator[bytes]:
         """The file's bytes, decompressed as they are read where it is compressed (gzip members one after
         another, as gunzip reads them); damage raises after everything decompressed before it."""
         make = _DECOMPRESSORS.get(self.path.suffix)
         if make is None:
             while chunk := fh.read(BLOCK):
+                counted.read += len(chunk)
                 yield chunk
             return
         decompressor, fed = make(), False
         while raw := fh.read(PIECE):
+            counted.read += len(raw)
             while raw:
                 fed = True
                 yield from _decompress(decompressor, raw)
@@ -187,18 +187,25 @@ class FileRead(LiveSource):
     line; what was read before stays read."""
 
     finite = True
+    kind = "file, read once"
 
     def __init__(self, file: FileSource) -> None:
         self.file = file
         self.name = file.name
         self.node = file.node or node_from_path(file.path)
+        self.counted = BytesRead()
+        self.size = None if file.stream else file.size()
+
+    def extent(self, cursor: Cursor | None) -> Extent:
+        return Extent(self.counted.read, self.size)
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         """The blocks are read on a thread: a FIFO with no writer yet, a slow pipe or a big compressed file
         keeps only this source waiting, never the loop the other sources run on."""
         skip = int(cursor) if isinstance(cursor, int) else 0
         done = 0
-        blocks = self.file.blocks()
+        self.counted = BytesRead()
+        blocks = self.file.blocks(self.counted)
         try:
             while (block := await asyncio.to_thread(next, blocks, None)) is not None:
                 lines = block.split("\n")
@@ -226,14 +233,6 @@ def _decompress(decompressor: zlib._Decompress | lzma.LZMADecompressor, raw: byt
         for at in range(0, len(raw), SALVAGE_STEP):
             yield before.decompress(raw[at : at + SALVAGE_STEP])  # raises again at the damage
         raise
-
-
-def _position(fh: BinaryIO) -> int:
-    """How far into ``fh`` reading got; 0 for a stream, which has no position."""
-    try:
-        return fh.tell()
-    except OSError:
-        return 0
 
 
 def stdin() -> FileSource:

@@ -13,7 +13,7 @@ from typing import BinaryIO
 from sparktui.core.classify import logged, node_in
 from sparktui.core.errors import Unavailable
 from sparktui.core.lines import LineSplitter
-from sparktui.core.sources.base import Cursor, LiveSource, Received
+from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
 from sparktui.core.sources.files import node_from_path
 from sparktui.core.sources.rotation import (
     HEAD,
@@ -45,6 +45,8 @@ class FollowedFile(LiveSource):
     waits for it to appear, as ``tail -F`` does. A line is only delivered once its newline has been
     written, unless it grows past :data:`MAX_LINE` bytes.
     """
+
+    kind = "file, followed"
 
     def __init__(self, path: Path, name: str, node: str | None = None, poll: float = POLL_SECONDS) -> None:
         """Without ``node``, the node is named from the file's content once lines arrive (the NCCL host
@@ -156,6 +158,14 @@ class FollowedFile(LiveSource):
             except (OSError, EOFError, zlib.error):
                 continue
         return None, notes
+
+    def extent(self, cursor: Cursor | None) -> Extent | None:
+        """The cursor is the offset just after the last line handed over; the size, the file's now."""
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return None
+        return Extent(FilePosition.of(cursor).offset, size)
 
     def _open(self) -> BinaryIO:
         try:

@@ -22,6 +22,10 @@ from sparktui.core.sources.follow import FollowedFile
 if TYPE_CHECKING:  # imported when an ssh:// source is opened, not at start-up
     from sparktui.core.remote.ssh import SshNode
 
+#: Looks at followed files a session may take per second, in all: a session on a directory of thousands
+#: of logs looks at each of them less often (every file once every POLL_SECONDS, at most this many a second)
+#: rather than spend a core polling files that do not grow.
+POLLS_PER_SECOND = 1000
 _CONTAINER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _UNIT = re.compile(r"[A-Za-z0-9:_.@\\-]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -88,6 +92,9 @@ class Opener:
                 raise UriError(f"{arg}: unknown kind of source {scheme}:// (ssh, docker, ray or a path)")
             else:
                 sources += _local(arg)
+        followed = [s for s in sources if isinstance(s, FollowedFile)]
+        for source in followed:
+            source.poll = max(source.poll, len(followed) / POLLS_PER_SECOND)
         return sources
 
     def _ssh(self, arg: str) -> LiveSource | SourceGroup:

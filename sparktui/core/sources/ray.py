@@ -179,6 +179,8 @@ class RayLogSource(LiveSource):
     followed file can always grow.
     """
 
+    kind = "ray log"
+
     def __init__(
         self, address: str, node_id: str, filename: str, *, node_name: str, probe_every: float = PROBE_SECONDS
     ) -> None:

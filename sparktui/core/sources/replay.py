@@ -24,6 +24,7 @@ class ReplayedLog(LiveSource):
     """One log of a bundle, at its recorded pace. The cursor is the number of lines handed over."""
 
     finite = True
+    kind = "replayed log"
 
     def __init__(self, log: BundleSource, clock: ReplayClock, duration_ms: int = 0) -> None:
         self.log, self.clock, self.duration_ms = log, clock, duration_ms

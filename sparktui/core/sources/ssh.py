@@ -149,6 +149,8 @@ class SshFileSource(LiveSource):
     :class:`Refused` when the node refuses us or lacks ``bash`` or a coreutils command.
     """
 
+    kind = "file over ssh"
+
     def __init__(self, node: SshNode, path: str, name: str | None = None) -> None:
         self.ssh = node
         self.path = path
@@ -285,6 +287,8 @@ class SshJournalSource(LiveSource):
     a JSON entry is passed on as it is). Raises :class:`Unavailable` when the connection drops or
     ``journalctl`` stops, :class:`Refused` when the node refuses us or has no ``journalctl``.
     """
+
+    kind = "journal over ssh"
 
     def __init__(self, node: SshNode, unit: str, name: str | None = None) -> None:
         self.ssh = node

@@ -1,4 +1,10 @@
-"""A finding in full: what and why, the evidence from every node with context, facts and remediations."""
+"""A finding in full: what and why, the evidence from every node with context, facts and remediations.
+
+The remediations, what a user acts on, are at the top with the title and never scroll away; the rest (what,
+why, the evidence, the stages) scrolls under them with the usual keys, without having to focus it first.
+Its footer shows its own keys. ``y`` copies the evidence and ``Y`` the whole finding as Markdown
+(:mod:`sparktui.tui.clipboard`).
+"""
 
 from __future__ import annotations
 
@@ -10,22 +16,41 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from sparktui.core.catalogue import Signature
 from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding
+from sparktui.core.redact import Redactor
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import Plan, nodes_for
+from sparktui.core.report import markdown
+from sparktui.core.report.incident import redacted_finding
 from sparktui.richtext import SEVERITY_STYLE
-from sparktui.tui.bindings import FINDING_KEYS
+from sparktui.tui import clipboard
+from sparktui.tui.bindings import FINDING, bindings
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
 
 
+def evidence_text(finding: Finding) -> str:
+    """The evidence as the screen shows it: each line with its place, its node and the lines around it."""
+    blocks = []
+    for e in finding.evidence:
+        lines = [f"{e.source}:{e.line}  [{e.node}]", *(f"    {b}" for b in e.before), f"  > {e.text}"]
+        blocks.append("\n".join([*lines, *(f"    {a}" for a in e.after)]))
+    return "\n\n".join(blocks)
+
+
+def finding_markdown(finding: Finding) -> str:
+    """The finding as a report writes it, secrets redacted as reports have them: for pasting into an issue."""
+    return markdown.finding_markdown(redacted_finding(finding, Redactor()))
+
+
 class FindingScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [(key, "dismiss", "Close") for key in FINDING_KEYS]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(FINDING)
+    AUTO_FOCUS = "#finding-body"
 
     def __init__(
         self,
@@ -53,39 +78,76 @@ class FindingScreen(ModalScreen[None]):
                 return
 
     def compose(self) -> ComposeResult:
-        f, sig = self.finding, self.signature
+        f = self.finding
         head = Text()
         head.append(f" {f.severity.label.upper()} ", style=SEVERITY_STYLE[f.severity])
         head.append(f" {f.title}", style="bold")
         meta = Text(f"{f.signature} · {f.category} · nodes {', '.join(f.nodes)} · seen {f.count}x", style="dim")
-        with VerticalScroll(id="detail"):
-            yield Static(Group(head, meta))
-            if f.detail:
-                yield Static(Text(f.detail), classes="section")
-            if sig is not None:
-                yield Static(_section("What", sig.what), classes="section")
-                yield Static(_section("Why", sig.why), classes="section")
-                if sig.fix:
-                    yield Static(_section("Fix", sig.fix), classes="section")
-            if f.facts:
-                yield Static(_section("Facts", ", ".join(f"{k}={v}" for k, v in f.facts.items())), classes="section")
-            yield Static(Text("Evidence", style="bold underline"), classes="section")
-            for e in f.evidence:
-                lines = [Text(f"{e.source}:{e.line}  [{e.node}]", style="blue")]
-                lines += [Text(f"    {b}", style="dim", no_wrap=True, overflow="ellipsis") for b in e.before]
-                lines.append(Text(f"  > {e.text}", style="bold", no_wrap=True, overflow="ellipsis"))
-                lines += [Text(f"    {a}", style="dim", no_wrap=True, overflow="ellipsis") for a in e.after]
-                yield Static(Group(*lines), classes="evidence")
-            involved = {n: self.stages[n] for n in f.nodes if n in self.stages}
-            if involved:
-                text = "\n".join(
-                    f"{n}: " + "; ".join(f"{t} {p}" for t, p in sorted(s.items())) for n, s in involved.items()
-                )
-                yield Static(_section("Stages", text), classes="section")
-            yield Static(self._remedies(), classes="section")
-            if sig is not None and sig.references:
-                yield Static(_section("References", "\n".join(sig.references)), classes="section")
-            yield Static(Text("esc closes", style="dim"))
+        with Vertical(id="detail"):
+            yield Static(Group(head, meta), id="finding-head")
+            yield Static(self._remedies(), id="finding-remedies")
+            with VerticalScroll(id="finding-body"):
+                yield from self._body()
+        yield Footer()
+
+    def _body(self) -> ComposeResult:
+        f, sig = self.finding, self.signature
+        if f.detail:
+            yield Static(Text(f.detail), classes="section")
+        if sig is not None:
+            yield Static(_section("What", sig.what), classes="section")
+            yield Static(_section("Why", sig.why), classes="section")
+            if sig.fix:
+                yield Static(_section("Fix", sig.fix), classes="section")
+        if f.facts:
+            yield Static(_section("Facts", ", ".join(f"{k}={v}" for k, v in f.facts.items())), classes="section")
+        yield Static(Text("Evidence", style="bold underline"), classes="section")
+        for e in f.evidence:
+            lines = [Text(f"{e.source}:{e.line}  [{e.node}]", style="blue")]
+            lines += [Text(f"    {b}", style="dim", no_wrap=True, overflow="ellipsis") for b in e.before]
+            lines.append(Text(f"  > {e.text}", style="bold", no_wrap=True, overflow="ellipsis"))
+            lines += [Text(f"    {a}", style="dim", no_wrap=True, overflow="ellipsis") for a in e.after]
+            yield Static(Group(*lines), classes="evidence")
+        involved = {n: self.stages[n] for n in f.nodes if n in self.stages}
+        if involved:
+            text = "\n".join(
+                f"{n}: " + "; ".join(f"{t} {p}" for t, p in sorted(s.items())) for n, s in involved.items()
+            )
+            yield Static(_section("Stages", text), classes="section")
+        if sig is not None and sig.references:
+            yield Static(_section("References", "\n".join(sig.references)), classes="section")
+
+    def _body_scroll(self) -> VerticalScroll:
+        return self.query_one("#finding-body", VerticalScroll)
+
+    def action_down(self) -> None:
+        self._body_scroll().scroll_down(animate=False)
+
+    def action_up(self) -> None:
+        self._body_scroll().scroll_up(animate=False)
+
+    def action_page_down(self) -> None:
+        self._body_scroll().scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self._body_scroll().scroll_page_up(animate=False)
+
+    def action_top(self) -> None:
+        self._body_scroll().scroll_home(animate=False)
+
+    def action_bottom(self) -> None:
+        self._body_scroll().scroll_end(animate=False)
+
+    def action_copy_evidence(self) -> None:
+        if not self.finding.evidence:
+            self.notify("this finding has no evidence lines", severity="warning")
+            return
+        clipboard.copy(self.app, evidence_text(self.finding), f"the evidence of {self.finding.signature}")
+
+    def action_copy_finding(self) -> None:
+        clipboard.copy(
+            self.app, finding_markdown(self.finding), f"{self.finding.signature} as Markdown (secrets redacted)"
+        )
 
     def _remedies(self) -> Text:
         text = Text.assemble(("Remediations", "bold underline"), "\n")
@@ -101,6 +163,7 @@ class FindingScreen(ModalScreen[None]):
                 text.append(f"[{book.risk}]\n", style=RISK_STYLE.get(book.risk, ""))
         if self.playbooks:
             text.append("a remediation's key shows its exact commands, and runs them after asking", style="dim")
+        text.rstrip()
         return text
 
 

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from sparktui.tui.bindings import KEYS
+from sparktui.tui.bindings import KEYS, Key
 
 ABOUT = (
     "Panes fill per node and layer as lines arrive; every line is matched against the signature catalogue "
@@ -29,17 +29,30 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def compose(self) -> ComposeResult:
-        table = Table(box=None, show_header=False, padding=(0, 2))
-        table.add_column(style="bold cyan", no_wrap=True)
-        table.add_column()
-        group = ""
+        groups: dict[str, list[Key]] = {}
         for key in KEYS:
-            if key.group != group:
-                group = key.group
-                table.add_row(Text(group, style="bold underline"), "")
-            table.add_row(key.label or key.key, key.description)
+            groups.setdefault(key.group, []).append(key)
+        # Two columns of whole groups, about as long as each other, so that every key fits on one screen.
+        rows = [len(keys) + 1 for keys in groups.values()]
+        half = min(range(len(rows) + 1), key=lambda i: abs(sum(rows[:i]) - sum(rows[i:])))
+        names = list(groups)
+        both = Table.grid(expand=True, padding=(0, 3))
+        both.add_column(ratio=1)
+        both.add_column(ratio=1)
+        both.add_row(_keys(names[:half], groups), _keys(names[half:], groups))
         with VerticalScroll(id="help"):
             yield Static(Text("sparktui: keys", style="bold"))
             yield Static(Text(ABOUT, style="italic"))
-            yield Static(table)
-            yield Static(Text("esc closes this help", style="dim"))
+            yield Static(both)
+            yield Static(Text("esc closes this help; ↑ ↓ pgup pgdn home end scroll it", style="dim"))
+
+
+def _keys(names: list[str], groups: dict[str, list[Key]]) -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for name in names:
+        table.add_row(Text(name, style="bold underline"), "")
+        for key in groups[name]:
+            table.add_row(key.label or key.key, key.description)
+    return table

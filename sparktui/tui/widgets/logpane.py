@@ -1,12 +1,16 @@
 """One pane of log lines for one node and layer: bounded, filterable, searchable, pausable.
 
-Lines are kept as plain records and rendered only when they are on screen (Textual's line API), so a
-pane costs the same whether ten or ten thousand lines a second arrive: matching already happened in the
-core, and trimming here never loses a finding.
+Lines are kept as plain records (by the node's log, :mod:`sparktui.tui.nodes`, whether the pane exists or
+not) and rendered only when they are on screen (Textual's line API), so a pane costs the same whether ten
+or ten thousand lines a second arrive: matching already happened in the core, and trimming here never
+loses a finding. The filter is the user's regex: like a user's signature, it may spend only so much time
+on a line (:func:`~sparktui.core.analysis.matcher.budget`), and only :data:`FILTER_SECONDS` on a pane's
+lines, or it is dropped with the reason.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from math import ceil
 
@@ -14,15 +18,19 @@ import regex
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.geometry import Region, Size
 from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
+from sparktui.core.analysis.matcher import budget
 from sparktui.core.pipeline import Line
+from sparktui.tui.nodes import MAX_LINES
 
-MAX_LINES = 5000
+#: CPU seconds a filter may take on the lines a pane holds when it is set.
+FILTER_SECONDS = 1.0
 EVIDENCE_STYLE = "bold on #5f1f1f"
 LEVEL_STYLES = {
     "ERROR": "red",
@@ -59,15 +67,20 @@ class _Bar(ScrollBar):
     virtual_size: Reactive[Size] = Reactive(Size(0, 0))
 
 
+class FilterTooSlow(Exception):
+    """A filter that took longer than it may: on one line, or on the lines of a pane; the message says which."""
+
+
 class LogPane(ScrollView, can_focus=True):
-    def __init__(self, layer: str, title: str, *, id: str | None = None) -> None:
+    def __init__(self, layer: str, title: str, kept: deque[Line] | None = None, *, id: str | None = None) -> None:
+        """``kept`` is where the pane's lines are kept (its node's, which the pane only reads)."""
         super().__init__(id=id)
         self.pane_layer = layer
         self.border_title = title
-        self.lines_kept: deque[Line] = deque(maxlen=MAX_LINES)
+        self.lines_kept: deque[Line] = kept if kept is not None else deque(maxlen=MAX_LINES)
         self.pattern: regex.Pattern[str] | None = None
         self.invert = False
-        self.shown: list[Line] = []
+        self.shown: list[Line] = list(self.lines_kept)
         self.cursor = -1
         self.following = True
         self.marks: frozenset[tuple[str, int]] = frozenset()  # evidence lines of the current findings
@@ -77,11 +90,19 @@ class LogPane(ScrollView, can_focus=True):
     # -- content ---------------------------------------------------------------------------------
 
     def add(self, lines: list[Line]) -> None:
-        """Append a frame's lines: only the newest :data:`MAX_LINES` of them can be kept, so a flood costs
-        a slice here, not a pass over every line."""
+        """Show a frame's lines, just added to the lines kept: only the newest :data:`MAX_LINES` of them can
+        be shown, so a flood costs a slice here, not a pass over every line. A filter that takes too long
+        on one of them is dropped, with a notification."""
         lines = lines[-MAX_LINES:]
-        self.lines_kept.extend(lines)
-        self.shown.extend(lines if self.pattern is None else [line for line in lines if self._visible(line)])
+        if self.pattern is None:
+            self.shown.extend(lines)
+        else:
+            try:
+                self.shown.extend([line for line in lines if self._visible(line)])
+            except FilterTooSlow as exc:
+                self.set_filter("")
+                self.app.notify(f"filter dropped: {exc}", severity="warning", timeout=10, markup=False)
+                return
         excess = len(self.shown) - MAX_LINES
         if excess > 0:
             del self.shown[:excess]
@@ -91,15 +112,32 @@ class LogPane(ScrollView, can_focus=True):
         self._resized()
 
     def set_filter(self, expression: str) -> None:
-        """``pattern`` keeps matching lines, ``!pattern`` hides them, empty clears the filter."""
-        self.invert = expression.startswith("!")
-        body = expression[1:] if self.invert else expression
-        self.pattern = regex.compile(body) if body else None
+        """``pattern`` keeps matching lines, ``!pattern`` hides them, empty clears the filter. Raises
+        :class:`regex.error` for an expression that is not a regex and :class:`FilterTooSlow` for one that
+        takes too long on the lines held (the pane is then left unfiltered)."""
+        invert = expression.startswith("!")
+        body = expression[1:] if invert else expression
+        pattern = regex.compile(body) if body else None
+        self.pattern, self.invert = pattern, invert
         self.border_subtitle = f"/{expression}" if body else ""
-        self.redraw()
+        try:
+            self.redraw()
+        except FilterTooSlow:
+            self.set_filter("")
+            raise
 
     def redraw(self) -> None:
-        self.shown = [line for line in self.lines_kept if self._visible(line)]
+        if self.pattern is None:
+            self.shown = list(self.lines_kept)
+        else:
+            started = time.thread_time()
+            shown = []
+            for line in self.lines_kept:
+                if self._visible(line):
+                    shown.append(line)
+                if time.thread_time() - started > FILTER_SECONDS:
+                    raise FilterTooSlow(f"it took more than {FILTER_SECONDS:g} s on the lines this pane holds")
+            self.shown = shown
         self._strips.clear()
         self.cursor = -1
         self._resized()
@@ -240,13 +278,36 @@ class LogPane(ScrollView, can_focus=True):
     def _visible(self, line: Line) -> bool:
         if self.pattern is None:
             return True
-        return bool(self.pattern.search(line.text)) != self.invert
+        seconds = budget(line.text)
+        try:
+            return bool(self.pattern.search(line.text, timeout=seconds)) != self.invert
+        except TimeoutError:
+            raise FilterTooSlow(
+                f"it took more than {seconds:.2g} s on one line ({line.source}:{line.number})"
+            ) from None
+
+    def selected(self) -> Line | None:
+        """The line a copy takes: the one the cursor is on (a match, an evidence line, a line clicked), else
+        the newest line in view."""
+        if 0 <= self.cursor < len(self.shown):
+            return self.shown[self.cursor]
+        last = min(self.scroll_offset.y + self.size.height, len(self.shown)) - 1
+        return self.shown[last] if last >= 0 else None
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is not None and 0 <= self.scroll_offset.y + offset.y < len(self.shown):
+            self.cursor = self.scroll_offset.y + offset.y
+            self.refresh()
 
     def _styled(self, line: Line) -> Text:
         text = Text(line.text, style=LEVEL_STYLES.get(line.kind.level, ""), no_wrap=True, end="")
         if (line.source, line.number) in self.marks:
             text.stylize(EVIDENCE_STYLE)
         if self.pattern is not None and not self.invert:
-            for m in self.pattern.finditer(line.text):
-                text.stylize("reverse", m.start(), m.end())
+            try:
+                for m in self.pattern.finditer(line.text, timeout=budget(line.text)):
+                    text.stylize("reverse", m.start(), m.end())
+            except TimeoutError:
+                pass  # shown, but with its matches not marked: it was shown because the filter matched it once
         return text

@@ -1,13 +1,19 @@
-"""A node's column: its name, its start-up stage strip and one log pane per layer."""
+"""A node's column: its name, its start-up stage strip, a line naming its sources and one log pane per
+layer. A column exists only while its node is in view; what it shows is kept by the node's log
+(:mod:`sparktui.tui.nodes`)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from sparktui.core.pipeline import Line
+from sparktui.core.pipeline import Line, Tally
+from sparktui.tui.nodes import NodeLog
+from sparktui.tui.tallies import progress
 from sparktui.tui.widgets.logpane import LogPane
 
 LAYERS = (("nccl", "NCCL / c10d"), ("ray", "Ray"), ("engine", "Engine"), ("other", "Other"))
@@ -24,10 +30,6 @@ _LAYER_OF = {
 
 def layer_of(program: str) -> str:
     return _LAYER_OF.get(program, "other")
-
-
-def safe_id(name: str) -> str:
-    return "".join(ch if ch.isalnum() else "-" for ch in name)
 
 
 #: Lines a node's stage strip may take: a node with many ranks names each of them, and the strip may not
@@ -100,26 +102,57 @@ class StageStrip(Static):
 NO_NODE = "no node"
 
 
+def sources_line(log: NodeLog, tallies: Mapping[str, Tally], width: int) -> Text:
+    """The node's sources in one line of ``width`` cells: each with its lines, or how far it has been read
+    while a good part of it is still to read; those that do not fit are counted at the end."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    names = list(log.sources)
+    for shown, name in enumerate(names):
+        tally = tallies.get(name)
+        count = (progress(tally.extent) if tally is not None else None) or f"{log.sources[name]:,} lines"
+        item = Text.assemble((name, "bold"), " ", (count, "dim"))
+        left = len(names) - shown - 1
+        more = f" · +{left:,} more" if left else ""
+        if text and text.cell_len + 3 + item.cell_len + len(more) > width:
+            text.append(f" · +{len(names) - shown:,} more", style="dim")
+            return text
+        if text:
+            text.append(" · ", style="dim")
+        text.append_text(item)
+    return text
+
+
 class NodeColumn(Vertical):
-    def __init__(self, node: str) -> None:
-        super().__init__(id=f"node-{safe_id(node)}", classes="node")
-        self.node = node
-        self.border_title = node or NO_NODE
+    def __init__(self, log: NodeLog) -> None:
+        super().__init__(classes="node")
+        self.node_log = log
+        self.node = log.name
+        self.border_title = log.name or NO_NODE
         # Built here, not in compose, so lines can be added before the column has finished mounting.
         self.strip = StageStrip(classes="stages")
-        self.panes = {layer: LogPane(layer, title, id=f"pane-{safe_id(node)}-{layer}") for layer, title in LAYERS}
+        self.sources = Static(classes="sources")
+        self.sources_shown = Text()
+        self.panes = {layer: LogPane(layer, title, log.kept(layer)) for layer, title in LAYERS}
         for pane in self.panes.values():
-            pane.display = False  # until its first line
+            pane.display = bool(pane.lines_kept)  # hidden until its first line
 
     def compose(self) -> ComposeResult:
         yield self.strip
+        yield self.sources
         yield from self.panes.values()
 
     def pane(self, layer: str) -> LogPane:
         return self.panes[layer]
 
     def add(self, layer: str, lines: list[Line]) -> None:
+        """Show lines just kept in the node's log."""
         pane = self.pane(layer)
         if not pane.display:
             pane.display = True
         pane.add(lines)
+
+    def show_sources(self, tallies: Mapping[str, Tally]) -> None:
+        text = sources_line(self.node_log, tallies, max(self.sources.content_size.width, 20))
+        if text != self.sources_shown:  # one line, whatever it says: no layout
+            self.sources_shown = text
+            self.sources.update(text, layout=False)
