@@ -169,7 +169,7 @@ async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
         await pilot.press("space")
         assert not hang_app.paused and hang_app.clock is not None and not hang_app.clock.paused
         await pilot.press("x")
-        for _ in range(100):
+        for _ in range(600):  # polled: a loaded machine takes seconds to write the bundle
             reports = list(tmp_path.glob("sparktui-report-*/report.md"))
             if reports:
                 break
