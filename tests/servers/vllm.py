@@ -58,6 +58,7 @@ class VllmServer:
     model: str
     log: Path
     started_in: float  # seconds from the command to "Application startup complete."
+    engine_pids: tuple[int, ...] = ()  # found once it serves: looking them up takes longer than a few tokens
 
     @property
     def url(self) -> str:
@@ -69,12 +70,13 @@ class VllmServer:
 
     def pause(self) -> None:
         """Stop the engine (SIGSTOP): requests stay running and no token is generated."""
-        for pid in self.engine():
+        for pid in self.engine_pids:
             os.kill(pid, signal.SIGSTOP)
 
     def resume(self) -> None:
-        for pid in self.engine():
-            os.kill(pid, signal.SIGCONT)
+        for pid in self.engine_pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
     def complete(self, prompt: str, max_tokens: int, *, timeout: float = 60.0) -> dict[str, object]:
         """One completion through the OpenAI API, as any client sends it."""
@@ -87,16 +89,17 @@ class VllmServer:
         return answer
 
     def streaming(self, prompt: str, max_tokens: int) -> http.client.HTTPResponse:
-        """A streamed completion, returned open once its first token has come (the rest is still to come)."""
+        """A streamed completion, returned open as soon as its first event has come (the engine is then
+        generating it; the rest is still to come)."""
         body = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True, "stream": True}
         request = urllib.request.Request(
             f"{self.url}/v1/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
         )
         response: http.client.HTTPResponse = urllib.request.urlopen(request, timeout=120)
         while line := response.readline():
-            if line.startswith(b"data: {") and any(c.get("text") for c in json.loads(line[6:])["choices"]):
+            if line.startswith(b"data: {"):
                 return response
-        raise AssertionError("the stream ended before its first token")
+        raise AssertionError("the stream ended before its first event")
 
     def metrics(self) -> str:
         with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as response:
@@ -144,6 +147,7 @@ def start(folder: Path, limit: float = START_LIMIT) -> VllmServer:
             raise NoVllm(f"vllm serve {why}; the end of {log}:\n" + "\n".join(tail))
         time.sleep(0.25)
     server.started_in = time.monotonic() - t0
+    server.engine_pids = tuple(server.engine())
     return server
 
 

