@@ -211,7 +211,7 @@ class SparkApp(App[None]):
                 # A new or changed finding, or new stages (a node's or a rank's), are shown at once; only counts
                 # going up wait.
                 findings = tuple((f.signature, f.severity, f.nodes) for f in diagnosis.findings)
-                looks = (findings, diagnosis.stages, diagnosis.progress, diagnosis.warnings)
+                looks = (findings, diagnosis.stages, diagnosis.progress, diagnosis.warnings, diagnosis.serving)
                 if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
                     shown, posted = looks, time.monotonic()
                     self.post_message(DiagnosisChanged(diagnosis))
@@ -311,6 +311,11 @@ class SparkApp(App[None]):
             style = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}.get(change.state, "dim")
             text.append(f"   {name} ", style="bold")
             text.append(state, style=style)
+        for serving in self.diagnosis.serving if self.diagnosis is not None else ():
+            # how each node serves, from its /metrics: generating (green) or running requests that get no token
+            stuck = serving.running > 0 and not serving.tokens_per_s
+            text.append(f"   {serving.node or NO_NODE} ", style="bold")
+            text.append(serving.short, style="yellow" if stuck else "green")
         if text != self._status_shown:  # ten updates a second, mostly the same words
             self._status_shown = text
             self.status_bar.update(text, layout=False)  # one line, whatever it says: no layout

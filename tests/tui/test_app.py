@@ -19,6 +19,7 @@ from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.progress import EMPTY, ProgressScreen
 from sparktui.tui.widgets.logpane import LogPane
 
+from ..conftest import FIXTURES
 from .conftest import HANG, LAGGARD, make_bundle, wait_done
 
 
@@ -248,3 +249,17 @@ async def test_narrow_terminals_put_nodes_under_tabs(hang_app: SparkApp) -> None
         hang_app.node_tabs.action_next_tab()
         await pilot.pause()
         assert [n for n, c in hang_app.columns.items() if c.display] == ["spark-b"]
+
+
+async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
+    """A replay of a real vLLM CPU server's readings (tests/fixtures/vllm/serving-stalled): its node's tokens
+    per second, running requests and KV cache in the status bar, and the stall among the findings."""
+    readings = FIXTURES / "vllm" / "serving-stalled" / "metrics.log"
+    loaded = bundle.load(make_bundle(tmp_path / "b", logs={"cpu-node/metrics.log": readings}))
+    app = SparkApp(Session("t", loaded, speed=0), cat.load())
+    async with app.run_test(size=(200, 48)) as pilot:
+        await wait_done(pilot, app)
+        assert app.diagnosis is not None
+        assert [f.signature for f in app.diagnosis.findings] == ["vllm-serving-stalled"]
+        status = str(app.query_one("#status").render())
+        assert "cpu-node 0.0 tok/s · 1 running · KV 0%" in status, status
