@@ -27,7 +27,7 @@ NOT_RUN = {
     "sparktui node-a.log logs/ ssh://spark-b/docker/vllm_node": "the cockpit, a node over SSH with Docker",
     "sparktui replay sparktui/demo/second-communicator --speed 10": "the cockpit: a full-screen terminal",
     "bash tools/test.sh": "root, to install sshd, Docker, Chromium... through apt; then the whole suite",
-    "sparktui check --serving http://spark-a:8000": "a started server (tests/serving runs it on a real vLLM CPU server)",
+    "sparktui check --serving http://spark-a:8000": "a started server (tests/serving runs it on a real vLLM CPU one)",
     "python bench/diagnose_vs_rg.py --mb 200": "ripgrep and minutes of CPU (a benchmark)",
     "python bench/tui_responsiveness.py --rate 10000": "a benchmark of the cockpit that floods it for a minute",
     "python bench/fanout.py --nodes 64 --rate 20000 --seconds 20": "64 sshd on loopback addresses (a benchmark)",
