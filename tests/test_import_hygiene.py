@@ -19,7 +19,8 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     for floor in (
         {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs"},
         {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch", "core.settings"}
-        | {"core.audit"},  # above core.dirs, which makes its files private
+        | {"core.audit"}  # above core.dirs, which makes its files private
+        | {"core.serving"},  # what the catalogue's metric signatures, the scans and the sources read
         {"core.catalogue", "core.remote", "core.redact"},
         {"core.analysis", "core.sources", "core.inventory"},
         {"core.report", "core.pipeline", "core.remedy"},

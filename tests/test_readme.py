@@ -27,6 +27,7 @@ NOT_RUN = {
     "sparktui node-a.log logs/ ssh://spark-b/docker/vllm_node": "the cockpit, a node over SSH with Docker",
     "sparktui replay sparktui/demo/second-communicator --speed 10": "the cockpit: a full-screen terminal",
     "bash tools/test.sh": "root, to install sshd, Docker, Chromium... through apt; then the whole suite",
+    "sparktui check --serving http://spark-a:8000": "a started server (tests/serving runs it on a real vLLM CPU one)",
     "python bench/diagnose_vs_rg.py --mb 200": "ripgrep and minutes of CPU (a benchmark)",
     "python bench/tui_responsiveness.py --rate 10000": "a benchmark of the cockpit that floods it for a minute",
     "python bench/tui_scale.py --files 5000 --mb 64": "a benchmark of the cockpit on 5,000 files and 64 MiB, minutes",
@@ -41,6 +42,8 @@ ENDS = {
     "sparktui diagnose tests/fixtures/nccl/two-hosts-second-group-not-joined": (1, "never"),
     # "refused: read-only mode runs only read-only playbooks", in one line.
     "sparktui play ray-start-cluster --readonly": (2, "refused in read-only mode"),
+    # the stall is an error: "exits 1 ... as diagnose does on an error"
+    "sparktui diagnose tests/fixtures/vllm/serving-stalled": (1, "no token has been generated"),
 }
 
 

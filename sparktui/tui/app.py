@@ -56,7 +56,7 @@ from sparktui.tui.tallies import BEHIND, Census, reading
 from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
-from sparktui.tui.widgets.node import NodeColumn, layer_of
+from sparktui.tui.widgets.node import NO_NODE, NodeColumn, layer_of
 
 _STATE_STYLE = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}
 
@@ -252,7 +252,7 @@ class SparkApp(App[None]):
                 # A new or changed finding, or new stages (a node's or a rank's), are shown at once; only counts
                 # going up wait.
                 findings = tuple((f.signature, f.severity, f.nodes) for f in diagnosis.findings)
-                looks = (findings, diagnosis.stages, diagnosis.progress, diagnosis.warnings)
+                looks = (findings, diagnosis.stages, diagnosis.progress, diagnosis.warnings, diagnosis.serving)
                 if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
                     shown, posted = looks, time.monotonic()
                     self.post_message(DiagnosisChanged(diagnosis))
@@ -426,6 +426,11 @@ class SparkApp(App[None]):
                     Text(f"{n:,} {state.value}", style=_STATE_STYLE.get(state, "dim")) for state, n in census.states
                 )
             )
+        for serving in self.diagnosis.serving if self.diagnosis is not None else ():
+            # how each node serves, from its /metrics: generating (green) or running requests that get no token
+            stuck = serving.running > 0 and not serving.tokens_per_s
+            text.append(f"   {serving.node or NO_NODE} ", style="bold")
+            text.append(serving.short, style="yellow" if stuck else "green")
         text.append_text(hint)
         if text != self._status_shown:  # ten updates a second, mostly the same words
             self._status_shown = text

@@ -1,5 +1,6 @@
-"""The real servers the tests start and stop: OpenSSH servers on loopback, a Docker engine, and the two spark
-test nodes. Session fixtures, shared through the conftest of each folder of tests that needs them."""
+"""The real servers the tests start and stop: OpenSSH servers on loopback, a Docker engine, the two spark
+test nodes and a vLLM server on the CPU. Session fixtures, shared through the conftest of each folder of
+tests that needs them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import pytest
 from tests.servers.dockerd import Containers, DockerEngine, start_engine, stop_engine
 from tests.servers.sparks import Sparks, start_sparks, stop_sparks
 from tests.servers.sshd import SshdCluster, start_cluster, stop_cluster
+from tests.servers.vllm import NoVllm, VllmServer
+from tests.servers.vllm import start as start_vllm
+from tests.servers.vllm import stop as stop_vllm
 
 
 @pytest.fixture(scope="session")
@@ -64,3 +68,17 @@ def sparks(spark_nodes: Sparks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         yield spark_nodes
     finally:
         spark_nodes.reset()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    """``vllm serve`` of vLLM's CPU build with a tiny local model on 127.0.0.1 (see vllm.py), started once for
+    the tests that ask for it and stopped after them."""
+    try:
+        server = start_vllm(tmp_path_factory.mktemp("vllm"))
+    except NoVllm as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield server
+    finally:
+        stop_vllm(server)

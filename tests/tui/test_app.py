@@ -278,3 +278,17 @@ async def test_narrow_terminals_show_one_node_at_a_time(hang_app: SparkApp) -> N
         await pilot.resize_terminal(160, 40)
         await pilot.pause()
         assert list(hang_app.columns) == ["spark-a", "spark-b"] and not hang_app.node_bar.display
+
+
+async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
+    """A replay of a real vLLM CPU server's readings (tests/fixtures/vllm/serving-stalled): its node's tokens
+    per second, running requests and KV cache in the status bar, and the stall among the findings."""
+    readings = FIXTURES / "vllm" / "serving-stalled" / "metrics.log"
+    loaded = bundle.load(make_bundle(tmp_path / "b", logs={"cpu-node/metrics.log": readings}))
+    app = SparkApp(Session("t", loaded, speed=0), cat.load())
+    async with app.run_test(size=(200, 48)) as pilot:
+        await wait_done(pilot, app)
+        assert app.diagnosis is not None
+        assert [f.signature for f in app.diagnosis.findings] == ["vllm-serving-stalled"]
+        status = str(app.query_one("#status").render())
+        assert "cpu-node 0.0 tok/s · 1 running · KV 0%" in status, status

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sparktui.core.analysis.diagnosis import Diagnosis, Pending
-from sparktui.core.analysis.findings import Part, merge, name_consequences, rank, stall_parts
+from sparktui.core.analysis.findings import Part, merge, metric_part, name_consequences, rank, stall_parts
 from sparktui.core.analysis.progress import grids
 from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Disabled, Hits, Role, Scanned
+from sparktui.core.analysis.serving import ServingWatch
 from sparktui.core.analysis.stages import StageTracker, StallHit
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Position, SourceSummary
@@ -54,6 +55,7 @@ class Correlation:
         self.catalogue = catalogue
         self._signatures = {sig.id: sig for sig in catalogue.signatures}
         self.tracker = StageTracker(catalogue.tracks)
+        self.serving = ServingWatch(catalogue.signatures)
         self._sources: dict[str, _Source] = {}
         self._merged: dict[tuple[str, str], _Merged] = {}
         self._evidence_at: dict[tuple[str, int], list[tuple[_Merged, int]]] = {}
@@ -103,8 +105,10 @@ class Correlation:
             self._after(context)
         for disabled in scanned.disabled:
             self._disabled.setdefault(disabled.where, disabled)
+        for reading in scanned.readings:
+            self.serving.add(reading)
         self.changed = self.changed or bool(
-            scanned.hits or scanned.seen or scanned.stages or scanned.context or scanned.disabled
+            scanned.hits or scanned.seen or scanned.stages or scanned.context or scanned.disabled or scanned.readings
         )
 
     def _merge(self, hits: Hits) -> None:
@@ -146,6 +150,10 @@ class Correlation:
             else:
                 pending.append(_pending(hit, hit.pending))
         findings += [merge(self._signatures[s], stall_parts(hits), order) for s, hits in stalled.items()]
+        metric: dict[str, list[Part]] = {}
+        for still in self.serving.hits():
+            metric.setdefault(still.signature.id, []).append(metric_part(still))
+        findings += [merge(self._signatures[s], found, order) for s, found in metric.items()]
         sources = tuple(
             SourceSummary(s.name, s.node, s.lines, s.error, s.hosts, tuple(s.notes)) for s in self._sources.values()
         )
@@ -153,7 +161,9 @@ class Correlation:
         warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()))
         pending.sort(key=lambda p: -p.waited)
         stages = _with_pending(self.tracker.summary(), pending)
-        return Diagnosis(sources, tuple(ranked), stages, grids(self.tracker), warnings, tuple(pending))
+        return Diagnosis(
+            sources, tuple(ranked), stages, grids(self.tracker), warnings, tuple(pending), self.serving.health()
+        )
 
     def _context_holds(self, sig: Signature, scope: str) -> bool:
         if sig.context is None:

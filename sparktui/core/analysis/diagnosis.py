@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparktui.core.analysis.progress import Grid
+from sparktui.core.analysis.serving import Serving
 from sparktui.core.events import Finding, Severity, SourceSummary
 
 JSON_VERSION = 1
@@ -43,7 +44,8 @@ class Diagnosis:
     """What an analysis found: the sources read, the findings ranked with the most likely root cause first,
     how far start-up got per node and track, and per track the rank-by-stage grid; and, one line each, what
     the analysis could not use: the user's signature files left out on load, patterns disabled during it;
-    and, for live sources, the stalls pending (units stopped at a stage for less than its stall window)."""
+    and, for live sources, the stalls pending (units stopped at a stage for less than its stall window);
+    and how each server read by a metrics source serves."""
 
     sources: tuple[SourceSummary, ...]
     findings: tuple[Finding, ...]
@@ -51,6 +53,7 @@ class Diagnosis:
     progress: tuple[Grid, ...] = ()
     warnings: tuple[str, ...] = ()
     pending: tuple[Pending, ...] = ()
+    serving: tuple[Serving, ...] = ()
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
@@ -64,7 +67,21 @@ class Diagnosis:
             "progress": [_grid(g) for g in self.progress],
             "warnings": list(self.warnings),
             "pending": [_pending(p) for p in self.pending],
+            "serving": [_serving(s) for s in self.serving],
         }
+
+
+def _serving(s: Serving) -> dict[str, Any]:
+    return {
+        "node": s.node,
+        "endpoint": s.endpoint,
+        "model": s.model,
+        "running": s.running,
+        "waiting": s.waiting,
+        "kv_cache_usage": s.kv_cache_usage,
+        "tokens_per_s": None if s.tokens_per_s is None else round(s.tokens_per_s, 2),
+        "ttft_s": None if s.ttft_s is None else round(s.ttft_s, 4),
+    }
 
 
 def _pending(p: Pending) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from sparktui.core.analysis.serving import MetricHit
 from sparktui.core.analysis.stages import StallHit, Unit, join, ranges, who
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.classify import classify
@@ -69,6 +70,31 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
         time=min(times, default=None),
         waits_for_peers=sig.waits_for_peers,
     )
+
+
+def metric_part(hit: MetricHit) -> Part:
+    """What a metric signature's run adds to its finding: the first reading and the latest as evidence, the
+    gauge and the counter as facts, and how long the counter stood still."""
+    rule = hit.signature.metric
+    assert rule is not None
+    since, last, lasted, busy, still = hit.since, hit.last, hit.lasted, rule.busy, rule.still
+    gauge, counter = getattr(last.reading, busy), getattr(last.reading, still)
+    detail = (
+        f"{last.endpoint} on {last.node}: {gauge:g} request{'s' if gauge != 1 else ''} {busy} and"
+        f" {still.replace('_', ' ')} unchanged at {counter:g} for {lasted:.0f} s"
+        f" (readings at lines {since.position.line} to {last.position.line} of {last.position.source})"
+    )
+    evidence = [Evidence(since.position.source, since.position.line, since.node, display(since.text))]
+    if last.position != since.position:
+        evidence.append(Evidence(last.position.source, last.position.line, last.node, display(last.text)))
+    facts = {
+        "endpoint": last.endpoint,
+        "model": last.reading.model,
+        busy: f"{gauge:g}",
+        still: f"{counter:g}",
+        "still_s": f"{lasted:.0f}",
+    }
+    return Part(since.position, 1, [last.node] if last.node else [], facts, evidence, detail)
 
 
 def moment(evidence: Evidence) -> float | None:

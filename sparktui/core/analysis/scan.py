@@ -3,7 +3,9 @@
 A :class:`Scan` reads one source's blocks of complete lines, in order. The :class:`Rules` (the catalogue
 compiled into one pattern table) propose the lines that may match; each of them is classified once; hits
 are counted per signature and scope as they come, so a line repeated a million times costs one count, not
-a million records; an evidence line keeps the lines around it; stage markers become :class:`StageEvent`.
+a million records; an evidence line keeps the lines around it; stage markers become :class:`StageEvent`,
+and the lines a metrics source writes for a server's readings
+:class:`~sparktui.core.analysis.serving.ReadingEvent`.
 
 :meth:`Scan.take` hands over what was found since the previous call as one :class:`Scanned`: plain,
 picklable values, which a :class:`~sparktui.core.analysis.correlate.Correlation` merges with those of every
@@ -20,9 +22,11 @@ from enum import IntEnum
 import regex
 
 from sparktui.core.analysis.matcher import Engine, Matcher, best_engine
+from sparktui.core.analysis.serving import ReadingEvent
 from sparktui.core.catalogue import Catalogue, Signature, Track, is_builtin
 from sparktui.core.classify import Classification, classify
 from sparktui.core.events import Evidence, Position
+from sparktui.core.serving import record
 from sparktui.core.text import display
 
 #: Lines of context kept before and after an evidence line.
@@ -179,6 +183,7 @@ class Scanned:
     disabled: tuple[Disabled, ...] = ()
     hosts: tuple[str, ...] = ()  # the other names its lines give the source's node (see Scan.home)
     read_bytes: int = 0  # how far into its stored file reading got, where it is a file (for progress)
+    readings: tuple[ReadingEvent, ...] = ()  # a server's readings, where the source is a metrics source
 
 
 @dataclass(slots=True)
@@ -217,6 +222,7 @@ class Scan:
         self._new_seen: list[tuple[Role, str, str]] = []
         self._stages: list[StageEvent] = []
         self._disabled: list[Disabled] = []
+        self._readings: list[ReadingEvent] = []
         self.last_time: float | None = None
 
     def feed(self, text: str, now: float = 0.0) -> None:
@@ -234,6 +240,8 @@ class Scan:
             lines = self._line(base, found.index, found.text, matches, text, lines, now)
         for over in self.rules.matcher.overruns():
             self._disabled.append(Disabled(self.rules.where(over.key), self.name, base + over.index + 1, over.seconds))
+        if record.TAG in text:
+            self._read(text, base, now)
         count = text.count("\n") + 1
         if count >= CONTEXT_LINES:
             lines = lines if lines is not None else text.rsplit("\n", CONTEXT_LINES)[-CONTEXT_LINES:]
@@ -243,6 +251,14 @@ class Scan:
         self.lines += count
         last = text.rfind("\n") + 1
         self._saw_time(classify(text[last : last + STAMP_CHARS]).time)
+
+    def _read(self, text: str, base: int, now: float) -> None:
+        """The readings among a block's lines (a metrics source's: only a block holding its tag is looked at)."""
+        for index, line in enumerate(text.split("\n")):
+            if record.TAG in line and (found := record.parse(line)) is not None:
+                position = Position(self.name, base + index + 1)
+                time = classify(line).time
+                self._readings.append(ReadingEvent(self.node, found.endpoint, found.reading, position, line, now, time))
 
     def _saw_time(self, time: float | None) -> None:
         if time is not None and (self.last_time is None or time > self.last_time):
@@ -274,8 +290,9 @@ class Scan:
             tuple(self._disabled),
             tuple(self.hosts),
             read_bytes,
+            tuple(self._readings),
         )
-        self._hits, self._new_seen, self._stages, self._disabled = {}, [], [], []
+        self._hits, self._new_seen, self._stages, self._disabled, self._readings = {}, [], [], [], []
         return scanned
 
     def home(self, cls: Classification) -> str:

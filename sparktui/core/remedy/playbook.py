@@ -28,7 +28,7 @@ RISKS = ("read-only", "restarts", "changes-node")
 PROBES = ("probe:docker-run", "probe:docker-run-options", "probe:docker-run-image", "probe:docker-run-command")
 TARGETS = ("head", "workers", "all", "finding", "local")
 PLACES = ("host", "container")
-VERIFY_KINDS = ("none", "log", "http", "ray-status")
+VERIFY_KINDS = ("none", "log", "http", "ray-status", "completion")
 
 #: Placeholders every playbook may use: the node a command runs on, the head, and when the run was rendered
 #: (Unix seconds, for ``docker logs --since {since}``).
@@ -71,7 +71,9 @@ class Verify:
     """How a run proves it worked, checked from ``on`` (the head, or this machine) until ``within`` seconds
     pass: ``http`` fetches ``url`` through that node's SSH connection (so ``localhost`` is the node) until it
     answers 2xx; ``log`` runs ``run`` and waits for a line of its output to match ``pattern``; ``ray-status``
-    runs ``run`` (``ray status``) until it shows at least ``nodes`` nodes and ``gpus`` GPUs."""
+    runs ``run`` (``ray status``) until it shows at least ``nodes`` nodes and ``gpus`` GPUs; ``completion`` sends
+    one short completion to the OpenAI API at ``url`` (the server's root) through that node's connection until
+    tokens come back (the smoke test: a server can answer ``/health`` and generate nothing)."""
 
     kind: str
     pattern: str = ""
@@ -250,8 +252,13 @@ def _verify(v: Table) -> Verify:
         v.choice("in", PLACES, default="host"),
         fields["run"],
     )
-    needs = {"http": ("url",), "log": ("run", "pattern"), "ray-status": ("run", "nodes", "gpus")}.get(kind, ())
-    for key in needs:
+    needs = {
+        "http": ("url",),
+        "completion": ("url",),
+        "log": ("run", "pattern"),
+        "ray-status": ("run", "nodes", "gpus"),
+    }
+    for key in needs.get(kind, ()):
         if not fields[key].strip():
             raise v.fail(key, f"a {kind} check needs it")
     if kind == "log":
@@ -259,7 +266,7 @@ def _verify(v: Table) -> Verify:
             regex.compile(verify.pattern)
         except regex.error as exc:
             raise v.fail("pattern", f"does not compile: {exc}") from None
-    if kind == "http" and not verify.url.startswith("http://"):
+    if kind in ("http", "completion") and not verify.url.startswith("http://"):
         raise v.fail("url", "an http:// URL (fetched through the node's SSH connection)")
     return verify
 

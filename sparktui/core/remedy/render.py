@@ -47,6 +47,8 @@ class Check:
         return {
             "none": "none: the steps' exit codes decide",
             "http": f"GET {self.url} {where} until it answers 2xx, up to {self.within} s",
+            "completion": f"one short completion from {self.url}/v1/completions {where} until tokens come back,"
+            f" up to {self.within} s",
             "log": f"{self.pattern!r} in the output of `{self.command}` on {self.node}, up to {self.within} s",
             "ray-status": f"`{self.command}` on {self.node} shows >= {self.nodes} nodes and >= {self.gpus} GPUs, "
             f"up to {self.within} s",

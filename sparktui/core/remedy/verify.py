@@ -4,7 +4,9 @@ The check runs where the playbook says (the head, through its SSH connection, or
 same :class:`~sparktui.core.remote.runner.Runner` the steps used: an HTTP check opens a TCP connection from the
 node itself, so ``http://localhost:8000/health`` is the head's own port; a log check runs a command (say
 ``docker logs --since {since} -f C``) and waits for a line of its output to match a pattern; a Ray check runs
-``ray status`` until the cluster holds enough nodes and GPUs. Reading ``ray status`` is pure and separate.
+``ray status`` until the cluster holds enough nodes and GPUs; a completion check is the smoke test
+(:mod:`sparktui.core.serving.smoke`), one short completion sent over a connection the node opens itself, until
+tokens come back. Reading ``ray status`` is pure and separate.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import regex
 from sparktui.core.remedy.render import Check
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import Runner
+from sparktui.core.serving.smoke import smoke
 
 #: Seconds between two tries of a check that did not pass yet.
 INTERVAL = 2.0
@@ -79,6 +82,9 @@ async def run_check(
 
 
 async def _once(check: Check, runner: Runner, output: Callable[[str, str], None]) -> Verdict:
+    if check.kind == "completion":
+        tried = await smoke(check.url, lambda host, port: runner.connect(check.node, host, port))
+        return Verdict(tried.verdict != "block", f"completion from {tried.url}: {tried.summary}")
     if check.kind == "http":
         status = await runner.fetch(check.node, check.url)
         passed = status[:1] == "2"

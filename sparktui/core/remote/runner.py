@@ -42,6 +42,11 @@ class Runner(ABC):
         """GET ``url`` from ``node`` (``localhost`` there is the node) and return the HTTP status code, or
         why there is none (``connection refused``...)."""
 
+    @abstractmethod
+    async def connect(self, node: str, host: str, port: int) -> tuple[_StreamReader, _Writer]:
+        """A TCP connection that ``node`` itself opens to ``host:port`` (``localhost`` is the node); raises
+        :class:`OSError` or :class:`Unavailable` when there is none."""
+
 
 class LocalRunner(Runner):
     async def run(self, command: Command, output: Output) -> int | None:
@@ -73,6 +78,9 @@ class LocalRunner(Runner):
         except OSError as exc:
             return _why(exc)
         return await http_status(reader, writer, host, port, path)
+
+    async def connect(self, node: str, host: str, port: int) -> tuple[_StreamReader, _Writer]:
+        return await asyncio.open_connection(host, port)
 
 
 class SshRunner(Runner):
@@ -131,6 +139,14 @@ class SshRunner(Runner):
             return str(exc)
         return await http_status(reader, writer, host, port, path)
 
+    async def connect(self, node: str, host: str, port: int) -> tuple[_StreamReader, _Writer]:
+        if node == "local":
+            return await self.local.connect(node, host, port)
+        ssh = self.nodes.get(node)
+        if ssh is None:
+            raise Refused(f"no way to reach node {node!r}: it is not in the cluster file")
+        return await ssh.open_tcp(host, port)
+
 
 def _emit(node: str, lines: list[str], output: Output) -> None:
     for line in lines:
@@ -147,6 +163,11 @@ def split_url(url: str) -> tuple[str, int, str]:
 
 class _Reader(Protocol):
     async def readline(self) -> bytes: ...
+
+
+class _StreamReader(_Reader, Protocol):
+    async def readexactly(self, n: int, /) -> bytes: ...
+    async def read(self, n: int = -1, /) -> bytes: ...
 
 
 class _Writer(Protocol):

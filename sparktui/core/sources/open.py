@@ -1,5 +1,6 @@
 """From the arguments a user gives to sources: log files, directories of them and incident bundles (read
-once), and live sources (local paths followed, ``ssh://``, ``docker://``, ``ray://``).
+once), and live sources (local paths followed, ``ssh://``, ``docker://``, ``ray://``, and a server's
+``/metrics`` read every few seconds: ``metrics://host:port`` or ``http://host:port/metrics``).
 
 One :class:`Opener` per session, so every source on one SSH node shares that node's connection.
 """
@@ -88,8 +89,10 @@ class Opener:
                 sources.append(_docker(arg))
             elif scheme == "ray":
                 sources.append(_ray(arg))
+            elif scheme in ("metrics", "http"):
+                sources.append(_metrics(arg))
             elif scheme:
-                raise UriError(f"{arg}: unknown kind of source {scheme}:// (ssh, docker, ray or a path)")
+                raise UriError(f"{arg}: unknown kind of source {scheme}:// (ssh, docker, ray, metrics, http or a path)")
             else:
                 sources += _local(arg)
         followed = [s for s in sources if isinstance(s, FollowedFile)]
@@ -172,6 +175,16 @@ def _ray(arg: str) -> SourceGroup:
     except Refused as exc:
         raise UriError(str(exc)) from None
     return ray.RayLogs(address, glob or None)
+
+
+def _metrics(arg: str) -> LiveSource:
+    """A server's ``/metrics``, read from this machine every few seconds; its node is the URL's host."""
+    from sparktui.core.sources.metrics import MetricsSource, metrics_url
+
+    try:
+        return MetricsSource(metrics_url(arg), name=arg)
+    except Refused as exc:
+        raise UriError(str(exc)) from None
 
 
 def _local(arg: str) -> list[LiveSource]:

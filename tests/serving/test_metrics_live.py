@@ -1,0 +1,100 @@
+"""A real vLLM CPU server's /metrics read live through the pipeline: quiet while idle for longer than the stall
+window, tokens per second while it generates, the stall named once its engine has been stopped (SIGSTOP)
+for 30 s with a request running, and gone again once the engine goes on."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.events import State
+from sparktui.core.pipeline import Pipeline, run
+from sparktui.core.sources.metrics import MetricsSource
+from tests.servers.vllm import VllmServer
+
+STALL = "vllm-serving-stalled"
+
+
+class Watching:
+    """The pipeline's diagnoses, followed on a thread of their own."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+        self.latest: Diagnosis | None = None
+        self.seen: list[Diagnosis] = []
+        self.state = ""
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        for update in self.pipeline.updates():
+            if update.diagnosis is not None:
+                self.latest = update.diagnosis
+                self.seen.append(update.diagnosis)
+            for change in update.changes:
+                self.state = change.state.value
+            if update.done:
+                return
+
+    def until(self, what: Callable[[Diagnosis], bool], within: float) -> Diagnosis:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            if self.latest is not None and what(self.latest):
+                return self.latest
+            time.sleep(0.2)
+        raise AssertionError(f"not within {within} s; the last diagnosis: {self.latest}")
+
+    def stop(self) -> None:
+        self.pipeline.stop()
+        self._thread.join(30)
+
+
+def stalled(d: Diagnosis) -> bool:
+    return any(f.signature == STALL for f in d.findings)
+
+
+def test_the_stall_fires_on_a_stopped_engine_and_not_on_an_idle_one(
+    vllm_server: VllmServer, catalogue: Catalogue
+) -> None:
+    source = MetricsSource(f"{vllm_server.url}/metrics", name="metrics", node="cpu-node", interval=1.0)
+    watching = Watching(run(catalogue, [source]))
+    try:
+        first = watching.until(lambda d: bool(d.serving), 30)
+        assert first.serving[0].endpoint == f"127.0.0.1:{vllm_server.port}"
+        # idle for longer than the stall window: nothing running, nothing found
+        start = time.monotonic()
+        watching.until(lambda d: time.monotonic() - start > 32, 40)
+        assert not any(stalled(d) for d in watching.seen)
+        assert all(s.running == 0 for d in watching.seen for s in d.serving)
+        # generating: tokens per second in the serving health
+        since = len(watching.seen)
+        for _ in range(3):
+            vllm_server.complete("hello", 500)
+        time.sleep(2.5)  # two more readings
+        rates = [s.tokens_per_s for d in watching.seen[since:] for s in d.serving if s.tokens_per_s]
+        assert rates and max(rates) > 10, rates
+        # a request running, its engine stopped: named once 30 s of readings stood still
+        stream = vllm_server.streaming("hello", 500)
+        vllm_server.pause()
+        paused = time.monotonic()
+        try:
+            found = watching.until(stalled, 45)
+            waited = time.monotonic() - paused
+            finding = next(f for f in found.findings if f.signature == STALL)
+            assert 30 <= waited < 40, waited
+            assert finding.nodes == ("cpu-node",) and finding.facts["running"] == "1"
+            assert int(finding.facts["still_s"]) >= 30
+            assert found.serving[0].running == 1 and found.serving[0].tokens_per_s == 0
+        finally:
+            vllm_server.resume()
+        while stream.readline():  # the rest of the answer comes once the engine goes on
+            pass
+        stream.close()
+        watching.until(lambda d: not stalled(d), 10)  # tokens came again
+        watching.until(lambda d: d.serving[0].running == 0 and not stalled(d), 10)
+        assert watching.state == State.STREAMING.value
+    finally:
+        watching.stop()
