@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.pipeline import run
+from sparktui.core.remote.ssh import SshNode
 from sparktui.core.report.summary import also_named
 from sparktui.core.sources.ssh import SshFileSource
 from tests.servers.sparks import Sparks
@@ -25,7 +26,16 @@ async def test_an_alias_and_the_host_its_logs_name_are_one_node(
     logs.mkdir()
     for rank in ("rank0.log", "rank1.log"):
         shutil.copy(IFNAME / rank, logs / rank)
-    head = sparks.node(sparks.head.address, name="head", user="root", client_keys=[sparks.user_key])
+    # Made here, not with sparks.node(): its connection lives on the pipeline's own loop, closed with it.
+    head = SshNode(
+        sparks.head.address,
+        name="head",
+        user="root",
+        client_keys=[sparks.user_key],
+        config=[sparks.ssh_config],
+        known_hosts=sparks.known_hosts,
+        agent=False,
+    )
     sources = [SshFileSource(head, str(logs / rank), f"head:{rank}") for rank in ("rank0.log", "rank1.log")]
     expected = sum(len((IFNAME / r).read_text().splitlines()) for r in ("rank0.log", "rank1.log"))
     pipeline = run(catalogue, sources, seconds=60)
