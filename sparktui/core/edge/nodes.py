@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import pickle
 import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from sparktui.core.analysis.pool import Done
 from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.edge import shipment
-from sparktui.core.edge.scanner import NodeScan
+from sparktui.core.edge.scanner import NodeScan, unpack
 from sparktui.core.events import StateChange
 from sparktui.core.sources.base import Cursor, LiveSource, Received, retrying
 from sparktui.core.sources.bridge import Bridge
@@ -179,7 +178,7 @@ class RayEdge:
             while (batches := await stream.take()) is not None:
                 for data in batches:
                     self.totals.results += len(data)
-                    for item in pickle.loads(data):
+                    for item in unpack(data):
                         self._take(item, by_name, sink)
         except Exception as exc:
             await self._fall_back(files, f"stopped: {_reason(exc)}", sink)
