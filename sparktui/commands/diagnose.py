@@ -122,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
         diagnosis, incident = _follow(args, found, problems, edge)
     else:
         diagnosis, incident = _files(args, found, problems, edge)
-    if edge is not None and not args.quiet:
+    if edge is not None and not args.quiet and (edge.totals.nodes or edge.totals.pulled):
         problems.print(Text(_edge_summary(edge), style="dim"))
     for warning in diagnosis.warnings:
         if warning not in found.refused:  # those were said when the catalogue loaded

@@ -35,6 +35,7 @@ from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.edge import shipment
 from sparktui.core.edge.scanner import NodeScan, unpack
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import StateChange
 from sparktui.core.sources.base import Cursor, LiveSource, Received, retrying
 from sparktui.core.sources.bridge import Bridge
@@ -143,9 +144,15 @@ class RayEdge:
             await asyncio.to_thread(_shutdown)
 
     async def _list(self) -> list[RayLogSource]:
-        return await asyncio.to_thread(
-            ray_log_sources, self.name, self.glob, node_filter=self.node_filter, follow=self.follow
-        )
+        """The files, as the pulled source lists them (read once, an unreachable head ends it: refused)."""
+        try:
+            return await asyncio.to_thread(
+                ray_log_sources, self.name, self.glob, node_filter=self.node_filter, follow=self.follow
+            )
+        except Unavailable as exc:
+            if self.follow:
+                raise
+            raise Refused(str(exc)) from None
 
     def _connect(self, package: shipment.Shipment) -> None:
         import ray

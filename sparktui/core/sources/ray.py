@@ -167,11 +167,18 @@ class RayLogs(SourceGroup):
         self.finite = not follow
 
     async def expand(self) -> list[LiveSource]:
-        return list(
-            await asyncio.to_thread(
-                ray_log_sources, self.name, self.glob, node_filter=self.node_filter, follow=self.follow
+        """Read once, a head that cannot be reached is the end of it (refused, with the reason): nobody is
+        there to wait for it."""
+        try:
+            return list(
+                await asyncio.to_thread(
+                    ray_log_sources, self.name, self.glob, node_filter=self.node_filter, follow=self.follow
+                )
             )
-        )
+        except Unavailable as exc:
+            if self.follow:
+                raise
+            raise Refused(str(exc)) from None
 
 
 class RayLogSource(LiveSource):
@@ -213,6 +220,17 @@ class RayLogSource(LiveSource):
         self.finite = not follow
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        """Followed, a break is retried (:class:`Unavailable`); read once, it ends the source with the reason
+        (:class:`Refused`): what was read stays, and the diagnosis says the file was not read to its end."""
+        try:
+            async for received in self._stream(cursor):
+                yield received
+        except Unavailable as exc:
+            if self.follow:
+                raise
+            raise Refused(str(exc)) from None
+
+    async def _stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         target = parse_address(self.address)
         lines = LineSplitter(int(cursor) if isinstance(cursor, int | float) else self.start)
         await self._check(target)
