@@ -34,6 +34,10 @@ NOT_RUN = {
     "python bench/fanout.py --nodes 64 --rate 20000 --seconds 20": "64 sshd on loopback addresses (a benchmark)",
     "python bench/spool_write.py --mb 20": "a benchmark: minutes of CPU",
     "python bench/redos.py --cap 20": "a benchmark: catastrophic patterns against every engine, a minute",
+    "sparktui diagnose ray://head:6379": "a Ray cluster (tests/sources/test_ray_edge.py starts one on loopback)",
+    "sparktui diagnose --edge ray://head:6379": "a Ray cluster (tests/sources/test_ray_edge.py starts one on loopback)",
+    "sparktui diagnose --edge --follow --for 5m ray://head:6379": "a Ray cluster, for five minutes",
+    "python bench/ray_edge.py --nodes 4 --mb 100": "root and a 4-node Ray cluster on loopback (a benchmark, minutes)",
 }
 
 #: How the commands that do not end with 0 end, as the README says: (exit status, words on stderr or stdout).

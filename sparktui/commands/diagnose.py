@@ -31,14 +31,15 @@ from sparktui.commands.common import (
 from sparktui.core import cluster as clusterfile
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.edge.nodes import RayEdge
 from sparktui.core.events import Severity, State
-from sparktui.core.pipeline import Pipeline, Update, run
+from sparktui.core.pipeline import Input, Pipeline, Update, run
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.markdown import diagnosis_markdown
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
-from sparktui.core.sources.open import file_sources
+from sparktui.core.sources.open import UriError, file_sources, ray_once, ray_uri
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.richtext import print_text
@@ -70,6 +71,11 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="processes that scan a directory's files (default: one per core; 1 scans in this process)",
     )
     d.add_argument("--follow", action="store_true", help="keep reading as the sources grow (live sources)")
+    d.add_argument(
+        "--edge",
+        action="store_true",
+        help="ray://head[:port]: scan each node's logs on the node, as a Ray actor, and bring back only the findings",
+    )
     d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
     d.add_argument("--report", metavar="DIR", help="also export the incident: Markdown, HTML, JSON and a bundle")
     d.add_argument("--no-redact", action="store_true", help="with --report: keep secrets (redacted by default)")
@@ -106,12 +112,18 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"{option} needs --report DIR (it says how the exported incident is written)")
     if args.launch and not args.report:
         raise UsageError("--launch needs --report DIR (the launch command goes into the exported incident)")
+    edges = [a for a in args.sources if a.startswith("ray://")]
+    if args.edge and (len(edges) != 1 or len(args.sources) != 1):
+        raise UsageError("--edge takes one ray://head[:port] source and nothing else (one Ray driver per run)")
     found = catalogue(args.signatures)
     problems = err()
+    edge = _edge(args.sources[0], found, follow=args.follow) if args.edge else None
     if args.follow:
-        diagnosis, incident = _follow(args, found, problems)
+        diagnosis, incident = _follow(args, found, problems, edge)
     else:
-        diagnosis, incident = _files(args, found, problems)
+        diagnosis, incident = _files(args, found, problems, edge)
+    if edge is not None and not args.quiet and (edge.totals.nodes or edge.totals.pulled):
+        problems.print(Text(_edge_summary(edge), style="dim"))
     for warning in diagnosis.warnings:
         if warning not in found.refused:  # those were said when the catalogue loaded
             problems.print(Text(display(f"sparktui: {warning}"), style="yellow"))
@@ -124,19 +136,46 @@ def main(args: argparse.Namespace) -> int:
     return 1 if worst is not None and worst >= fail_on else 0
 
 
-def _files(args: argparse.Namespace, found: Catalogue, problems: Console) -> tuple[Diagnosis, Incident]:
-    live = [a for a in args.sources if "://" in a]
+def _edge(arg: str, found: Catalogue, *, follow: bool) -> RayEdge:
+    try:
+        address, glob = ray_uri(arg)
+    except UriError as exc:
+        raise UsageError(str(exc)) from None
+    return RayEdge(address, found, glob, follow=follow)
+
+
+def _edge_summary(edge: RayEdge) -> str:
+    """One line: where the logs were scanned, and what that moved."""
+    t = edge.totals
+    line = (
+        f"sparktui: scanned at the edge on {len(t.nodes)} node{'' if len(t.nodes) == 1 else 's'}: "
+        f"{_size(t.read)} of logs read there, {_size(t.results)} of results sent back "
+        f"(and the {_size(t.package)} package of code and catalogue)"
+    )
+    return line + (f"; pulled through the Ray log API: {', '.join(t.pulled)}" if t.pulled else "")
+
+
+def _files(
+    args: argparse.Namespace, found: Catalogue, problems: Console, edge: RayEdge | None
+) -> tuple[Diagnosis, Incident]:
+    live = [a for a in args.sources if "://" in a and not a.startswith("ray://")]
     if live:
         raise UsageError(
             f"{live[0]}: a live source, read with --follow (add --for 30s to stop after that long); "
-            "without --follow, diagnose reads files, directories and bundles"
+            "without --follow, diagnose reads files, directories, bundles and ray://head (every node's logs, once)"
         )
-    sources, skipped = file_sources(args.sources)
-    if not sources:
+    paths = [a for a in args.sources if "://" not in a]
+    sources, skipped = file_sources(paths) if paths else ([], [])
+    if not sources and len(paths) == len(args.sources):
         raise UsageError(skipped[0] if skipped else "no log files found in " + " ".join(args.sources))
     for problem in skipped:
         problems.print(Text(f"sparktui: {problem}", style="yellow"))
-    reading = run(found, [FileRead(s) for s in sources], show=False, refresh=False, workers=args.jobs)
+    inputs: list[Input] = [FileRead(s) for s in sources]
+    try:
+        inputs += [edge] if edge is not None else [ray_once(a) for a in args.sources if a.startswith("ray://")]
+    except UriError as exc:
+        raise UsageError(str(exc)) from None
+    reading = run(found, inputs, show=False, refresh=False, workers=args.jobs)
     diagnosis = _analyse(reading, args, problems, "reading", states=False)
     for s in diagnosis.sources:
         if s.error:
@@ -148,9 +187,13 @@ def _files(args: argparse.Namespace, found: Catalogue, problems: Console) -> tup
     return diagnosis, Incident(diagnosis, title=title, logs=tuple(sources), command=args.launch)
 
 
-def _follow(args: argparse.Namespace, found: Catalogue, problems: Console) -> tuple[Diagnosis, Incident]:
+def _follow(
+    args: argparse.Namespace, found: Catalogue, problems: Console, edge: RayEdge | None
+) -> tuple[Diagnosis, Incident]:
     seconds = duration(args.duration) if args.duration else None
-    sources = open_sources(args.sources, trust_new_host_key=args.trust_new_host_key)
+    sources: list[Input] = (
+        [edge] if edge is not None else list(open_sources(args.sources, trust_new_host_key=args.trust_new_host_key))
+    )
     spool = None if args.no_spool else Spool.new("sparktui diagnose --follow", raw=args.spool_raw)
     following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=False)
     diagnosis = _analyse(following, args, problems, "following", states=True)

@@ -8,8 +8,11 @@ user editing their own signature directory sees exactly what to fix.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -201,6 +204,27 @@ class Catalogue:
             if track.id == track_id:
                 return track
         raise KeyError(track_id)
+
+
+def digest(catalogue: Catalogue) -> str:
+    """One SHA-256 (hex) of everything the scan and the correlation take from a catalogue: every signature
+    and stage track, in their order, each file named by its name and whether it is built-in, never by the
+    folder it lies in. Two machines that loaded the same files agree on it wherever the files lie, and a
+    catalogue that differs in one pattern, example or place in the order does not: a scan made elsewhere
+    with another catalogue would hand over signature and stage numbers that mean something else here."""
+
+    def plain(value: object) -> object:
+        if isinstance(value, Path):
+            return [is_builtin(value), value.parent.name == "stages", value.name]
+        if isinstance(value, set | frozenset):
+            return sorted(value)
+        if isinstance(value, Enum):
+            return value.value
+        raise TypeError(f"{type(value).__name__} in a catalogue")
+
+    whole = {"signatures": [asdict(s) for s in catalogue.signatures], "tracks": [asdict(t) for t in catalogue.tracks]}
+    text = json.dumps(whole, sort_keys=True, default=plain, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @cache

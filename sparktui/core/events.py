@@ -34,6 +34,10 @@ class Position:
     source: str
     line: int
 
+    def __reduce__(self) -> tuple[type[Position], tuple[str, int]]:
+        """Pickled as its two fields (one in every stage marker a scan elsewhere hands over)."""
+        return (Position, (self.source, self.line))
+
 
 @dataclass(frozen=True, slots=True)
 class Evidence:

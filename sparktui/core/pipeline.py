@@ -21,10 +21,12 @@ from typing import Any
 
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.analysis.pool import Done, ScanPool, Task, scan_file, workers_for
+from sparktui.core.analysis.pool import Done, InOrder, ScanPool, Task, scan_file, workers_for
+from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.clock import Clock, WallClock
+from sparktui.core.edge.nodes import RayEdge
 from sparktui.core.events import SourceSummary, State, StateChange
 from sparktui.core.sources.base import Extent, LiveSource, Received, SourceGroup, expand, supervise
 from sparktui.core.sources.files import FileRead, FileSource
@@ -43,6 +45,8 @@ TICK = 1.0
 MAX_CHANGES = 1000
 #: Hands a batch of a source's lines to the consumer (waiting while the queue is full).
 Deliver = Callable[[str, Received], Awaitable[None]]
+#: What the pipeline reads: sources, groups of them, and scans made on a Ray cluster's nodes.
+Input = LiveSource | SourceGroup | RayEdge
 #: Lines kept for a front end that does not take them; beyond it the oldest are dropped from view (and
 #: counted), never from the analysis.
 MAX_PENDING_LINES = 100_000
@@ -150,12 +154,16 @@ class Pipeline:
     unless a replay gives its own); ``spool`` keeps every line received; ``seconds`` ends a live run after
     that long; ``show`` makes :class:`Line` values for a front end to show (a headless run needs none);
     ``refresh`` makes diagnoses while it runs (a headless run needs only the last); ``workers`` scan the
-    files nobody is shown in that many processes (None: one per core, at most one per file)."""
+    files nobody is shown in that many processes (None: one per core, at most one per file).
+
+    Sources that end by themselves and that nobody is shown (files, Ray's logs read once, an edge scan read
+    once) are merged source after source in the order they were listed (:class:`InOrder`), however their
+    lines arrive, so the diagnosis does not depend on their timing; the others as they come."""
 
     def __init__(
         self,
         catalogue: Catalogue,
-        sources: Sequence[LiveSource | SourceGroup],
+        sources: Sequence[Input],
         *,
         clock: Clock | None = None,
         spool: Spool | None = None,
@@ -182,6 +190,9 @@ class Pipeline:
         self._tallies: dict[str, Tally] = {}
         self._numbers: dict[str, int] = {}
         self._expanded: set[str] = set()
+        self._orders: dict[str, InOrder] = {}  # a source merged in order -> the order it is merged in
+        self._remote: set[str] = set()  # sources scanned on a node
+        self._queue: asyncio.Queue[tuple[str, Received | Done]] | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -195,7 +206,7 @@ class Pipeline:
     def finite(self) -> bool:
         """Whether every source ends by itself (files, a replay): then the last diagnosis judges stalls as
         "stopped at", not as "no progress for N seconds"."""
-        return all(isinstance(s, LiveSource) and s.finite for s in self.sources)
+        return all(s.finite for s in self.sources)
 
     # -- the front end's side ------------------------------------------------------------------------
 
@@ -270,7 +281,8 @@ class Pipeline:
         if self._stopping.is_set():
             self._stop.set()
         self.clock.start()
-        queue: asyncio.Queue[tuple[str, Received]] = asyncio.Queue(maxsize=self.queue_batches)
+        queue: asyncio.Queue[tuple[str, Received | Done]] = asyncio.Queue(maxsize=self.queue_batches)
+        self._queue = queue
 
         async def deliver(name: str, received: Received) -> None:
             await queue.put((name, received))
@@ -286,6 +298,9 @@ class Pipeline:
         if files:
             producers.append(asyncio.create_task(self._guard("scan", self._scan_files(files))))
         producers += [asyncio.create_task(self._guard(g.name, self._group(g, deliver))) for g in self._groups()]
+        producers += [
+            asyncio.create_task(self._guard(e.name, e.run(_EdgeSink(self, e, deliver)))) for e in self._edges()
+        ]
         consumer = asyncio.create_task(self._consume(queue))
         ticker = asyncio.create_task(self._tick())
         stop = asyncio.create_task(self._stop.wait())
@@ -309,10 +324,15 @@ class Pipeline:
     def _live(self) -> list[LiveSource]:
         return [s for s in self.sources if isinstance(s, LiveSource)]
 
+    @property
+    def _headless(self) -> bool:
+        """Whether nobody is shown the lines and nothing keeps them: they are only analysed."""
+        return not self.show and self.spool is None
+
     def _read_after_the_fact(self) -> list[FileRead]:
         """The files whose lines nobody is shown: each is scanned on its own, file after file in the order
         given, in this process or in worker processes, with the same diagnosis either way."""
-        if self.show or self.spool is not None:
+        if not self._headless:
             return []
         return [s for s in self._live() if isinstance(s, FileRead)]
 
@@ -365,6 +385,9 @@ class Pipeline:
     def _groups(self) -> list[SourceGroup]:
         return [g for g in self.sources if isinstance(g, SourceGroup)]
 
+    def _edges(self) -> list[RayEdge]:
+        return [e for e in self.sources if isinstance(e, RayEdge)]
+
     async def _guard(self, name: str, run: Awaitable[None]) -> None:
         """A source that breaks (a bug in it, not a connection: those are retried) fails with the reason."""
         try:
@@ -381,7 +404,19 @@ class Pipeline:
         for source in found:
             self._add(source)
             self._measure(source)
-        await asyncio.gather(*(supervise(s, deliver, self._report) for s in found))
+        if not (group.finite and self._headless):
+            await asyncio.gather(*(supervise(s, deliver, self._report) for s in found))
+            return
+        order = InOrder([s.name for s in found])
+        for source in found:
+            self._orders[source.name] = order
+        await asyncio.gather(*(self._to_its_end(s, deliver) for s in found))
+
+    async def _to_its_end(self, source: LiveSource, deliver: Deliver) -> None:
+        """Supervise a source merged in order, then mark its end behind its last batch."""
+        await supervise(source, deliver, self._report)
+        assert self._queue is not None
+        await self._queue.put((source.name, Done(source.name)))
 
     def _add(self, source: LiveSource) -> None:
         self._by_name[source.name] = source
@@ -393,11 +428,14 @@ class Pipeline:
         self._tallies[source.name] = tally
         self._outbox.set(tally=(source.name, tally))
 
-    async def _consume(self, queue: asyncio.Queue[tuple[str, Received]]) -> None:
+    async def _consume(self, queue: asyncio.Queue[tuple[str, Received | Done]]) -> None:
         while True:
             name, received = await queue.get()
             try:
-                self._take(self._by_name[name], received)
+                if isinstance(received, Done):
+                    self._let_through(self._orders[name].add(received))
+                else:
+                    self._take(self._by_name[name], received)
             finally:
                 queue.task_done()
             # A get from a queue that holds batches does not wait: let the sources' reads and the ticker
@@ -410,7 +448,11 @@ class Pipeline:
         if source.hosts:
             self.analyzer.know_hosts(source.name, source.hosts)  # the machine said its names
         text = "\n".join(received.lines)
-        self.analyzer.feed(source.name, text, now=self.clock.now())
+        order = self._orders.get(source.name)
+        if order is None:
+            self.analyzer.feed(source.name, text, now=self.clock.now())
+        else:
+            self._let_through(order.add(self.analyzer.scan(source.name, text)))
         if self.analyzer.correlation.changed:
             self._fresh.set()
         if self.spool is not None:
@@ -435,6 +477,14 @@ class Pipeline:
             self._outbox.add_lines(shown, source.name, tally)
         else:
             self._outbox.set(tally=(source.name, tally))
+
+    def _let_through(self, items: list[Scanned | Done]) -> None:
+        """Merge the hand-overs whose turn came (see :class:`InOrder`)."""
+        for item in items:
+            if isinstance(item, Scanned):
+                self.analyzer.merge(item)
+        if self.analyzer.correlation.changed:
+            self._fresh.set()
 
     async def _tick(self) -> None:
         """A new diagnosis as soon as a batch changed what is known (at most one per :data:`REFRESH`
@@ -466,25 +516,83 @@ class Pipeline:
         missing = [
             SourceSummary(g.name, "", 0, f"{states[g.name].state.value}: {states[g.name].detail}")
             for g in self.sources
-            if isinstance(g, SourceGroup) and g.name not in self._expanded and g.name in states
+            if isinstance(g, SourceGroup | RayEdge) and g.name not in self._expanded and g.name in states
         ]
         return replace(diagnosis, sources=(*diagnosis.sources, *missing)) if missing else diagnosis
 
     def _report(self, change: StateChange) -> None:
-        if change.state is State.FAILED and change.source in self._by_name:
+        known = change.source in self._by_name or change.source in self._remote
+        if change.state is State.FAILED and known:
             self.analyzer.source_failed(change.source, change.detail)
             self._fresh.set()
-        elif change.state is State.EVENT and change.source in self._by_name:
+        elif change.state is State.EVENT and known:
             self.analyzer.source_noted(change.source, change.detail)
             self._fresh.set()
         self._outbox.set(state=change)
+
+
+class _EdgeSink:
+    """Where an edge scan's results meet the pipeline's analysis (see :class:`~sparktui.core.edge.nodes.Sink`):
+    read once, in the order the sources were listed; followed, as they come, each stage marker timed at its
+    arrival here, as a pulled line would be."""
+
+    def __init__(self, pipeline: Pipeline, edge: RayEdge, deliver: Deliver) -> None:
+        self.pipeline, self.edge, self.deliver = pipeline, edge, deliver
+        self.order = InOrder() if edge.finite else None
+        self.lines: dict[str, int] = {}  # lines of each source scanned so far
+
+    def listed(self, sources: Sequence[tuple[str, str]]) -> None:
+        p = self.pipeline
+        p._expanded.add(self.edge.name)
+        for name, node in sources:
+            p.analyzer.add_source(name, node)
+            p._remote.add(name)
+            if self.order is not None:
+                self.order.extend([name])
+                p._orders[name] = self.order
+            p._report(StateChange(name, State.CONNECTING))
+
+    def scanned(self, item: Scanned | Done) -> None:
+        p = self.pipeline
+        if isinstance(item, Done):
+            if item.error:
+                p.analyzer.source_failed(item.source, item.error)
+            p._report(StateChange(item.source, State.FAILED if item.error else State.ENDED, item.error))
+        else:
+            if item.source not in self.lines:
+                p._report(StateChange(item.source, State.STREAMING))
+            p.lines += item.lines - self.lines.get(item.source, 0)
+            self.lines[item.source] = item.lines
+            if self.order is None and item.stages:
+                now = p.clock.now()
+                item = replace(item, stages=tuple(replace(e, at=now) for e in item.stages))
+        if self.order is not None:
+            p._let_through(self.order.add(item))
+        elif isinstance(item, Scanned):
+            p.analyzer.merge(item)
+        p._outbox.set()
+
+    def report(self, change: StateChange) -> None:
+        self.pipeline._report(change)
+
+    async def fall_back(self, source: LiveSource, after: Scanned | None) -> None:
+        p = self.pipeline
+        p._add(source)
+        if after is not None:
+            p.analyzer.continue_from(after)
+        if self.order is None:
+            await supervise(source, self.deliver, p._report)
+            return
+        self.order.extend([source.name])
+        p._orders[source.name] = self.order
+        await p._to_its_end(source, self.deliver)
 
 
 class PipelineError(Exception):
     """The pipeline broke (a bug, not bad input: that is always a source's state); one line."""
 
 
-def run(catalogue: Catalogue, sources: Sequence[LiveSource | SourceGroup], **options: Any) -> Pipeline:
+def run(catalogue: Catalogue, sources: Sequence[Input], **options: Any) -> Pipeline:
     """A started :class:`Pipeline` over ``sources`` (see its options)."""
     return Pipeline(catalogue, sources, **options).start()
 

@@ -7,6 +7,7 @@ import gzip
 import json
 import lzma
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -244,7 +245,7 @@ def test_the_cockpit_and_follow_read_compressed_logs_and_streams_once(tmp_path: 
 
 
 def test_a_live_source_without_follow_says_to_follow_it(capsys: pytest.CaptureFixture[str]) -> None:
-    for uri in ("ssh://node5/var/log/rank0.log", "docker://vllm_node", "ray://127.0.0.1"):
+    for uri in ("ssh://node5/var/log/rank0.log", "docker://vllm_node"):
         assert main(["diagnose", uri]) == 2
         err = capsys.readouterr().err
         assert f"{uri}: a live source, read with --follow" in err and "no such file" not in err
@@ -290,3 +291,14 @@ def test_a_big_file_says_how_much_of_it_was_read(tmp_path: Path) -> None:
         )
     # the text of every line, newlines too, as read: the captures' colour codes and carriage returns are gone
     assert 0.99 * plain.stat().st_size < last["big.log"].bytes < plain.stat().st_size
+
+
+def test_ray_logs_read_once_end_at_a_head_that_cannot_be_reached(capsys: pytest.CaptureFixture[str]) -> None:
+    """``diagnose ray://head`` reads every node's logs once: with no head there, it says so and ends."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for edge in ([], ["--edge"]):
+        assert main(["diagnose", "--quiet", *edge, f"ray://127.0.0.1:{port}"]) == 2
+        err = capsys.readouterr().err
+        assert f"cannot reach the Ray head at 127.0.0.1:{port}: Connection refused" in err, err

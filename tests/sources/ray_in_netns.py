@@ -32,28 +32,10 @@ from sparktui.core.events import State, StateChange
 from sparktui.core.sources.base import Backoff, Cursor, Received, supervise
 from sparktui.core.sources.ray import DEFAULT_GLOBS, RayLogs, RayLogSource, ray_log_sources
 from sparktui.core.text import decode
+from tests.servers.raynodes import ADDRESS, RayNode, start_cluster
 
-ADDRESS = "ray://127.0.0.1:6379"
-GCS = ("127.0.0.1", 6379)
 HEAD_IP, WORKER_IP = "127.0.0.1", "127.0.0.2"
 DRIVER = Path(__file__).with_name("ray_driver.py")
-RAY = [sys.executable, "-m", "ray.scripts.scripts"]
-NODE_ARGS = ["--num-cpus", "1", "--num-gpus", "0", "--object-store-memory", "100000000", "--disable-usage-stats"]
-# The GCS declares a stopped node dead after about 5 s instead of about 15 s: long enough to see the head
-# still list it while its agent is gone.
-FAST_HEALTH_CHECKS = {
-    "RAY_health_check_initial_delay_ms": "0",
-    "RAY_health_check_period_ms": "1000",
-    "RAY_health_check_timeout_ms": "1000",
-    "RAY_health_check_failure_threshold": "5",
-}
-
-
-def wait_until(condition: Callable[[], object], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
-        time.sleep(0.2)
 
 
 async def until(condition: Callable[[], object], what: str, seconds: float = 30) -> None:
@@ -64,87 +46,19 @@ async def until(condition: Callable[[], object], what: str, seconds: float = 30)
 
 
 @dataclass
-class RayNode:
-    ip: str
-    temp: Path  # its --temp-dir
-    process: subprocess.Popen[bytes]  # unshare, whose child `ray start --block` is its PID namespace's init
-    node_id: str = ""
-
-    def log(self, filename: str) -> Path:
-        return self.temp / "session_latest" / "logs" / filename
-
-    def stop(self) -> None:
-        """Kill the node's PID namespace: unshare's death kills its init, and with it every process."""
-        self.process.kill()
-        self.process.wait()
-
-
-@dataclass
 class RayCluster:
     head: RayNode
     worker: RayNode
-
-
-def start_node(root: Path, name: str, ip: str, args: list[str], env: dict[str, str]) -> RayNode:
-    temp = root / name
-    command = ["setpriv", "--pdeathsig", "KILL", "unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
-    command += [*RAY, "start", "--block", "--node-ip-address", ip, "--temp-dir", str(temp), *NODE_ARGS, *args]
-    with (root / f"{name}.log").open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-    return RayNode(ip, temp, process)
-
-
-def gcs_listening() -> bool:
-    try:
-        socket.create_connection(GCS, timeout=1).close()
-    except OSError:
-        return False
-    return True
-
-
-def alive_nodes() -> dict[str, str]:
-    """Node IP -> node id of the alive nodes, or nothing while the head's state API is not up."""
-    from ray.util.state import list_nodes
-
-    try:
-        return {n.node_ip: n.node_id for n in list_nodes(address="127.0.0.1:6379", timeout=5) if n.state == "ALIVE"}
-    except Exception:  # the dashboard is still starting
-        return {}
-
-
-def agent_answers(node_id: str) -> bool:
-    """Whether the head relays the node's log listing (its agent registers a while after the node)."""
-    from ray.util.state import list_logs
-
-    try:
-        list_logs(address="127.0.0.1:6379", node_id=node_id, glob_filter="raylet.out", timeout=5)
-    except Exception:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[RayCluster]:
     interfaces = [name for _, name in socket.if_nameindex()]
     assert interfaces == ["lo"], f"run this module through test_ray.py (inside `unshare --net`), not with {interfaces}"
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     root = Path(tempfile.mkdtemp(prefix="sparktui-ray-"))  # short: Ray's socket paths live below it
-    env = {**os.environ, "HOME": str(root / "home"), "RAY_USAGE_STATS_ENABLED": "0", **FAST_HEALTH_CHECKS}
-    env.pop("RAY_ADDRESS", None)
     nodes: list[RayNode] = []
     try:
-        nodes.append(
-            start_node(root, "head", HEAD_IP, ["--head", "--port", "6379", "--include-dashboard", "true"], env)
-        )
-        wait_until(gcs_listening, 60, "the head's GCS port")
-        # Both nodes share this machine: the worker's agent needs a port other than the head's (52365).
-        worker_args = ["--address", "127.0.0.1:6379", "--dashboard-agent-listen-port", "52366"]
-        nodes.append(start_node(root, "worker", WORKER_IP, worker_args, env))
-        wait_until(lambda: len(alive_nodes()) == 2, 90, "head and worker alive in the state API")
-        ids = alive_nodes()
-        for node in nodes:
-            node.node_id = ids[node.ip]
-            wait_until(lambda n=node: agent_answers(n.node_id), 60, f"the agent of {node.ip}")
+        nodes = start_cluster(root, workers=1)
         yield RayCluster(*nodes)
     finally:
         for node in nodes:

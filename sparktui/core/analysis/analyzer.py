@@ -59,9 +59,22 @@ class Analyzer:
 
     def feed(self, name: str, text: str, now: float = 0.0) -> None:
         """Analyse a block of complete lines (``\\n``-separated, without the final newline)."""
+        self.correlation.add(self.scan(name, text, now))
+
+    def scan(self, name: str, text: str, now: float = 0.0) -> Scanned:
+        """Scan a block of a source's lines and hand over what it found, without merging it yet (a caller
+        that merges sources in an order of its own passes it to :meth:`merge` when its turn comes)."""
         scan = self._scans[name]
         scan.feed(text, now)
-        self.correlation.add(scan.take())
+        return scan.take()
+
+    def continue_from(self, scanned: Scanned) -> None:
+        """Go on here with a source that was scanned elsewhere up to ``scanned`` (its last hand-over, from a
+        node whose scan stopped): its further lines are numbered after those, on the same node, which keeps
+        the names its lines gave it."""
+        scan = self._scans[scanned.source]
+        scan.lines, scan.node, scan.hosts = scanned.lines, scanned.node, list(scanned.hosts)
+        scan.last_time = scanned.last_time
 
     def merge(self, scanned: Scanned) -> None:
         """Take what a scan elsewhere (a worker process) handed over for one of the sources."""

@@ -95,31 +95,18 @@ class ScanPool:
 
     def results(self, poll: float = 0.2) -> Iterator[Scanned | Done]:
         """Every file's hand-overs, file after file in the order of the tasks, whichever worker finishes
-        first: the correlation then sees what a scan in one process would have shown it, so the diagnosis
-        does not depend on the number of workers or on their timing. What a worker sends for a later file
-        waits here until the files before it are done. A worker that dies takes its file with it: that file
-        is reported done, with the reason."""
-        order = [t.file.name for t in self._tasks]
-        waiting: dict[str, deque[Scanned | Done]] = {name: deque() for name in order}
-        at = 0
-        while at < len(order):
-            backlog = waiting[order[at]]
-            while backlog:
-                item = backlog.popleft()
-                yield item
-                if isinstance(item, Done):
-                    at += 1
-                    break
-            else:
-                try:
-                    arrived = self._out.get(timeout=poll)
-                except queue.Empty:
-                    if not any(w.is_alive() for w in self._workers):
-                        for name in order[at:]:
-                            if not any(isinstance(i, Done) for i in waiting[name]):
-                                waiting[name].append(Done(name, DIED))
-                    continue
-                waiting[arrived.source].append(arrived)
+        first (see :class:`InOrder`). A worker that dies takes its file with it: that file is reported done,
+        with the reason."""
+        order = InOrder([t.file.name for t in self._tasks])
+        while not order.complete:
+            try:
+                arrived = self._out.get(timeout=poll)
+            except queue.Empty:
+                if not any(w.is_alive() for w in self._workers):
+                    for name in order.unfinished():
+                        yield from order.add(Done(name, DIED))
+                continue
+            yield from order.add(arrived)
 
     def close(self) -> None:
         """Stop the workers (those still scanning are ended) and wait for them."""
@@ -131,6 +118,49 @@ class ScanPool:
         for q in (self._todo, self._out):
             q.close()
             q.cancel_join_thread()
+
+
+class InOrder:
+    """Hand-overs of many sources, scanned side by side, let through source after source in a given order:
+    what a source hands over waits here until every source before it is done. The correlation then sees
+    what one scan of the sources one after another would have shown it, so a diagnosis does not depend on
+    how many scanned them (workers, nodes) or on their timing: the first evidence kept of a signature seen
+    in several sources, and where it was first seen, are those of the earliest source. Sources can be added
+    at the end while it runs (:meth:`extend`)."""
+
+    def __init__(self, names: Sequence[str] = ()) -> None:
+        self._order: list[str] = []
+        self._waiting: dict[str, deque[Scanned | Done]] = {}
+        self._at = 0
+        self.extend(names)
+
+    def extend(self, names: Sequence[str]) -> None:
+        for name in names:
+            if name not in self._waiting:
+                self._order.append(name)
+                self._waiting[name] = deque()
+
+    @property
+    def complete(self) -> bool:
+        """Whether every source is done and all it handed over was let through."""
+        return self._at >= len(self._order)
+
+    def unfinished(self) -> list[str]:
+        """The sources not done yet."""
+        return [n for n in self._order[self._at :] if not any(isinstance(i, Done) for i in self._waiting[n])]
+
+    def add(self, item: Scanned | Done) -> list[Scanned | Done]:
+        """Take one source's next hand-over (or its end); returns what may be merged now, in order."""
+        self.extend([item.source])
+        self._waiting[item.source].append(item)
+        ready: list[Scanned | Done] = []
+        while self._at < len(self._order) and (backlog := self._waiting[self._order[self._at]]):
+            while backlog:
+                ready.append(backlog.popleft())
+                if isinstance(ready[-1], Done):
+                    self._at += 1
+                    break
+        return ready
 
 
 def _work(catalogue: Catalogue, todo: Queue[Task | None], out: Queue[Scanned | Done]) -> None:

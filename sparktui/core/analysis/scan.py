@@ -140,6 +140,27 @@ class StageEvent:
     time: float | None = None
     repeated: int = 1
 
+    def __reduce__(self) -> tuple[type[StageEvent], tuple[object, ...]]:
+        """Pickled as its fields, made again by the constructor: a scan elsewhere (a worker process, a node)
+        hands over tens of thousands of these per 20 MB of NCCL logs, and this unpickles them about twice as
+        fast as a slotted dataclass's own way, attribute by attribute."""
+        return (
+            StageEvent,
+            (
+                self.track,
+                self.stage,
+                self.facts,
+                self.node,
+                self.process,
+                self.rank,
+                self.position,
+                self.text,
+                self.at,
+                self.time,
+                self.repeated,
+            ),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Context:

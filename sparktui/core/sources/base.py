@@ -84,6 +84,7 @@ class SourceGroup(ABC):
     :class:`Unavailable` / :class:`Refused` like a source does."""
 
     name: str
+    finite = False  # True when every source it finds ends by itself (Ray's logs read once)
 
     @abstractmethod
     async def expand(self) -> list[LiveSource]: ...

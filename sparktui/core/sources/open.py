@@ -164,9 +164,23 @@ def _docker(arg: str) -> LiveSource:
     return docker.DockerSource(container, name=arg)
 
 
-def _ray(arg: str) -> SourceGroup:
+def _ray(arg: str, follow: bool = True) -> SourceGroup:
     """``ray://head[:port]`` (every alive node's important logs) or ``ray://head[:port]/GLOB`` (the files
-    whose names match)."""
+    whose names match), followed or read once."""
+    from sparktui.core.sources import ray
+
+    address, glob = ray_uri(arg)
+    return ray.RayLogs(address, glob, follow=follow)
+
+
+def ray_once(arg: str) -> SourceGroup:
+    """A ``ray://`` argument's logs read once, to their end, through Ray's log API."""
+    return _ray(arg, follow=False)
+
+
+def ray_uri(arg: str) -> tuple[str, str | None]:
+    """The head's address and the glob (None for the default files) of a ``ray://head[:port][/GLOB]``
+    argument; :class:`UriError` for an address that cannot be a Ray head."""
     from sparktui.core.sources import ray
 
     address, _, glob = arg.split("://", 1)[1].partition("/")
@@ -174,7 +188,7 @@ def _ray(arg: str) -> SourceGroup:
         ray.parse_address(address)
     except Refused as exc:
         raise UriError(str(exc)) from None
-    return ray.RayLogs(address, glob or None)
+    return address, glob or None
 
 
 def _metrics(arg: str) -> LiveSource:

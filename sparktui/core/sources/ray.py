@@ -110,8 +110,11 @@ def parse_address(address: str) -> RayAddress:
     return RayAddress(host, port or DEFAULT_PORT)
 
 
-def ray_log_sources(address: str, glob: str | None = None, *, node_filter: str | None = None) -> list[RayLogSource]:
-    """One source per log file matching ``glob`` on every alive node of the cluster at ``address``.
+def ray_log_sources(
+    address: str, glob: str | None = None, *, node_filter: str | None = None, follow: bool = True
+) -> list[RayLogSource]:
+    """One source per log file matching ``glob`` on every alive node of the cluster at ``address``, each
+    followed, or read once to its end without ``follow``.
 
     ``glob`` is matched by each node's agent against paths relative to its Ray log directory (``*.out``,
     ``events/*``); without one, only the files in :data:`DEFAULT_GLOBS`. ``node_filter`` is a shell
@@ -149,22 +152,41 @@ def ray_log_sources(address: str, glob: str | None = None, *, node_filter: str |
             groups = {"raylet": [ALWAYS_THERE]}
         files = sorted({f for names in groups.values() for f in names if not f.endswith("/")})
         files = [f for f in files if any(fnmatch.fnmatchcase(f, g) for g in ([glob] if glob else DEFAULT_GLOBS))]
-        sources += [RayLogSource(address, node.node_id, f, node_name=node.node_name) for f in files]
+        sources += [RayLogSource(address, node.node_id, f, node_name=node.node_name, follow=follow) for f in files]
     return sources
 
 
 class RayLogs(SourceGroup):
-    """Every log of a Ray cluster, as :func:`ray_log_sources` lists them, once the head answers."""
+    """Every log of a Ray cluster, as :func:`ray_log_sources` lists them, once the head answers; followed,
+    or read once to their end (``follow=False``: then the group ends by itself)."""
 
-    def __init__(self, address: str, glob: str | None = None, *, node_filter: str | None = None) -> None:
-        self.name, self.glob, self.node_filter = address, glob, node_filter
+    def __init__(
+        self, address: str, glob: str | None = None, *, node_filter: str | None = None, follow: bool = True
+    ) -> None:
+        self.name, self.glob, self.node_filter, self.follow = address, glob, node_filter, follow
+        self.finite = not follow
 
     async def expand(self) -> list[LiveSource]:
-        return list(await asyncio.to_thread(ray_log_sources, self.name, self.glob, node_filter=self.node_filter))
+        """Read once, a head that cannot be reached is the end of it (refused, with the reason): nobody is
+        there to wait for it."""
+        try:
+            return list(
+                await asyncio.to_thread(
+                    ray_log_sources, self.name, self.glob, node_filter=self.node_filter, follow=self.follow
+                )
+            )
+        except Unavailable as exc:
+            if self.follow:
+                raise
+            raise Refused(str(exc)) from None
 
 
 class RayLogSource(LiveSource):
-    """The log file ``filename`` of node ``node_id`` in the Ray cluster at ``address``, followed.
+    """The log file ``filename`` of node ``node_id`` in the Ray cluster at ``address``, followed, or with
+    ``follow=False`` read once to its end as it is when the node's agent reaches it (then the source ends;
+    a partial last line, still being written, is left out as it would be while following). ``start`` is
+    where a stream with no cursor begins: the byte offset after the lines someone else already read
+    (a node's own scan that stopped part-way).
 
     Yields batches of complete lines (decoded, escape sequences removed, undecodable bytes replaced, a
     line that grows past :data:`MAX_LINE` bytes delivered in pieces); a partial last line waits for its
@@ -182,16 +204,37 @@ class RayLogSource(LiveSource):
     kind = "ray log"
 
     def __init__(
-        self, address: str, node_id: str, filename: str, *, node_name: str, probe_every: float = PROBE_SECONDS
+        self,
+        address: str,
+        node_id: str,
+        filename: str,
+        *,
+        node_name: str,
+        probe_every: float = PROBE_SECONDS,
+        follow: bool = True,
+        start: int = 0,
     ) -> None:
         self.address, self.node_id, self.filename = address, node_id, filename
         self.node = node_name
-        self.name = f"ray://{address.strip().removeprefix('ray://').rstrip('/')}/{node_name}/{filename}"
+        self.name = source_name(address, node_name, filename)
         self.probe_every = probe_every
+        self.follow, self.start = follow, start
+        self.finite = not follow
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        """Followed, a break is retried (:class:`Unavailable`); read once, it ends the source with the reason
+        (:class:`Refused`): what was read stays, and the diagnosis says the file was not read to its end."""
+        try:
+            async for received in self._stream(cursor):
+                yield received
+        except Unavailable as exc:
+            if self.follow:
+                raise
+            raise Refused(str(exc)) from None
+
+    async def _stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         target = parse_address(self.address)
-        lines = LineSplitter(int(cursor) if isinstance(cursor, int | float) else 0)
+        lines = LineSplitter(int(cursor) if isinstance(cursor, int | float) else self.start)
         await self._check(target)
         yield Received((), lines.offset)
         reader = Bridge(lambda: self._follow(target), limit=QUEUE_CHUNKS, name=f"ray log {self.name}")
@@ -202,6 +245,8 @@ class RayLogSource(LiveSource):
                 except Exception as exc:
                     raise _unavailable(exc, f"reading {self.filename} on node {self.node}") from None
                 if chunks is None:
+                    if not self.follow:
+                        return
                     raise Unavailable(f"the Ray head closed the stream of {self.filename} on node {self.node}")
                 if not chunks:  # silence: is the node still there?
                     await self._check(target)
@@ -256,19 +301,25 @@ class RayLogSource(LiveSource):
         from ray.util.state import get_log
 
         # `_interval` is get_log's own (underscored) knob for how long the agent sleeps at the end of the
-        # file; its default of 1 s would be most of the delay between a line written and a line shown.
+        # file; its default of 1 s would be most of the delay between a line written and a line shown. A
+        # file read once takes none.
         return cast(
             Iterator[bytes],
             get_log(
                 address=str(target),
                 node_id=self.node_id,
                 filename=self.filename,
-                follow=True,
+                follow=self.follow,
                 tail=-1,
                 encoding=None,
-                _interval=FOLLOW_INTERVAL,
+                _interval=FOLLOW_INTERVAL if self.follow else None,
             ),
         )
+
+
+def source_name(address: str, node_name: str, filename: str) -> str:
+    """The name of the source of a node's log file: ``ray://head:port/<node>/<file>`` as the address was given."""
+    return f"ray://{address.strip().removeprefix('ray://').rstrip('/')}/{node_name}/{filename}"
 
 
 def _reach(target: RayAddress) -> None:

@@ -1,0 +1,304 @@
+"""``sparktui diagnose --edge ray://head``: every alive node scans its own logs, as a Ray actor, and only what
+the correlation needs comes back.
+
+:class:`RayEdge` lists the nodes and their log files as the pulled ``ray://`` source does
+(:func:`~sparktui.core.sources.ray.ray_log_sources`: the same files, the same source names and nodes),
+connects to the cluster as a Ray driver whose runtime environment is the :mod:`~.shipment` (sparktui's core
+and the catalogue), and places one :class:`~.scanner.NodeScan` actor on each node: pinned to it
+(``NodeAffinitySchedulingStrategy(soft=False)``), asking for no CPU, so it fits beside whatever the node
+runs. What each actor hands over streams back as it is made and goes to a :class:`Sink` (the pipeline's
+correlation); read once, the sink merges it in source order, as it does a directory scanned in worker
+processes, so the findings are those of the pulled logs.
+
+A node whose actor has not said it is up within :data:`PLACE_SECONDS` (Ray could not place it, its runtime
+environment or its worker process did not start), whose actor failed (its Python lacks what the scan
+imports, its catalogue's digest differs) or died while scanning, is a finding of its own: one line, with the
+reason Ray gave, in a source of its own that the catalogue's ``ray-edge-scan-not-run`` signature names. Its
+files are then pulled through Ray's log API instead, each from the byte after the last line its actor
+handed over, so no line is counted twice.
+
+Ray is imported when a scan starts, never with this module. One driver per process: one edge at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sparktui.core.analysis.pool import Done
+from sparktui.core.analysis.scan import Scanned
+from sparktui.core.catalogue import Catalogue
+from sparktui.core.edge import shipment
+from sparktui.core.edge.scanner import NodeScan, unpack
+from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.events import StateChange
+from sparktui.core.sources.base import Cursor, LiveSource, Received, retrying
+from sparktui.core.sources.bridge import Bridge
+from sparktui.core.sources.ray import RayLogSource, parse_address, ray_log_sources, source_name
+
+#: A Ray actor handle (Ray's own types do not follow a remote class's async generator methods).
+ActorHandle = Any
+
+#: Seconds a node's actor has to say it is up (placed, its runtime environment unpacked, the rules compiled).
+PLACE_SECONDS = 60.0
+#: Batches from one node waiting for the sink; beyond it the node's stream waits.
+BATCHES = 64
+#: The file name of the source that says a node's scan could not run there.
+NOTE_FILE = "sparktui-edge"
+#: The Ray namespace the actors live in.
+NAMESPACE = "sparktui-edge"
+#: The most of Ray's reason kept in a finding's line.
+REASON_CHARS = 400
+
+_CAUSES = re.compile(r"\s+(?:Some common causes|There are some potential root causes|The actor never ran)\b.*", re.S)
+_EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?(?:\w+Error|\w+Exception|CatalogueMismatch|Refused): .+")
+
+
+class Sink(Protocol):
+    """Where an edge scan's results go (the pipeline)."""
+
+    def listed(self, sources: Sequence[tuple[str, str]]) -> None:
+        """The sources (name, node) the nodes will scan, in order, before anything of them arrives."""
+
+    def scanned(self, item: Scanned | Done) -> None:
+        """A hand-over from a node's scan, or the end of one of its files."""
+
+    def report(self, change: StateChange) -> None:
+        """What happened to a source (or to the edge as a whole, under its own name)."""
+
+    async def fall_back(self, source: LiveSource, after: Scanned | None) -> None:
+        """Read ``source`` here instead, to its end (or until the run stops), its lines going on from
+        ``after``, the last hand-over of the node's scan of it, where there is one."""
+
+
+@dataclass(slots=True)
+class _Progress:
+    """How far a node's scan of one file got: its last hand-over, and whether the file is done."""
+
+    source: RayLogSource
+    last: Scanned | None = None
+    done: bool = False
+
+
+@dataclass(slots=True)
+class Totals:
+    """What the edge moved: the results' bytes as they crossed, the package once, the logs read on the nodes."""
+
+    results: int = 0
+    package: int = 0
+    read: int = 0  # bytes of log files the nodes scanned
+    nodes: list[str] = field(default_factory=list)  # scanned at the edge
+    pulled: list[str] = field(default_factory=list)  # fell back to the log API
+
+
+class RayEdge:
+    """The edge scan of the cluster at ``address`` (``ray://head[:port]``): the files :func:`ray_log_sources`
+    lists (``glob``, ``node_filter``), read once (``follow=False``, then it ends) or followed."""
+
+    def __init__(
+        self,
+        address: str,
+        catalogue: Catalogue,
+        glob: str | None = None,
+        *,
+        follow: bool,
+        node_filter: str | None = None,
+        place_seconds: float = PLACE_SECONDS,
+    ) -> None:
+        parse_address(address)
+        self.name = address
+        self.catalogue = catalogue
+        self.glob, self.node_filter = glob, node_filter
+        self.follow = follow
+        self.finite = not follow
+        self.place_seconds = place_seconds
+        self.totals = Totals()
+
+    async def run(self, sink: Sink) -> None:
+        """List, ship, place, stream; returns when every node's files are read (or never, followed)."""
+        sources = await retrying(self.name, self._list, sink.report, ended=lambda s: f"{len(s)} sources")
+        if not sources:
+            return
+        sink.listed([(s.name, s.node) for s in sources])
+        nodes: dict[str, list[_Progress]] = {}
+        for source in sources:
+            nodes.setdefault(source.node_id, []).append(_Progress(source))
+        package = await asyncio.to_thread(shipment.build, self.catalogue)
+        self.totals.package = package.size
+        try:
+            await asyncio.to_thread(self._connect, package)
+        except Exception as exc:  # no driver, no actor: every node is pulled
+            reason = f"could not start: no Ray driver could connect to {self.name}: {_reason(exc)}"
+            await asyncio.gather(*(self._fall_back(files, reason, sink) for files in nodes.values()))
+            return
+        try:
+            await asyncio.gather(
+                *(self._node(node_id, files, package.digest, sink) for node_id, files in nodes.items())
+            )
+        finally:
+            await asyncio.to_thread(_shutdown)
+
+    async def _list(self) -> list[RayLogSource]:
+        """The files, as the pulled source lists them (read once, an unreachable head ends it: refused)."""
+        try:
+            return await asyncio.to_thread(
+                ray_log_sources, self.name, self.glob, node_filter=self.node_filter, follow=self.follow
+            )
+        except Unavailable as exc:
+            if self.follow:
+                raise
+            raise Refused(str(exc)) from None
+
+    def _connect(self, package: shipment.Shipment) -> None:
+        import ray
+
+        ray.init(
+            address=str(parse_address(self.name)),
+            namespace=NAMESPACE,
+            runtime_env={"working_dir": str(package.path)},
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
+
+    async def _node(self, node_id: str, files: list[_Progress], digest: str, sink: Sink) -> None:
+        """One node: its actor placed and checked in time, then its stream until it ends or breaks."""
+        node = files[0].source.node
+        try:
+            actor = await asyncio.to_thread(self._place, node_id, node, files, digest)
+        except Exception as exc:
+            await self._fall_back(files, f"could not start: {_reason(exc)}", sink)
+            return
+        if isinstance(actor, str):
+            await self._fall_back(files, actor, sink)
+            return
+        self.totals.nodes.append(node)
+        by_name = {p.source.name: p for p in files}
+        stream = Bridge(
+            lambda: _batches(actor), limit=BATCHES, name=f"edge scan {node}", interrupt=lambda: _kill(actor)
+        )
+        try:
+            while (batches := await stream.take()) is not None:
+                for data in batches:
+                    self.totals.results += len(data)
+                    for item in unpack(data):
+                        self._take(item, by_name, sink)
+        except Exception as exc:
+            await self._fall_back(files, f"stopped: {_reason(exc)}", sink)
+        finally:
+            stream.close()
+            await asyncio.to_thread(_kill, actor)
+
+    def _take(self, item: Scanned | Done | StateChange, by_name: dict[str, _Progress], sink: Sink) -> None:
+        if isinstance(item, StateChange):
+            sink.report(item)
+            return
+        progress = by_name[item.source]
+        if isinstance(item, Done):
+            progress.done = True
+            if progress.last is not None:
+                self.totals.read += progress.last.read_bytes
+        else:
+            progress.last = item
+        sink.scanned(item)
+
+    def _place(self, node_id: str, node: str, files: list[_Progress], digest: str) -> ActorHandle | str:
+        """The node's actor once it said it is up; or why not, when it did not say so in time."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        remote: Any = ray.remote(NodeScan)
+        actor = remote.options(
+            num_cpus=0,
+            max_restarts=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+        ).remote(digest, node, [(p.source.name, p.source.filename) for p in files], follow=self.follow)
+        hello = actor.hello.remote()
+        ready, _ = ray.wait([hello], timeout=self.place_seconds)
+        if not ready:
+            state = _actor_state(actor, self.name)
+            _kill(actor)
+            return f"did not start within {self.place_seconds:.0f} s (Ray lists its actor as {state})"
+        ray.get(hello)
+        return actor
+
+    async def _fall_back(self, files: list[_Progress], why: str, sink: Sink) -> None:
+        """Say why the node's scan could not run there, then pull what its actor did not hand over."""
+        node = files[0].source.node
+        self.totals.pulled.append(node)
+        line = f"sparktui edge: the scan of node {node} {why}; its logs are pulled through the Ray log API instead"
+        note = NodeNote(source_name(self.name, node, NOTE_FILE), node, line)
+        rest = []
+        for p in files:
+            if p.done:
+                continue
+            s = p.source
+            start = p.last.read_bytes if p.last is not None else 0
+            pull = RayLogSource(s.address, s.node_id, s.filename, node_name=s.node, follow=self.follow, start=start)
+            rest.append(sink.fall_back(pull, p.last))
+        await asyncio.gather(sink.fall_back(note, None), *rest)
+
+
+class NodeNote(LiveSource):
+    """One line that sparktui says about a node (its scan could not run there), as a source that ends."""
+
+    finite = True
+
+    def __init__(self, name: str, node: str, text: str) -> None:
+        self.name, self.node, self.text = name, node, text
+
+    async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        if cursor is None:
+            yield Received((self.text,), 1)
+
+
+def _batches(actor: ActorHandle) -> Iterator[bytes]:
+    import ray
+
+    for ref in actor.scan.remote():
+        yield ray.get(ref)
+
+
+def _kill(actor: ActorHandle) -> None:
+    import ray
+
+    with contextlib.suppress(Exception):  # already gone, or the driver is shutting down: nothing left to stop
+        ray.kill(actor)
+
+
+def _shutdown() -> None:
+    import ray
+
+    ray.shutdown()
+
+
+def _actor_state(actor: ActorHandle, address: str) -> str:
+    """Where Ray says a pending actor is (``PENDING_CREATION``, ``DEPENDENCIES_UNREADY``...)."""
+    from ray.util.state import get_actor
+
+    try:
+        state = get_actor(actor._actor_id.hex(), address=str(parse_address(address)), timeout=10)
+    except Exception as exc:
+        return f"unknown: {_reason(exc)}"
+    return str(state.state) if state is not None else "unknown to the head"
+
+
+def _reason(exc: BaseException) -> str:
+    """Ray's reason for an actor that could not start or died, in one line: the sentence that says why
+    (``The actor is dead because its worker process has died...``), or the exception a creation task
+    raised (``ModuleNotFoundError: No module named 'regex'``), without the list of common causes."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    raised = [line for line in lines if _EXCEPTION.match(line)]
+    said = [line for line in lines if line.startswith(("The actor is dead", "The actor is not schedulable"))]
+    if said and (not raised or "worker process has died" in said[-1]):
+        chosen = said[-1]
+    elif raised:
+        chosen = raised[-1]
+    else:
+        chosen = lines[0] if lines else type(exc).__name__
+    chosen = _CAUSES.sub("", chosen).strip()
+    return chosen if len(chosen) <= REASON_CHARS else chosen[: REASON_CHARS - 1] + "…"
