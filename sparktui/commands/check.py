@@ -1,0 +1,245 @@
+"""``sparktui check [--launch CMD] [NODE...]``: before launch, every node's inventory and the launch command
+against the checks of ``diagnostics/checks/``; findings with their remediations, the drift between the
+nodes, and a verdict per node and overall (block / slow / ready).
+
+Nodes: as ``discover`` takes them (``[user@]host[:port]`` or an ssh alias; the first is the head); none
+given: the cluster file's; no cluster file: this machine. Exit status as ``diagnose``: 0 when no finding
+reaches ``--fail-on`` (default error: a block), 1 when one does, 2 for input that cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from sparktui.commands.common import UsageError, out, trust_option
+from sparktui.core import cluster as clusterfile
+from sparktui.core.catalogue import CatalogueError
+from sparktui.core.events import Severity
+from sparktui.core.inventory import rules
+from sparktui.core.inventory.drift import lines as drift_lines
+from sparktui.core.inventory.preflight import Preflight, Target
+from sparktui.core.inventory.script import PROBE_BUDGET, Request
+from sparktui.core.launch.serve import Launch, LaunchError, parse_launch
+from sparktui.core.text import display
+
+NAME = "check"
+STYLE = {"block": "bold red", "slow": "yellow", "ready": "green", "advice": "cyan"}
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    c = sub.add_parser(NAME, help="before launch: check the nodes and the launch command (block / slow / ready)")
+    c.add_argument("nodes", nargs="*", metavar="NODE", help="[USER@]HOST[:PORT] or an ssh alias; the first is the head")
+    c.add_argument("--launch", metavar="COMMAND", default="", help="the launch: vllm serve ... or sglang's")
+    c.add_argument("--image", default="", help="the engine image (default: the cluster file's, else the container's)")
+    c.add_argument(
+        "--container",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="the engine container (repeatable; default: the cluster file's, else any running vLLM/SGLang/Ray one)",
+    )
+    c.add_argument("--model", default="", help="the model to look for (default: the launch's)")
+    c.add_argument("--no-probe", action="store_true", help="do not look inside the image")
+    c.add_argument(
+        "--probe-budget",
+        type=int,
+        default=PROBE_BUDGET,
+        metavar="SECONDS",
+        help=f"time the in-image probe has (default {PROBE_BUDGET})",
+    )
+    c.add_argument("--checks", action="append", default=[], metavar="DIR", help="also load check files from DIR")
+    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.add_argument("--fail-on", default="error", metavar="SEVERITY", help="exit 1 from this severity (default error)")
+    c.add_argument("--all", action="store_true", help="show every row of the drift table, not only the differences")
+    trust_option(c)
+    c.set_defaults(run=main)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    targets: dict[str, str]  # node name -> ssh target ("" for this machine)
+    head: str
+    request: Request
+    launch: Launch | None
+    where: str
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        fail_on = Severity.parse(args.fail_on)
+    except ValueError as exc:
+        raise UsageError(f"--fail-on: {exc}") from None
+    if args.probe_budget < 1:
+        raise UsageError("--probe-budget: give 1 or more seconds")
+    try:
+        checks = rules.load([rules.builtin_dir(), *(Path(d) for d in args.checks)])
+    except CatalogueError as exc:
+        raise UsageError(str(exc)) from None
+    plan = _plan(args)
+    result = asyncio.run(_run(plan, checks, args.trust_new_host_key))
+    if args.json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        show(result, plan.where, out(), all_rows=args.all)
+    worst = max((f.severity for f in result.findings), default=None)
+    return 1 if worst is not None and worst >= fail_on else 0
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    cluster = None
+    if not args.nodes:
+        found = clusterfile.find()
+        cluster = clusterfile.load(found) if found is not None else None
+    command = args.launch or (cluster.deployment.launch if cluster is not None else "")
+    launch = None
+    if command:
+        try:
+            launch = parse_launch(command)
+        except LaunchError as exc:
+            raise UsageError(f"--launch: {exc}") from None
+    image = args.image or (cluster.deployment.image if cluster is not None else "")
+    containers = tuple(args.container) or (cluster.deployment.containers if cluster is not None else ())
+    if launch is not None and launch.container and not containers:
+        containers = (launch.container,)
+    request = Request(
+        image=image,
+        containers=containers,
+        model=args.model or (launch.model if launch is not None else ""),
+        probe=not args.no_probe,
+        probe_budget=args.probe_budget,
+    )
+    if args.nodes:
+        names = {}
+        for target in args.nodes:
+            if target in names:
+                raise UsageError(f"{target}: named twice")
+            names[target] = target
+        return Plan(names, args.nodes[0], request, launch, "the nodes named")
+    if cluster is not None:
+        targets = {n.name: n.ssh for n in cluster.nodes}
+        return Plan(targets, cluster.head.name, request, launch, f"the nodes of {cluster.path}")
+    return Plan({"local": ""}, "local", request, launch, "this machine (no nodes named, no cluster file)")
+
+
+async def _run(plan: Plan, checks: tuple[rules.Rule, ...], trust: bool) -> Preflight:
+    from sparktui.core.inventory.preflight import preflight  # asyncssh: only for this command
+    from sparktui.core.remedy.plan import audit_log
+    from sparktui.core.remote.runner import SshRunner
+    from sparktui.core.remote.ssh import SshNode, split_target
+
+    nodes = {}
+    for name, target in plan.targets.items():
+        if not target:
+            continue
+        try:
+            user, host, port = split_target(target)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust)
+    runner = SshRunner(nodes)
+    targets = [Target(name, name == plan.head) for name in plan.targets]
+    try:
+        result = await preflight(runner, targets, plan.request, plan.launch, checks, audit_log())
+    finally:
+        await runner.close()
+    return _reread(result, plan, checks)
+
+
+def _reread(result: Preflight, plan: Plan, checks: tuple[rules.Rule, ...]) -> Preflight:
+    """Read the launch again with the head's own vLLM parser (which flags take no value) where the probe
+    found it, and judge again with that reading."""
+    from sparktui.core.inventory.preflight import judge
+
+    head = next((inv for inv in result.inventories if inv.node == plan.head), None)
+    flags = head.probe.vllm_flags if head is not None and head.probe is not None else None
+    if plan.launch is None or not flags or plan.launch.engine != "vllm":
+        return result
+    switches = {name for name, flag in flags.items() if not flag.takes_value}
+    try:
+        launch = parse_launch(plan.launch.command, switches)
+    except LaunchError:
+        return result
+    if launch == plan.launch:
+        return result
+    return replace(judge(result.inventories, {plan.head}, launch, checks), seconds=result.seconds)
+
+
+def not_checked(result: Preflight) -> dict[str, list[str]]:
+    """The checks that could not decide, under each reason (a probe that did not run stops many at once):
+    reason -> ``check (node)`` in the order found."""
+    grouped: dict[str, list[str]] = {}
+    for item in result.not_checked:
+        for name, reason in item.lacking:
+            where = f" ({item.node})" if item.node and len(result.inventories) > 1 else ""
+            entry = f"{item.rule.id}{where}"
+            listed = grouped.setdefault(f"{name}: {reason}", [])
+            if entry not in listed:
+                listed.append(entry)
+    merged: dict[str, list[str]] = {}
+    for why, checks in grouped.items():
+        fact, _, reason = why.partition(": ")
+        key = reason if fact.startswith("probe.") and reason.startswith("the in-image probe:") else why
+        merged.setdefault(key, [])
+        merged[key] += [c for c in checks if c not in merged[key]]
+    return merged
+
+
+def show(result: Preflight, where: str, console: Console, *, all_rows: bool = False) -> None:
+    """The result for a person: the verdicts, each finding with its remediations, what could not be checked,
+    the drift between the nodes, and how long each node took."""
+    times = ", ".join(f"{inv.node} {inv.seconds:.1f} s" for inv in result.inventories)
+    console.print(Text(f"sparktui check: {where}, in {result.seconds:.1f} s ({times})", style="dim"))
+    line = Text("verdict: ")
+    line.append(result.verdict.upper(), style=STYLE[result.verdict])
+    for inv in result.inventories:
+        verdict = result.verdicts.get(inv.node, "block")
+        line.append(f"   {inv.node}: ")
+        line.append(verdict, style=STYLE[verdict])
+    console.print(line)
+    if result.launch is not None:
+        launch = result.launch
+        console.print(
+            Text(
+                f"launch: {launch.engine} {launch.model}, world size {launch.world_size} "
+                f"(tp {launch.tensor_parallel} x pp {launch.pipeline_parallel}), "
+                f"executor {launch.executor or '(default)'}, port {launch.port}",
+                style="dim",
+            )
+        )
+    for finding in result.findings:
+        verdict = finding.facts.get("verdict", "")
+        head = Text("\n")
+        head.append(f"{verdict.upper():<6} ", style=STYLE.get(verdict, ""))
+        head.append(finding.title, style="bold")
+        head.append(f"  [{finding.signature}] {', '.join(finding.nodes)}", style="dim")
+        console.print(head)
+        console.print(Text(f"       {display(finding.detail)}"))
+        if finding.remediations:
+            fixes = ", ".join(f"sparktui play {book}" for book in finding.remediations)
+            console.print(Text(f"       remedy: {fixes}", style="cyan"))
+    if result.not_checked:
+        console.print(Text("\nnot checked, for want of facts:", style="bold"))
+        for why, checks in not_checked(result).items():
+            console.print(Text(f"  {display(why)}", style="dim"))
+            console.print(Text(f"      {', '.join(checks)}", style="dim"))
+    table = result.drift
+    if len(table.nodes) > 1:
+        shown = drift_lines(table, only_differing=not all_rows)
+        differing = len(table.differing)
+        title = f"\ndrift across {', '.join(table.nodes)}: {differing} of {len(table.rows)} facts differ"
+        console.print(Text(title + ("" if all_rows or not differing else " (--all shows every fact)"), style="bold"))
+        for text in shown:
+            console.print(Text(f"  {display(text)}"))
+    for inv in result.inventories:
+        if inv.error:
+            console.print(Text(f"\n{inv.node}: {display(inv.error)}", style="red"))
+    if not result.findings:
+        console.print(Text("\nnothing found that would stop the launch", style="green"))

@@ -1,0 +1,228 @@
+"""The pre-launch check: every node's inventory (collected at once, one round trip each), the launch command,
+and the checks of ``diagnostics/checks/`` over them, giving findings of the diagnosis taxonomy with their
+remediations, the drift table, and a verdict per node and overall: ``block`` (will fail), ``slow`` (will
+work badly) or ``ready``.
+
+:func:`judge` is pure (inventories and a launch in, a :class:`Preflight` out); :func:`preflight` runs the
+collection first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sparktui.core.audit import AuditLog
+from sparktui.core.events import Finding, Position
+from sparktui.core.inventory import collect, rules
+from sparktui.core.inventory.drift import Drift, drift
+from sparktui.core.inventory.facts import NodeInventory, Value
+from sparktui.core.inventory.names import Facts, launch_facts, node_facts
+from sparktui.core.inventory.rules import Outcome, Rule, shown
+from sparktui.core.inventory.script import Request
+from sparktui.core.launch.serve import Launch
+from sparktui.core.remote.runner import Runner
+
+VERDICT_ORDER = ("ready", "slow", "block")
+#: The verdict a firing check of each kind gives.
+GIVES = {"block": "block", "slow": "slow", "advice": "ready"}
+#: Where a check's finding points: a check has no log line, so its node stands for the source.
+CHECK_SOURCE = "check"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A node to check: its name, and whether it is the head (where the server listens, Ray's head runs)."""
+
+    name: str
+    head: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NotChecked:
+    """A check that could not decide, on which node ("" for a check over every node), and the facts it
+    lacked with why each was of no use."""
+
+    rule: Rule
+    node: str
+    lacking: tuple[tuple[str, str], ...]
+
+    @property
+    def why(self) -> str:
+        return "; ".join(f"{name}: {reason}" for name, reason in self.lacking)
+
+
+@dataclass(frozen=True, slots=True)
+class Preflight:
+    inventories: tuple[NodeInventory, ...]
+    launch: Launch | None
+    findings: tuple[Finding, ...]
+    not_checked: tuple[NotChecked, ...]
+    verdicts: Mapping[str, str]  # node -> verdict
+    verdict: str  # overall
+    drift: Drift
+    facts: Mapping[str, Facts] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "verdict": self.verdict,
+            "nodes": {
+                inv.node: {
+                    "verdict": self.verdicts.get(inv.node, "block"),
+                    "seconds": round(inv.seconds, 3),
+                    "error": inv.error or None,
+                    "facts": {k: rules.as_json(v) for k, v in sorted(self.facts[inv.node].values.items())}
+                    if inv.node in self.facts
+                    else {},
+                    "unknown": dict(sorted(self.facts[inv.node].reasons.items())) if inv.node in self.facts else {},
+                }
+                for inv in self.inventories
+            },
+            "launch": None if self.launch is None else self.launch.command,
+            "findings": [_finding(i, f) for i, f in enumerate(self.findings, 1)],
+            "not_checked": [
+                {"check": n.rule.id, "node": n.node or None, "lacking": dict(n.lacking)} for n in self.not_checked
+            ],
+            "drift": self.drift.as_dict(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _finding(rank: int, f: Finding) -> dict[str, Any]:
+    return {
+        "rank": rank,
+        "signature": f.signature,
+        "category": f.category,
+        "severity": f.severity.label,
+        "verdict": f.facts.get("verdict", ""),
+        "title": f.title,
+        "detail": f.detail,
+        "nodes": list(f.nodes),
+        "facts": dict(f.facts),
+        "explanation": f.explanation,
+        "remediations": list(f.remediations),
+    }
+
+
+async def preflight(
+    runner: Runner,
+    targets: Sequence[Target],
+    request: Request,
+    launch: Launch | None,
+    checks: Sequence[Rule],
+    audit: AuditLog | None = None,
+) -> Preflight:
+    """Collect every node's inventory at once over ``runner``, then :func:`judge` it."""
+    started = time.monotonic()
+    found = await collect.collect_all(runner, [(t.name, request) for t in targets], audit)
+    result = judge(found, {t.name for t in targets if t.head}, launch, checks)
+    return replace(result, seconds=time.monotonic() - started)
+
+
+def judge(
+    inventories: Sequence[NodeInventory], heads: set[str], launch: Launch | None, checks: Sequence[Rule]
+) -> Preflight:
+    """The findings, verdicts and drift of these inventories and this launch."""
+    reachable = [inv for inv in inventories if not inv.error]
+    cluster: dict[str, Value] = {
+        "cluster.nodes": len(inventories),
+        "cluster.image_pullable": any(inv.image is not None and inv.image.digests for inv in reachable),
+    }
+    given = launch_facts(launch) if launch is not None else {}
+    facts: dict[str, Facts] = {}
+    for inv in inventories:
+        own = node_facts(inv, head=inv.node in heads, cluster=cluster)
+        facts[inv.node] = Facts({**own.values, **given}, own.reasons)
+    outcomes: list[Outcome] = []
+    for rule in checks:
+        if rule.needs_launch and launch is None:
+            continue
+        if rule.scope == "cluster":
+            if len(reachable) < 2:
+                continue  # nothing to compare
+            nodes = {inv.node: facts[inv.node].values for inv in reachable}
+            reasons = _cluster_reasons(facts, [inv.node for inv in reachable])
+            outcomes.append(rules.run_cluster(rule, {**cluster, **given}, nodes, reasons))
+            continue
+        for inv in inventories:
+            outcome = rules.run_node(rule, inv.node, facts[inv.node].values, facts[inv.node].reasons)
+            if inv.error and outcome.fired is not True:
+                continue  # nothing of an unreachable node can be decided; it is said once, by its own check
+            outcomes.append(outcome)
+    findings = _findings(outcomes, [inv.node for inv in inventories], facts)
+    verdicts = {inv.node: "ready" for inv in inventories}
+    overall = "ready"
+    for outcome in outcomes:
+        if outcome.fired is not True:
+            continue
+        gives = GIVES[outcome.rule.verdict]
+        for node in [outcome.node] if outcome.node else [inv.node for inv in reachable]:
+            verdicts[node] = _worse(verdicts[node], gives)
+        overall = _worse(overall, gives)
+    return Preflight(
+        tuple(inventories),
+        launch,
+        findings,
+        _not_checked(outcomes),
+        verdicts,
+        overall,
+        drift({inv.node: facts[inv.node].values for inv in reachable}),
+        facts,
+    )
+
+
+def _worse(a: str, b: str) -> str:
+    return max(a, b, key=VERDICT_ORDER.index)
+
+
+def _cluster_reasons(facts: Mapping[str, Facts], nodes: Sequence[str]) -> dict[str, str]:
+    """For a check over every node: each fact's reasons, node by node."""
+    found: dict[str, list[str]] = {}
+    for node in nodes:
+        for name, reason in facts[node].reasons.items():
+            found.setdefault(name, []).append(f"{node}: {reason}")
+    return {name: "; ".join(reasons) for name, reasons in found.items()}
+
+
+def _findings(outcomes: Sequence[Outcome], order: Sequence[str], facts: Mapping[str, Facts]) -> tuple[Finding, ...]:
+    """One finding per check that fired, with every node it fired on; blocks first, then slows, advice."""
+    fired: dict[str, list[Outcome]] = {}
+    for outcome in outcomes:
+        if outcome.fired is True:
+            fired.setdefault(outcome.rule.id, []).append(outcome)
+    found = []
+    for group in fired.values():
+        rule = group[0].rule
+        nodes = tuple(o.node for o in group if o.node) or tuple(n for n in order if n in facts)
+        values: dict[str, str] = {"verdict": rule.verdict}
+        for name in sorted(rule.when.names):
+            per_node = {n: shown(facts[n].values.get(name)) for n in nodes if n in facts}
+            if len(set(per_node.values())) == 1:
+                values[name] = next(iter(per_node.values()))
+            else:
+                values[name] = "; ".join(f"{n}: {v}" for n, v in per_node.items())
+        found.append(
+            Finding(
+                signature=rule.id,
+                category=rule.category,
+                severity=rule.severity,
+                title=rule.title,
+                explanation=rule.explanation,
+                remediations=rule.playbooks,
+                first_seen=Position(CHECK_SOURCE, 0),
+                nodes=nodes,
+                count=len(group),
+                facts=values,
+                detail="; ".join(o.detail for o in group),
+            )
+        )
+    rank = {"block": 0, "slow": 1, "advice": 2}
+    return tuple(sorted(found, key=lambda f: rank[f.facts["verdict"]]))
+
+
+def _not_checked(outcomes: Sequence[Outcome]) -> tuple[NotChecked, ...]:
+    return tuple(NotChecked(o.rule, o.node, o.lacking) for o in outcomes if o.fired is None)
