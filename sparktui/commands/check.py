@@ -15,6 +15,7 @@ import json
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -25,10 +26,12 @@ from sparktui.core.catalogue import CatalogueError
 from sparktui.core.events import Severity
 from sparktui.core.inventory import rules
 from sparktui.core.inventory.drift import lines as drift_lines
-from sparktui.core.inventory.preflight import Preflight, Target
 from sparktui.core.inventory.script import PROBE_BUDGET, Request
 from sparktui.core.launch.serve import Launch, LaunchError, parse_launch
 from sparktui.core.text import display
+
+if TYPE_CHECKING:
+    from sparktui.core.inventory.preflight import Preflight
 
 NAME = "check"
 STYLE = {"block": "bold red", "slow": "yellow", "ready": "green", "advice": "cyan"}
@@ -130,7 +133,7 @@ def _plan(args: argparse.Namespace) -> Plan:
 
 
 async def _run(plan: Plan, checks: tuple[rules.Rule, ...], trust: bool) -> Preflight:
-    from sparktui.core.inventory.preflight import preflight  # asyncssh: only for this command
+    from sparktui.core.inventory.preflight import Target, preflight  # asyncssh: only for this command
     from sparktui.core.remedy.plan import audit_log
     from sparktui.core.remote.runner import SshRunner
     from sparktui.core.remote.ssh import SshNode, split_target

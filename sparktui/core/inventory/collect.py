@@ -102,10 +102,11 @@ def inventory(node: str, output: Output, request: Request) -> NodeInventory:
 
 
 def _worth_reading(name: str, section: Section) -> bool:
-    """Sections whose text says something even when their command failed: ``ray status`` without a cluster
-    (exit 1), the model's folder without a config.json, the probe's own failure, docker version with the
-    daemon down (it prints the client and the reason), an RDMA tool that finds no RDMA subsystem."""
-    return name in ("ray_status", "model", "probe", "docker_version", "rdma") and section.code != 127
+    """Sections whose text says something even when their command failed: the probe's (its failure, even
+    python3 missing in the image), ``ray status`` without a cluster (exit 1), the model's folder without a
+    config.json, docker version with the daemon down (it prints the client and the reason), an RDMA tool
+    that finds no RDMA subsystem."""
+    return name == "probe" or (name in ("ray_status", "model", "docker_version", "rdma") and section.code != 127)
 
 
 def _why(section: Section) -> str:

@@ -312,7 +312,10 @@ def _compare(node: ast.Compare, scope: Scope, lacking: set[str]) -> Any:
         right = _eval(right_node, scope, lacking)
         if UNKNOWN in (left, right):
             return UNKNOWN
-        if not _safely(_COMPARE[type(op)], left, right):
+        holds = _safely(_COMPARE[type(op)], left, right)
+        if holds is UNKNOWN:
+            return UNKNOWN
+        if not holds:
             return False
         left = right
     return True

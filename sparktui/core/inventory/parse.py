@@ -313,7 +313,14 @@ def ray_status(text: str) -> RayStatus:
     demands: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped in (*_RAY_SECTIONS, *_RAY_DEMANDS, *_RAY_USAGE, "From request_resources:"):
+        if stripped in (
+            *_RAY_SECTIONS,
+            *_RAY_DEMANDS,
+            *_RAY_USAGE,
+            "From request_resources:",
+            "Resources",
+            "Node status",
+        ):
             section = stripped
             continue
         if not stripped or stripped.startswith(("---", "===")) or _NOTHING.match(stripped):

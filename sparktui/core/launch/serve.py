@@ -61,6 +61,13 @@ SWITCHES = frozenset(
         "--data-parallel-hybrid-lb",
         "--data-parallel-multi-port-external-lb",
         "--fail-on-environ-validation",
+        "--grpc",
+        "--cudagraph-metrics",
+        "--jit-monitor-verbose",
+        "--kv-cache-metrics",
+        "--async-scheduling",
+        "--long-prefill-token-threshold-adaptive",
+        "--scheduler-reserve-full-isl",
         "-ep",
         "-dpe",
         "-dph",
@@ -77,6 +84,8 @@ SWITCHES = frozenset(
     }
 )
 _SWITCH_PREFIXES = ("--enable-", "--disable-", "--no-")
+#: Flags spelt like switches that take a value.
+_VALUED = frozenset({"--disable-access-log-for-endpoints"})
 #: Each setting under the flags that give it (both engines; an alias of one is never a flag of the other).
 _ALIASES: dict[str, tuple[str, ...]] = {
     "model": ("--model", "--model-path"),
@@ -139,7 +148,7 @@ class Launch:
 
 def is_switch(flag: str) -> bool:
     """Whether a vLLM or SGLang flag takes no value, as far as known without the engine's own parser."""
-    return flag in SWITCHES or flag.startswith(_SWITCH_PREFIXES)
+    return flag in SWITCHES or (flag.startswith(_SWITCH_PREFIXES) and flag not in _VALUED)
 
 
 def parse_launch(command: str, switches: Callable[[str], bool] | Collection[str] | None = None) -> Launch:
