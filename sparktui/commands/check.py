@@ -13,16 +13,18 @@ import argparse
 import asyncio
 import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
-from sparktui.commands.common import UsageError, out, trust_option
+from sparktui.commands.common import UsageError, err, out, trust_option
 from sparktui.core import cluster as clusterfile
+from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.catalogue import CatalogueError
+from sparktui.core.dirs import state_dir
 from sparktui.core.events import Severity
 from sparktui.core.inventory import rules
 from sparktui.core.inventory.drift import lines as drift_lines
@@ -62,6 +64,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.add_argument("--fail-on", default="error", metavar="SEVERITY", help="exit 1 from this severity (default error)")
     c.add_argument("--all", action="store_true", help="show every row of the drift table, not only the differences")
+    c.add_argument("--report", metavar="DIR", help="also write the result as a report: Markdown, HTML, JSON")
     trust_option(c)
     c.set_defaults(run=main)
 
@@ -87,7 +90,10 @@ def main(args: argparse.Namespace) -> int:
     except CatalogueError as exc:
         raise UsageError(str(exc)) from None
     plan = _plan(args)
-    result = asyncio.run(_run(plan, checks, args.trust_new_host_key))
+    audit = _Kept((state_dir() / "audit.jsonl",))
+    result = asyncio.run(_run(plan, checks, args.trust_new_host_key, audit))
+    if args.report:
+        _report(Path(args.report), result, plan, audit.kept)
     if args.json:
         sys.stdout.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -132,9 +138,19 @@ def _plan(args: argparse.Namespace) -> Plan:
     return Plan({"local": ""}, "local", request, launch, "this machine (no nodes named, no cluster file)")
 
 
-async def _run(plan: Plan, checks: tuple[rules.Rule, ...], trust: bool) -> Preflight:
+@dataclass
+class _Kept(AuditLog):
+    """The user's audit log, which also keeps this run's entries for the report."""
+
+    kept: list[AuditEntry] = field(default_factory=list)
+
+    def add(self, entry: AuditEntry) -> None:
+        super().add(entry)
+        self.kept.append(entry)
+
+
+async def _run(plan: Plan, checks: tuple[rules.Rule, ...], trust: bool, audit: AuditLog) -> Preflight:
     from sparktui.core.inventory.preflight import Target, preflight  # asyncssh: only for this command
-    from sparktui.core.remedy.plan import audit_log
     from sparktui.core.remote.runner import SshRunner
     from sparktui.core.remote.ssh import SshNode, split_target
 
@@ -150,7 +166,7 @@ async def _run(plan: Plan, checks: tuple[rules.Rule, ...], trust: bool) -> Prefl
     runner = SshRunner(nodes)
     targets = [Target(name, name == plan.head) for name in plan.targets]
     try:
-        result = await preflight(runner, targets, plan.request, plan.launch, checks, audit_log())
+        result = await preflight(runner, targets, plan.request, plan.launch, checks, audit)
     finally:
         await runner.close()
     return _reread(result, plan, checks)
@@ -173,6 +189,30 @@ def _reread(result: Preflight, plan: Plan, checks: tuple[rules.Rule, ...]) -> Pr
     if launch == plan.launch:
         return result
     return replace(judge(result.inventories, {plan.head}, launch, checks), seconds=result.seconds)
+
+
+def _report(directory: Path, result: Preflight, plan: Plan, audit: list[AuditEntry]) -> None:
+    """The result as an incident report (secrets redacted): the findings, the verdicts and drift table in its
+    Inventory section, the launch command, and the inventory commands that ran."""
+    from sparktui.core.analysis.diagnosis import Diagnosis
+    from sparktui.core.report.export import export
+    from sparktui.core.report.incident import Incident, Inventory
+
+    inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds)
+    incident = Incident(
+        Diagnosis((), result.findings, {}),
+        title=f"sparktui check: {', '.join(plan.targets)}",
+        description=f"Before launch: verdict {result.verdict}.",
+        command=plan.launch.command if plan.launch is not None else "",
+        audit=tuple(audit),
+        inventory=inventory,
+    )
+    try:
+        written = export(incident, directory)
+    except OSError as exc:
+        raise UsageError(f"--report {directory}: {exc.strerror or exc}") from None
+    shown = ", ".join(p.name for p in written if p.parent == directory)
+    err().print(Text(f"sparktui: report written to {directory} ({shown})", style="green"))
 
 
 def not_checked(result: Preflight) -> dict[str, list[str]]:

@@ -3,17 +3,21 @@ check files, the drift table and the verdicts, judged on the inventories capture
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import CatalogueError
 from sparktui.core.inventory import rules
 from sparktui.core.inventory.expr import UNKNOWN, ExprError, Scope, compile_expression, evaluate
 from sparktui.core.inventory.names import known
 from sparktui.core.inventory.preflight import judge
 from sparktui.core.launch.serve import LaunchError, is_switch, parse_launch
+from sparktui.core.report.export import export
+from sparktui.core.report.incident import Incident, Inventory
 
 from ..conftest import ROOT
 from .test_inventory import captured
@@ -198,3 +202,16 @@ def test_without_a_launch_only_the_checks_of_the_nodes_run() -> None:
     found = judge([captured("spark-a")], {"spark-a"}, None, rules.builtin())
     assert {f.signature for f in found.findings} == {"shm-too-small"} and found.verdict == "slow"
     assert all(not n.rule.needs_launch for n in found.not_checked)
+
+
+def test_the_report_carries_the_verdicts_and_the_drift_table_with_hosts_replaced(tmp_path: Path) -> None:
+    found = judge([captured("spark-a"), captured("spark-b")], {"spark-a"}, parse_launch(CLEAN_LAUNCH), rules.builtin())
+    inventory = Inventory(found.verdict, tuple(found.verdicts.items()), found.drift)
+    incident = Incident(Diagnosis((), found.findings, {}), title="sparktui check", inventory=inventory)
+    written = {p.name: p for p in export(incident, tmp_path, anonymise_hosts=True, hosts=["spark-a", "spark-b"])}
+    md = written["report.md"].read_text()
+    assert "Verdict: **block**" in md and "| **image id** |" in md and "| **python** | `3.11.7` |" in md
+    assert "spark-a" not in md and "spark-b" not in md  # node names replaced there too
+    report = json.loads(written["report.json"].read_text())
+    assert report["inventory"]["verdict"] == "block" and len(report["inventory"]["nodes"]) == 2
+    assert 'class="differs"' in written["report.html"].read_text()

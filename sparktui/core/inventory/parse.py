@@ -292,7 +292,7 @@ def image(text: str, ref: str) -> Image:
     )
 
 
-_ACTIVE = re.compile(r"^\s*(\d+)\s+node_[0-9a-f]+")
+_ACTIVE = re.compile(r"^\s*(\d+)\s+\S")  # " 1 node_<id>", or a node type in old Ray ("1 ray-legacy-head-node-type")
 _USAGE = re.compile(r"^\s*([\d.]+)/([\d.]+)\s+GPU\b")
 _RAY_SECTIONS = ("Active:", "Idle:", "Pending:", "Recent failures:", "Healthy:")
 _RAY_DEMANDS = ("Demands:", "Pending Demands:", "Total Demands:")
@@ -327,7 +327,7 @@ def ray_status(text: str) -> RayStatus:
             continue
         if section in ("Active:", "Idle:", "Healthy:") and (m := _ACTIVE.match(line)):
             nodes += int(m[1])
-        elif section == "Pending:" and (m := _ACTIVE.match(line) or re.match(r"^\s*(\d+)\s", line)):
+        elif section == "Pending:" and (m := _ACTIVE.match(line)):
             pending += int(m[1])
         elif section == "Recent failures:":
             failures.append(stripped)

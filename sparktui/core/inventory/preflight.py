@@ -180,12 +180,18 @@ def _worse(a: str, b: str) -> str:
 
 
 def _cluster_reasons(facts: Mapping[str, Facts], nodes: Sequence[str]) -> dict[str, str]:
-    """For a check over every node: each fact's reasons, node by node."""
-    found: dict[str, list[str]] = {}
+    """For a check over every node: each fact's reason, or node by node where they differ."""
+    found: dict[str, dict[str, str]] = {}
     for node in nodes:
         for name, reason in facts[node].reasons.items():
-            found.setdefault(name, []).append(f"{node}: {reason}")
-    return {name: "; ".join(reasons) for name, reasons in found.items()}
+            found.setdefault(name, {})[node] = reason
+    said = {}
+    for name, by_node in found.items():
+        if len(by_node) == len(nodes) and len(set(by_node.values())) == 1:
+            said[name] = next(iter(by_node.values()))
+        else:
+            said[name] = "; ".join(f"{node}: {reason}" for node, reason in by_node.items())
+    return said
 
 
 def _findings(outcomes: Sequence[Outcome], order: Sequence[str], facts: Mapping[str, Facts]) -> tuple[Finding, ...]:
