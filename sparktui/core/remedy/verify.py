@@ -25,7 +25,6 @@ from sparktui.core.remote.runner import Runner
 INTERVAL = 2.0
 
 
-
 @dataclass(frozen=True, slots=True)
 class Verdict:
     passed: bool
