@@ -209,3 +209,11 @@ def test_a_part_that_fails_says_how_without_stopping_the_others() -> None:
     parts.wait([parts.run([("broken", lambda: 1 / 0), ("after", lambda: {"ran": True})])])
     assert parts.timing["broken"]["status"].startswith("error: ZeroDivisionError")
     assert parts.results["after"] == {"ran": True}
+
+
+@pytest.mark.parametrize("name", ["local", "spark-a", "spark-b"])
+def test_every_section_is_printed_once_in_order_the_slow_ones_last(name: str) -> None:
+    meta = tomllib.loads((COMMANDS / f"inventory-{name}.meta.toml").read_text())
+    found = script.split((COMMANDS / f"inventory-{name}.txt").read_text().splitlines(), meta["nonce"])
+    assert tuple(found.sections) == script.SECTIONS and found.stray == ()
+    assert all(s.code is not None for s in found.sections.values())

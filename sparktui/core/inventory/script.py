@@ -46,10 +46,10 @@ SECTIONS = (
     "docker_ps",
     "container",
     "image",
-    "ray_status",
     "model",
     "disk",
     "ports",
+    "ray_status",
     "probe",
 )
 
@@ -116,15 +116,15 @@ def script(request: Request, run: str) -> str:
         f"fmt_images={q(_IMAGES)}",
         f"fmt_ps={q(_CONTAINERS)}",
     ]
-    body = _BODY.replace("@RAY_TIMEOUT@", str(RAY_STATUS_TIMEOUT)).replace("@ENGINE_WORDS@", ENGINE_WORDS)
-    if not request.probe:
-        return "\n".join(head) + "\n" + body + _NO_PROBE
-    heredoc = f"SPARKTUI_PROBE_{run}"
-    source = probe_source()
-    if any(line.strip() == heredoc for line in source.splitlines()):  # cannot happen with a random nonce
-        raise ValueError("the probe contains its own delimiter")
-    probe = _PROBE.replace("@HEREDOC@", heredoc).replace("@SOURCE@", source.rstrip("\n"))
-    return "\n".join(head) + "\n" + body + probe
+    helpers = _HELPERS.replace("@RAY_TIMEOUT@", str(RAY_STATUS_TIMEOUT)).replace("@ENGINE_WORDS@", ENGINE_WORDS)
+    probe = _NO_PROBE
+    if request.probe:
+        heredoc = f"SPARKTUI_PROBE_{run}"
+        source = probe_source()
+        if any(line.strip() == heredoc for line in source.splitlines()):  # cannot happen with a random nonce
+            raise ValueError("the probe contains its own delimiter")
+        probe = _PROBE.replace("@HEREDOC@", heredoc).replace("@SOURCE@", source.rstrip("\n"))
+    return "\n".join(head) + "\n" + helpers + probe + _START + _QUICK + _FINISH
 
 
 def split(lines: list[str], run: str) -> Output:
@@ -161,14 +161,50 @@ _CONTAINERS = (
     '"Command":{{json .Command}},"State":{{json .State}},"Ports":{{json .Ports}}}'
 )
 
-# The script's body: helpers, then each section. `b NAME` opens a section, `e NAME` closes it with the
-# status of the last command; `missing TOOL` says a tool is not installed (status 127).
-_BODY = r"""
+# The script's body: helpers; the engine container and image chosen (silently); ``ray status`` and the probe
+# started in the background (each into a file of a private temporary folder, removed at the end), since
+# they take seconds (Ray's CLI imports Ray; vLLM's imports take longer) while every other section takes
+# milliseconds; the quick sections; then the two slow ones, waited for. Where no temporary folder can be
+# made, the slow ones run in turn. `b NAME` opens a section, `e NAME` closes it with the status of the last
+# command; `missing TOOL` says a tool is not installed (status 127).
+_HELPERS = r"""
 b() { echo "@@$N begin $1"; }
 e() { echo "@@$N end $1 $?"; }
 have() { command -v "$1" >/dev/null 2>&1; }
 missing() { echo "$1: not installed"; return 127; }
 cap() { if have timeout; then timeout "$@"; else shift; "$@"; fi; }
+c=
+if have docker; then
+  for name in "$@"; do
+    if [ "$(docker inspect --type container -f '{{.State.Running}}' -- "$name" 2>/dev/null)" = true ]; then
+      c=$name; break
+    fi
+  done
+  if [ -z "$c" ] && [ "$auto" = 1 ]; then
+    c=$(docker ps --no-trunc --format '{{.Names}} {{.Image}} {{.Command}}' 2>/dev/null \
+      | grep -Ei '@ENGINE_WORDS@' | head -n 1 | cut -d ' ' -f 1)
+  fi
+fi
+img=$image
+if [ -z "$img" ] && [ -n "$c" ]; then
+  img=$(docker inspect --type container -f '{{.Config.Image}}' -- "$c" 2>/dev/null)
+fi
+ray_part() {
+  if [ -n "$c" ]; then cap @RAY_TIMEOUT@ docker exec "$c" ray status 2>&1
+  elif have ray; then cap @RAY_TIMEOUT@ ray status 2>&1
+  else missing ray; fi
+}
+"""
+
+_START = r"""
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sparktui-inventory.XXXXXX" 2>/dev/null) || tmp=
+if [ -n "$tmp" ]; then
+  { ray_part >"$tmp/ray" 2>&1; echo $? >"$tmp/ray.rc"; } &
+  { probe_part >"$tmp/probe" 2>&1; echo $? >"$tmp/probe.rc"; } &
+fi
+"""
+
+_QUICK = r"""
 b host; { uname -s; uname -r; uname -m; uname -n; } 2>&1; e host
 b os; cat /etc/os-release 2>&1; e os
 b gpus
@@ -196,33 +232,13 @@ if have docker; then docker images --digests --no-trunc --format "$fmt_images" 2
 e docker_images
 b docker_ps
 if have docker; then docker ps --no-trunc --format "$fmt_ps" 2>&1; else missing docker; fi; e docker_ps
-c=
-if have docker; then
-  for name in "$@"; do
-    if [ "$(docker inspect --type container -f '{{.State.Running}}' -- "$name" 2>/dev/null)" = true ]; then
-      c=$name; break
-    fi
-  done
-  if [ -z "$c" ] && [ "$auto" = 1 ]; then
-    c=$(docker ps --no-trunc --format '{{.Names}} {{.Image}} {{.Command}}' 2>/dev/null \
-      | grep -Ei '@ENGINE_WORDS@' | head -n 1 | cut -d ' ' -f 1)
-  fi
-fi
 b container
 if [ -n "$c" ]; then docker inspect --type container -- "$c" 2>&1; else echo "no engine container running"; false; fi
 e container
-img=$image
-if [ -z "$img" ] && [ -n "$c" ]; then
-  img=$(docker inspect --type container -f '{{.Config.Image}}' -- "$c" 2>/dev/null)
-fi
 b image
 if [ -z "$img" ]; then echo "no image named"; false
 elif have docker; then docker image inspect -- "$img" 2>&1
 else missing docker; fi; e image
-b ray_status
-if [ -n "$c" ]; then cap @RAY_TIMEOUT@ docker exec "$c" ray status 2>&1
-elif have ray; then cap @RAY_TIMEOUT@ ray status 2>&1
-else missing ray; fi; e ray_status
 case $model in
   "") p= ;;
   /*) p=$model ;;
@@ -244,17 +260,30 @@ else df -Pk "${HF_HOME:-$HOME/.cache/huggingface}" 2>/dev/null || df -Pk "$HOME"
 b ports; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}'; e ports
 """
 
-_NO_PROBE = 'b probe; echo "probe not asked for"; false; e probe\n'
-_PROBE = r"""b probe
-src=$(cat <<'@HEREDOC@'
+_FINISH = r"""
+if [ -n "$tmp" ]; then
+  wait
+  b ray_status; cat "$tmp/ray"; (exit "$(cat "$tmp/ray.rc" 2>/dev/null || echo 1)"); e ray_status
+  b probe; cat "$tmp/probe"; (exit "$(cat "$tmp/probe.rc" 2>/dev/null || echo 1)"); e probe
+  rm -rf "$tmp"
+else
+  b ray_status; ray_part; e ray_status
+  b probe; probe_part; e probe
+fi
+"""
+
+_NO_PROBE = 'probe_part() { echo "probe not asked for"; return 1; }\n'
+_PROBE = r"""src=$(cat <<'@HEREDOC@'
 @SOURCE@
 @HEREDOC@
 )
-if [ -n "$c" ]; then
-  echo "via container $c"
-  printf '%s\n' "$src" | docker exec -i "$c" python3 - "$budget" "$model" 2>&1
-elif [ -n "$img" ] && docker image inspect -- "$img" >/dev/null 2>&1; then
-  echo "via image $img"
-  printf '%s\n' "$src" | docker run --rm -i --network none --entrypoint python3 -- "$img" - "$budget" "$model" 2>&1
-else echo "nothing to probe: no engine container running and no image here"; false; fi; e probe
+probe_part() {
+  if [ -n "$c" ]; then
+    echo "via container $c"
+    printf '%s\n' "$src" | docker exec -i "$c" python3 - "$budget" "$model" 2>&1
+  elif [ -n "$img" ] && docker image inspect -- "$img" >/dev/null 2>&1; then
+    echo "via image $img"
+    printf '%s\n' "$src" | docker run --rm -i --network none --entrypoint python3 -- "$img" - "$budget" "$model" 2>&1
+  else echo "nothing to probe: no engine container running and no image here"; return 1; fi
+}
 """
