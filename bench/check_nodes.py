@@ -13,8 +13,8 @@ engine container on each with real Ray (a head on spark-a, spark-b joined), and 
   rdma, df, docker version / images / ps / inspect, ray status in the container, config.json,
   /proc/net/tcp, the container's Python and Ray versions), the two nodes at once, over a ControlMaster
   connection opened beforehand (the fastest such loop can be);
-* the same inventory script as sparktui's, run once per node by OpenSSH over that open connection (the
-  transport alone: no parsing, no checks).
+* the same inventory script as sparktui's, run once per node by OpenSSH over that open connection, and
+  over connections of its own (the transport alone: no parsing, no checks).
 
 Needs root (network namespaces), OpenSSH's client and server, Docker and Ray (tools/test.sh installs them).
 """
@@ -75,9 +75,11 @@ def setup(sparks: Sparks) -> str:
     return f"vllm serve {model} --tensor-parallel-size 2 --distributed-executor-backend ray --port 18080"
 
 
-def ssh(sparks: Sparks, control: Path, node: str, command: str) -> None:
-    options = ["-F", str(sparks.ssh_config), "-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%h"]
-    options += ["-o", "ControlPersist=300", "-o", "BatchMode=yes"]
+def ssh(sparks: Sparks, control: Path | None, node: str, command: str) -> None:
+    """``command`` on ``node`` with OpenSSH: over the master at ``control``, or (None) a connection of its own."""
+    options = ["-F", str(sparks.ssh_config), "-o", "BatchMode=yes"]
+    if control is not None:
+        options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%h", "-o", "ControlPersist=300"]
     subprocess.run(["ssh", *options, node, command], capture_output=True, check=False)
 
 
@@ -120,11 +122,15 @@ def main() -> None:
             def one_script() -> None:
                 list(pool.map(lambda n: ssh(sparks, control, n, f"sh -c {shlex.quote(inventory)}"), nodes))
 
+            def one_script_cold() -> None:
+                list(pool.map(lambda n: ssh(sparks, None, n, f"sh -c {shlex.quote(inventory)}"), nodes))
+
             rounds: list[float] = []
             rows = [
                 ("sparktui check (new process, new connections)", check, 1),
                 (f"OpenSSH by hand, {len(BY_HAND)} commands a node, open master", by_hand, len(BY_HAND)),
                 ("OpenSSH, the inventory script once a node, open master", one_script, 1),
+                ("OpenSSH, the inventory script once a node, new connections", one_script_cold, 1),
             ]
             results = {name: [timed(work) for _ in range(args.repeat)] for name, work, _ in rows}
     finally:

@@ -13,7 +13,7 @@ import argparse
 import asyncio
 import json
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,15 +25,16 @@ from sparktui.core import cluster as clusterfile
 from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.catalogue import CatalogueError
 from sparktui.core.dirs import state_dir
+from sparktui.core.errors import Refused
 from sparktui.core.events import Severity
 from sparktui.core.inventory import rules
 from sparktui.core.inventory.drift import lines as drift_lines
-from sparktui.core.inventory.script import PROBE_BUDGET, Request
-from sparktui.core.launch.serve import Launch, LaunchError, parse_launch
+from sparktui.core.inventory.script import PROBE_BUDGET
+from sparktui.core.launch.serve import LaunchError
 from sparktui.core.text import display
 
 if TYPE_CHECKING:
-    from sparktui.core.inventory.preflight import Preflight
+    from sparktui.core.inventory.preflight import Plan, Preflight
 
 NAME = "check"
 STYLE = {"block": "bold red", "slow": "yellow", "ready": "green", "advice": "cyan"}
@@ -69,15 +70,6 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.set_defaults(run=main)
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
-    targets: dict[str, str]  # node name -> ssh target ("" for this machine)
-    head: str
-    request: Request
-    launch: Launch | None
-    where: str
-
-
 def main(args: argparse.Namespace) -> int:
     try:
         fail_on = Severity.parse(args.fail_on)
@@ -89,9 +81,29 @@ def main(args: argparse.Namespace) -> int:
         checks = rules.load([rules.builtin_dir(), *(Path(d) for d in args.checks)])
     except CatalogueError as exc:
         raise UsageError(str(exc)) from None
-    plan = _plan(args)
+    from sparktui.core.inventory import preflight  # asyncssh: only for this command
+
+    found = clusterfile.find() if not args.nodes else None
+    try:
+        plan = preflight.plan(
+            clusterfile.load(found) if found is not None else None,
+            args.nodes,
+            launch=args.launch,
+            image=args.image,
+            containers=args.container,
+            model=args.model,
+            probe=not args.no_probe,
+            probe_budget=args.probe_budget,
+        )
+    except LaunchError as exc:
+        raise UsageError(f"--launch: {exc}") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     audit = _Kept((state_dir() / "audit.jsonl",))
-    result = asyncio.run(_run(plan, checks, args.trust_new_host_key, audit))
+    try:
+        result = asyncio.run(preflight.run(plan, checks, trust=args.trust_new_host_key, audit=audit))
+    except Refused as exc:
+        raise UsageError(str(exc)) from None
     if args.report:
         _report(Path(args.report), result, plan, audit.kept)
     if args.json:
@@ -100,42 +112,6 @@ def main(args: argparse.Namespace) -> int:
         show(result, plan.where, out(), all_rows=args.all)
     worst = max((f.severity for f in result.findings), default=None)
     return 1 if worst is not None and worst >= fail_on else 0
-
-
-def _plan(args: argparse.Namespace) -> Plan:
-    cluster = None
-    if not args.nodes:
-        found = clusterfile.find()
-        cluster = clusterfile.load(found) if found is not None else None
-    command = args.launch or (cluster.deployment.launch if cluster is not None else "")
-    launch = None
-    if command:
-        try:
-            launch = parse_launch(command)
-        except LaunchError as exc:
-            raise UsageError(f"--launch: {exc}") from None
-    image = args.image or (cluster.deployment.image if cluster is not None else "")
-    containers = tuple(args.container) or (cluster.deployment.containers if cluster is not None else ())
-    if launch is not None and launch.container and not containers:
-        containers = (launch.container,)
-    request = Request(
-        image=image,
-        containers=containers,
-        model=args.model or (launch.model if launch is not None else ""),
-        probe=not args.no_probe,
-        probe_budget=args.probe_budget,
-    )
-    if args.nodes:
-        names = {}
-        for target in args.nodes:
-            if target in names:
-                raise UsageError(f"{target}: named twice")
-            names[target] = target
-        return Plan(names, args.nodes[0], request, launch, "the nodes named")
-    if cluster is not None:
-        targets = {n.name: n.ssh for n in cluster.nodes}
-        return Plan(targets, cluster.head.name, request, launch, f"the nodes of {cluster.path}")
-    return Plan({"local": ""}, "local", request, launch, "this machine (no nodes named, no cluster file)")
 
 
 @dataclass
@@ -147,48 +123,6 @@ class _Kept(AuditLog):
     def add(self, entry: AuditEntry) -> None:
         super().add(entry)
         self.kept.append(entry)
-
-
-async def _run(plan: Plan, checks: tuple[rules.Rule, ...], trust: bool, audit: AuditLog) -> Preflight:
-    from sparktui.core.inventory.preflight import Target, preflight  # asyncssh: only for this command
-    from sparktui.core.remote.runner import SshRunner
-    from sparktui.core.remote.ssh import SshNode, split_target
-
-    nodes = {}
-    for name, target in plan.targets.items():
-        if not target:
-            continue
-        try:
-            user, host, port = split_target(target)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust)
-    runner = SshRunner(nodes)
-    targets = [Target(name, name == plan.head) for name in plan.targets]
-    try:
-        result = await preflight(runner, targets, plan.request, plan.launch, checks, audit)
-    finally:
-        await runner.close()
-    return _reread(result, plan, checks)
-
-
-def _reread(result: Preflight, plan: Plan, checks: tuple[rules.Rule, ...]) -> Preflight:
-    """Read the launch again with the head's own vLLM parser (which flags take no value) where the probe
-    found it, and judge again with that reading."""
-    from sparktui.core.inventory.preflight import judge
-
-    head = next((inv for inv in result.inventories if inv.node == plan.head), None)
-    flags = head.probe.vllm_flags if head is not None and head.probe is not None else None
-    if plan.launch is None or not flags or plan.launch.engine != "vllm":
-        return result
-    switches = {name for name, flag in flags.items() if not flag.takes_value}
-    try:
-        launch = parse_launch(plan.launch.command, switches)
-    except LaunchError:
-        return result
-    if launch == plan.launch:
-        return result
-    return replace(judge(result.inventories, {plan.head}, launch, checks), seconds=result.seconds)
 
 
 def _report(directory: Path, result: Preflight, plan: Plan, audit: list[AuditEntry]) -> None:

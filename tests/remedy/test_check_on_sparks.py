@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from sparktui.cli import main
 from sparktui.core.audit import read_log
+from sparktui.core.cluster import Deployment
 from sparktui.core.dirs import state_dir
+from sparktui.tui.screens.inventory import InventoryScreen
 from tests.servers import plant
+from tests.servers.cockpit import spark_cockpit
 from tests.servers.sparks import IFACE, Sparks
 from tests.servers.sshd import wait_until
+from tests.tui.test_play_screen import SIZE, shown, until
 
 IMAGE = "sparktui-test/check:1"
 ONLY_A = "enp2s0f0np0"
@@ -153,3 +158,26 @@ def test_a_node_that_does_not_answer_blocks_and_the_other_is_still_checked(
         found["nodes"]["spark-a"]["verdict"] == "ready"
         and found["nodes"]["spark-a"]["facts"]["node.hostname"] == "spark-a"
     )
+
+
+async def test_in_the_cockpit_i_checks_the_cluster_and_x_reports_it(sparks: Sparks, tmp_path: Path) -> None:
+    a, b = sparks.head, sparks["spark-b"]
+    plant.engine_image(a, IMAGE)
+    plant.engine_image(b, IMAGE)  # another build under the same tag
+    for node in sparks:
+        plant.engine(node, IMAGE, shm_size="2g")
+    app = spark_cockpit(sparks, tmp_path, deployment=Deployment(image=IMAGE, containers=("vllm_node",)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("I")
+        await until(pilot, lambda: isinstance(app.screen, InventoryScreen))
+        screen = app.screen
+        await until(pilot, lambda: "verdict: " in shown(screen), 60)
+        text = shown(screen)
+        assert "verdict: BLOCK" in text and "spark-a: block" in text
+        assert "The nodes hold different builds of the engine image" in text and "copy-image-to-nodes" in text
+        assert "image id" in text and "drift across spark-a, spark-b" in text
+        await pilot.press("escape")
+        await pilot.press("x")
+        await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/report.md")), 30)
+    (report,) = tmp_path.glob("sparktui-report-*/report.md")
+    assert "Verdict: **block**" in report.read_text() and "| **image id** |" in report.read_text()

@@ -15,15 +15,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sparktui.core.audit import AuditLog
+from sparktui.core.cluster import Cluster
+from sparktui.core.errors import Refused
 from sparktui.core.events import Finding, Position
 from sparktui.core.inventory import collect, rules
 from sparktui.core.inventory.drift import Drift, drift
 from sparktui.core.inventory.facts import NodeInventory, Value
 from sparktui.core.inventory.names import Facts, launch_facts, node_facts
 from sparktui.core.inventory.rules import Outcome, Rule, shown
-from sparktui.core.inventory.script import Request
-from sparktui.core.launch.serve import Launch
-from sparktui.core.remote.runner import Runner
+from sparktui.core.inventory.script import PROBE_BUDGET, Request
+from sparktui.core.launch.serve import Launch, LaunchError, parse_launch
+from sparktui.core.remote.runner import Runner, SshRunner
+from sparktui.core.remote.ssh import SshNode, split_target
 
 VERDICT_ORDER = ("ready", "slow", "block")
 #: The verdict a firing check of each kind gives.
@@ -106,6 +109,84 @@ def _finding(rank: int, f: Finding) -> dict[str, Any]:
         "explanation": f.explanation,
         "remediations": list(f.remediations),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Which nodes to check and how: ``targets`` maps each node's name to how it is reached (``[user@]host
+    [:port]`` or an ssh alias; "" for this machine), ``head`` is the head's name, ``where`` says in words
+    where the nodes came from."""
+
+    targets: Mapping[str, str]
+    head: str
+    request: Request
+    launch: Launch | None
+    where: str
+
+
+def plan(
+    cluster: Cluster | None,
+    nodes: Sequence[str] = (),
+    *,
+    launch: str = "",
+    image: str = "",
+    containers: Sequence[str] = (),
+    model: str = "",
+    probe: bool = True,
+    probe_budget: int = PROBE_BUDGET,
+) -> Plan:
+    """The nodes named (the first is the head), else the cluster file's (its image, containers and launch
+    where not given), else this machine. Raises :class:`LaunchError` for a launch that cannot be read and
+    ValueError for a node named twice."""
+    if nodes:
+        cluster = None
+    command = launch or (cluster.deployment.launch if cluster is not None else "")
+    read = parse_launch(command) if command else None
+    image = image or (cluster.deployment.image if cluster is not None else "")
+    names = tuple(containers) or (cluster.deployment.containers if cluster is not None else ())
+    if read is not None and read.container and not names:
+        names = (read.container,)
+    model = model or (read.model if read is not None else "")
+    request = Request(image=image, containers=names, model=model, probe=probe, probe_budget=probe_budget)
+    if nodes:
+        if len(set(nodes)) < len(nodes):
+            raise ValueError(f"{next(n for n in nodes if nodes.count(n) > 1)}: named twice")
+        return Plan({n: n for n in nodes}, nodes[0], request, read, "the nodes named")
+    if cluster is not None:
+        targets = {n.name: n.ssh for n in cluster.nodes}
+        return Plan(targets, cluster.head.name, request, read, f"the nodes of {cluster.path}")
+    return Plan({"local": ""}, "local", request, read, "this machine (no nodes named, no cluster file)")
+
+
+async def run(plan: Plan, checks: Sequence[Rule], *, trust: bool = False, audit: AuditLog | None = None) -> Preflight:
+    """Check ``plan``'s nodes over SSH connections of their own (this machine for "local"), then read the
+    launch again with the head's own vLLM parser where the probe found it (which flags take no value).
+    Raises :class:`Refused` for a node that is no SSH target."""
+    nodes = {}
+    for name, target in plan.targets.items():
+        if target:
+            try:
+                user, host, port = split_target(target)
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
+            nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust)
+    runner = SshRunner(nodes)
+    targets = [Target(name, name == plan.head) for name in plan.targets]
+    try:
+        result = await preflight(runner, targets, plan.request, plan.launch, checks, audit)
+    finally:
+        await runner.close()
+    head = next((inv for inv in result.inventories if inv.node == plan.head), None)
+    flags = head.probe.vllm_flags if head is not None and head.probe is not None else None
+    if plan.launch is None or not flags or plan.launch.engine != "vllm":
+        return result
+    try:
+        launch = parse_launch(plan.launch.command, {name for name, flag in flags.items() if not flag.takes_value})
+    except LaunchError:
+        return result
+    if launch == plan.launch:
+        return result
+    return replace(judge(result.inventories, {plan.head}, launch, checks), seconds=result.seconds)
 
 
 async def preflight(
