@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from sparktui import __version__
-from sparktui.commands import catalogue, cockpit, diagnose, discover, play, serving, translate
+from sparktui.commands import catalogue, check, cockpit, diagnose, discover, play, translate
 from sparktui.commands.common import USAGE_ERROR, err
 from sparktui.core.analysis.matcher import engine_name
 from sparktui.core.errors import Invalid
 
-MODULES = (diagnose, cockpit, play, translate, discover, catalogue, serving)
-COMMANDS = (diagnose.NAME, *cockpit.NAMES, play.NAME, translate.NAME, discover.NAME, catalogue.NAME, serving.NAME)
+MODULES = (diagnose, cockpit, play, translate, discover, check, catalogue)
+COMMANDS = (diagnose.NAME, *cockpit.NAMES, play.NAME, translate.NAME, discover.NAME, check.NAME, catalogue.NAME)
 
 
 class _Version(argparse.Action):

@@ -26,6 +26,10 @@ NOT_RUN = {
     "sparktui play free-port --set port=8000": "asks on a terminal, then runs over SSH (tests/remedy runs playbooks)",
     "sparktui node-a.log logs/ ssh://spark-b/docker/vllm_node": "the cockpit, a node over SSH with Docker",
     "sparktui replay sparktui/demo/second-communicator --speed 10": "the cockpit: a full-screen terminal",
+    "sparktui check --launch 'vllm serve /models/qwen --tensor-parallel-size 2' spark-a spark-b": (
+        "two cluster nodes over SSH (tests/remedy/test_check_on_sparks.py)"
+    ),
+    "python bench/check_nodes.py --repeat 3": "root, to start the spark test nodes (a benchmark)",
     "bash tools/test.sh": "root, to install sshd, Docker, Chromium... through apt; then the whole suite",
     "sparktui check --serving http://spark-a:8000": "a started server (tests/serving runs it on a real vLLM CPU one)",
     "python bench/diagnose_vs_rg.py --mb 200": "ripgrep and minutes of CPU (a benchmark)",

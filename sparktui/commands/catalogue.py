@@ -13,6 +13,7 @@ from sparktui.commands.common import UsageError, catalogue, out, signatures_opti
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.examples import check, check_prefix, check_track
 from sparktui.core.classify import PREFIXES
+from sparktui.core.inventory import rules
 from sparktui.richtext import SEVERITY_STYLE
 
 NAME = "catalogue"
@@ -58,25 +59,47 @@ def _list(found: cat.Catalogue, shown: Console) -> None:
 
 
 def _test(args: argparse.Namespace, shown: Console) -> int:
-    """Test the whole catalogue (signatures and stage tracks), or only the files / folders named (loaded on
-    top of the built-in one so their references to built-in stage tracks and signatures resolve)."""
+    """Test the whole catalogue (signatures, stage tracks and pre-launch checks), or only the files / folders
+    named (loaded on top of the built-in one so their references to built-in stage tracks and signatures
+    resolve). A folder named ``checks``, or a file in one, holds pre-launch checks."""
     extra = [Path(d) for d in args.signatures]
+    checks_extra: list[Path] = []
     wanted: set[Path] | None = None
     if args.paths:
         wanted = set()
         for raw in args.paths:
             path = Path(raw)
+            holds_checks = path.name == "checks" if path.is_dir() else path.parent.name == "checks"
             if path.is_dir():
-                extra.append(path)
+                (checks_extra if holds_checks else extra).append(path)
                 wanted |= {p.resolve() for p in path.glob("*.toml")}
             elif path.is_file():
                 wanted.add(path.resolve())
-                if path.parent.resolve() != cat.builtin_dir().resolve():
+                folder = path.parent.resolve()
+                if holds_checks and folder != rules.builtin_dir().resolve():
+                    checks_extra.append(path.parent)
+                elif not holds_checks and folder != cat.builtin_dir().resolve():
                     extra.append(path.parent)
             else:
                 raise UsageError(f"{raw}: no such file or directory")
     found = cat.load(extra)
+    try:
+        checks = rules.load([rules.builtin_dir(), *checks_extra])
+    except cat.CatalogueError as exc:
+        shown.print(Text(str(exc), style="red"))
+        return 1
+    from sparktui.core.remedy.playbook import load_all  # only to test: the checks' playbooks exist
+
+    books = set(load_all())
     checked = failed = 0
+    for rule in checks:
+        if wanted is not None and rule.path.resolve() not in wanted:
+            continue
+        checked += 1
+        problems = rules.check_examples(rule, books)
+        failed += bool(problems)
+        for p in problems:
+            shown.print(Text(p, style="red"))
     items: list[cat.Signature | cat.Track] = [*found.signatures, *found.tracks]
     for item in items:
         if wanted is not None and item.path.resolve() not in wanted:

@@ -5,9 +5,9 @@ completion of the model it serves; each gets a verdict (``ready``, ``slow``, ``b
 reason it failed, and the whole run the worst of them. Exit status as ``diagnose``: 1 when any is ``block``
 (the server does not serve), 0 otherwise, 2 for bad usage.
 
-The pre-launch checks of ``sparktui check`` (inventory, drift, the launch command) live in their own module;
-this one holds the serving half: :func:`add_arguments` adds its options to that command's parser and
-:func:`run` runs them. Until that module is in, :func:`add` registers ``check`` with these options alone.
+The pre-launch checks of ``sparktui check`` (inventory, drift, the launch command) live in
+:mod:`sparktui.commands.check`; this module holds the serving half: :func:`add_arguments` adds its options to
+that command's parser and :func:`run` runs them (``--model`` is the command's own: the model to ask).
 """
 
 from __future__ import annotations
@@ -22,17 +22,9 @@ from rich.text import Text
 from sparktui.commands.common import UsageError, out
 from sparktui.core.serving.smoke import MAX_TOKENS, SLOW_BELOW, Smoke, smoke
 
-NAME = "check"
 #: From the best verdict to the worst.
 VERDICTS = ("ready", "slow", "block")
 _STYLES = {"ready": "green", "slow": "yellow", "block": "bold red"}
-
-
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    c = sub.add_parser(NAME, help="check that a started server serves (one short completion)")
-    add_arguments(c)
-    c.add_argument("--json", action="store_true", help="print the verdicts as JSON")
-    c.set_defaults(run=main)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="a started server's address (http://host:8000): send it one short completion; repeatable",
     )
-    s.add_argument("--model", default="", help="the model to ask (default: the first one /v1/models lists)")
     s.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help=f"tokens to generate (default {MAX_TOKENS})")
     s.add_argument("--timeout", type=float, default=60.0, help="seconds the completion may take (default 60)")
     s.add_argument(
@@ -55,12 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TOKENS_PER_S",
         help=f"the verdict is slow below this generation speed (default {SLOW_BELOW:g} tokens/s)",
     )
-
-
-def main(args: argparse.Namespace) -> int:
-    if not args.serving:
-        raise UsageError("give the server to check: sparktui check --serving http://HOST:PORT")
-    return run(args)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -30,10 +30,12 @@ from sparktui.core.audit import AuditEntry
 from sparktui.core.clock import ReplayClock
 from sparktui.core.cluster import Cluster
 from sparktui.core.events import State, StateChange
+from sparktui.core.inventory.preflight import Preflight
 from sparktui.core.pipeline import Line, Pipeline, Tally
 from sparktui.core.remedy import playbook as pb
+from sparktui.core.remedy.plan import audit_log
 from sparktui.core.report.export import export
-from sparktui.core.report.incident import Incident
+from sparktui.core.report.incident import Incident, Inventory
 from sparktui.core.sources import bundle
 from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import Bundle
@@ -48,6 +50,7 @@ from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed
 from sparktui.tui.nodes import Nodes, View
 from sparktui.tui.screens.finding import FindingScreen, evidence_text, finding_markdown
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.screens.inventory import InventoryScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.sources import SourceRow, SourcesScreen
@@ -114,6 +117,7 @@ class SparkApp(App[None]):
         self.cluster = cluster
         self.readonly = readonly  # only read-only playbooks run
         self.ran: list[AuditEntry] = []  # every command run from the cockpit, for the export
+        self.inventory: Inventory | None = None  # the last check of the nodes (I), for the export
         self.given: dict[str, dict[str, str]] = {}  # playbook values typed in, per playbook id
         self.source = source or Session("welcome")
         self.welcome = source is None
@@ -495,6 +499,13 @@ class SparkApp(App[None]):
             return
         clipboard.copy(self, finding_markdown(finding), f"{finding.signature} as Markdown (secrets redacted)")
 
+    def action_inventory(self) -> None:
+        self.push_screen(InventoryScreen(self.cluster, audit_log(), self._inventoried))
+
+    def _inventoried(self, result: Preflight) -> None:
+        """Keep the last check's verdicts and drift table for the report."""
+        self.inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds)
+
     def action_quit(self) -> None:  # type: ignore[override]
         self.pipeline.stop()
         self.exit()
@@ -660,6 +671,7 @@ class SparkApp(App[None]):
         incident = (
             Incident.of_bundle(logs, diagnosis, audit=ran) if logs is not None else Incident(diagnosis, audit=ran)
         )
+        incident = replace(incident, inventory=self.inventory)
         try:
             export(incident, target)
         except (OSError, SourceError) as exc:

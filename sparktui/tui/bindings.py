@@ -72,6 +72,12 @@ KEYS: tuple[Key, ...] = (
         True,
         short="progress",
     ),
+    Key(
+        "I",
+        "inventory",
+        "Inventory: check the nodes before launch (verdicts, remedies, what differs between them)",
+        "Findings",
+    ),
     Key("tab", "app.focus_next", "Next pane", "Navigation"),
     Key("shift+tab", "app.focus_previous", "Previous pane", "Navigation"),
     Key("j,down", "down", "Scroll down", "Finding", True, "j / ↓", "scroll", FINDING),

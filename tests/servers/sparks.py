@@ -32,7 +32,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -255,22 +255,26 @@ class SparkNode:
         *,
         ray: bool = True,
         gpus: int = 1,
+        image: str = ENGINE_IMAGE,
+        volumes: Mapping[str, dict[str, str]] | None = None,
+        environment: Mapping[str, str] | None = None,
         **options: Any,
     ) -> Container:
-        """Start a container of the engine image as the launchers do (host network, shared memory), with
-        real Ray (this machine's Python mounted, ``gpus`` GPUs counted) unless ``ray`` is false. It runs
-        under Docker's init, so that ``docker stop`` ends it at once (``sleep`` as PID 1 ignores SIGTERM,
-        and each stop would wait its whole timeout)."""
+        """Start a container of the engine image (or ``image``) as the launchers do (host network, shared
+        memory), with real Ray (this machine's Python mounted, ``gpus`` GPUs counted) unless ``ray`` is
+        false, and ``volumes`` and ``environment`` besides. It runs under Docker's init, so that ``docker
+        stop`` ends it at once (``sleep`` as PID 1 ignores SIGTERM, and each stop would wait its whole
+        timeout)."""
         options.setdefault("init", True)
+        options.setdefault("shm_size", RAY_SHM)
         return self.docker.containers.run(
-            ENGINE_IMAGE,
+            image,
             list(command),
             name=name,
             detach=True,
             network_mode="host",
-            shm_size=RAY_SHM,
-            volumes=ray_volumes() if ray else {},
-            environment=ray_environment(gpus) if ray else {},
+            volumes={**(ray_volumes() if ray else {}), **(volumes or {})},
+            environment={**(ray_environment(gpus) if ray else {}), **(environment or {})},
             **options,
         )
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import regex
 
+from sparktui.core.inventory import parse
 from sparktui.core.remedy.render import Check
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import Runner
@@ -25,9 +26,6 @@ from sparktui.core.serving.smoke import smoke
 
 #: Seconds between two tries of a check that did not pass yet.
 INTERVAL = 2.0
-
-_ACTIVE_NODE = regex.compile(r"^\s*(\d+)\s+\S")
-_GPUS = regex.compile(r"^\s*[\d.]+/([\d.]+)\s+GPU\b", regex.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,19 +36,8 @@ class Verdict:
 
 def ray_cluster_size(status: str) -> tuple[int, float] | None:
     """Active nodes and total GPUs in ``ray status`` output, or None when it is not that output."""
-    if "Active:" not in status:
-        return None
-    nodes = 0
-    section = ""
-    for line in status.splitlines():
-        stripped = line.strip()
-        if stripped.endswith(":") and not stripped.startswith("("):
-            section = stripped
-            continue
-        if section == "Active:" and (m := _ACTIVE_NODE.match(line)):
-            nodes += int(m.group(1))
-    gpus = sum(float(m) for m in _GPUS.findall(status))
-    return nodes, gpus
+    found = parse.ray_status(status)
+    return (found.nodes, found.gpus) if found.running else None
 
 
 async def run_check(

@@ -52,7 +52,7 @@ def page(incident: Incident) -> str:
         _hero(d),
         _section("findings", "Findings", _findings(d)),
         _section("stages", "Start-up stages", _stages(d)),
-        _section("inventory", "Inventory", _tag("p", INVENTORY_NOTE, class_="note")),
+        _section("inventory", "Inventory", _inventory(incident)),
         _section("command", "Launch command", _pre(inert(incident.command)) or _tag("p", "Not given.", class_="note")),
         _section("actions", "Actions taken", _audit(incident)),
         _section("sources", "Sources", _sources(d)),
@@ -312,6 +312,39 @@ def _explained(text: str) -> Markup:
     return _join(*(_tag("code", p) if i % 2 else p for i, p in enumerate(parts)))
 
 
+def _inventory(incident: Incident) -> Markup:
+    """Each node's verdict and the drift table (a differing fact's rows marked)."""
+    inv = incident.inventory
+    if inv is None:
+        return _tag("p", INVENTORY_NOTE, class_="note")
+    verdicts = _tag(
+        "p",
+        "Verdict: ",
+        _tag("strong", inv.verdict),
+        " (",
+        _join(*(_join(", " if i else "", _tag("code", n), f": {v}") for i, (n, v) in enumerate(inv.verdicts))),
+        ")",
+    )
+    rows = []
+    for row in inv.drift.rows:
+        for i, (value, nodes) in enumerate(row.groups):
+            label = _tag("th", row.label, rowspan=str(len(row.groups))) if i == 0 else None
+            where = _join(*(_tag("code", n) for n in nodes)) if row.differs else "all"
+            rows.append(
+                _tag(
+                    "tr",
+                    label,
+                    _tag("td", _tag("code", value)),
+                    _tag("td", where),
+                    class_="differs" if row.differs else None,
+                )
+            )
+    head = _tag("tr", _tag("th", "fact"), _tag("th", "value"), _tag("th", "nodes"))
+    count = f"{plural(len(inv.drift.differing), 'fact')} of {len(inv.drift.rows)} differ between the nodes."
+    note = _tag("p", count) if len(inv.drift.nodes) > 1 else None
+    return _join(verdicts, note, _tag("table", _tag("thead", head), _tag("tbody", *rows), class_="drift"))
+
+
 def _pre(lines: list[str]) -> Markup | None:
     return _tag("pre", "\n".join(lines), class_="block") if lines else None
 
@@ -324,6 +357,7 @@ _CSS = """
   --warning: #9a6700; --warning-bg: #fff3c4; --info: #0969da; --info-bg: #ddf4ff; --ok: #1a7f37; --ok-bg: #dafbe1;
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", "DejaVu Sans Mono", monospace;
 }
+table.drift tr.differs td, table.drift tr.differs th { background: var(--warning-bg); }
 @media (prefers-color-scheme: dark) {
   :root {
     --bg: #0d1117; --card: #161b22; --text: #e6edf3; --muted: #9198a1; --line: #30363d; --code: #0d1117;

@@ -13,6 +13,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import Grid
 from sparktui.core.audit import AuditEntry
 from sparktui.core.events import Evidence, Finding, Position, SourceSummary
+from sparktui.core.inventory.drift import Drift, Row
 from sparktui.core.redact import Redactor
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import FileSource
@@ -34,6 +35,16 @@ class Environment:
 
 
 @dataclass(frozen=True, slots=True)
+class Inventory:
+    """What ``sparktui check`` found on the nodes: the verdict overall and per node, and the drift table."""
+
+    verdict: str
+    verdicts: tuple[tuple[str, str], ...]  # (node, verdict)
+    drift: Drift
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Incident:
     """Everything a report shows. ``logs`` are the sources the diagnosis read (copied into the exported
     bundle with their timing); ``command`` is the launch command, if known."""
@@ -49,6 +60,7 @@ class Incident:
     duration_ms: int = 0
     secrets_redacted: bool = False
     hosts_replaced: bool = False
+    inventory: Inventory | None = None
 
     @classmethod
     def of_bundle(
@@ -120,6 +132,7 @@ class Incident:
             command=text(self.command),
             audit=audit,
             environment=replace(self.environment, notes=text(self.environment.notes)),
+            inventory=None if self.inventory is None else _inventory(self.inventory, text, node),
         )
 
 
@@ -127,6 +140,19 @@ def redacted_finding(f: Finding, redactor: Redactor) -> Finding:
     """One finding with every text taken from logs through ``redactor``, as :meth:`Incident.redacted` has
     them (for a finding shared on its own)."""
     return _finding(f, redactor.text, redactor.node)
+
+
+def _inventory(inv: Inventory, text: Callable[[str], str], node: Callable[[str], str]) -> Inventory:
+    """Node names through the node mapping, values (addresses, paths, environment) through the text one."""
+    rows = tuple(
+        Row(r.label, r.fact, tuple((text(value), tuple(map(node, nodes))) for value, nodes in r.groups))
+        for r in inv.drift.rows
+    )
+    return replace(
+        inv,
+        verdicts=tuple((node(n), v) for n, v in inv.verdicts),
+        drift=Drift(tuple(map(node, inv.drift.nodes)), rows),
+    )
 
 
 def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str]) -> Finding:

@@ -52,7 +52,7 @@ def markdown(incident: Incident) -> str:
     d = incident.diagnosis
     out = [*_summary_md(incident), *_findings_md(d), "## Start-up stages", ""]
     out += _stages_md(d) if d.progress else ["No start-up stage was recognised in these logs.", ""]
-    out += ["## Inventory", "", f"_{INVENTORY_NOTE}_", "", "## Launch command", ""]
+    out += [*_inventory_md(incident), "## Launch command", ""]
     out += [*_fenced(inert(incident.command), "sh"), ""] if incident.command else ["Not given.", ""]
     out += [*_audit_md(incident), *_sources_md(d), *_environment_md(incident)]
     return "\n".join(out)
@@ -94,6 +94,27 @@ def _findings_md(d: Diagnosis) -> list[str]:
     for rank, f in enumerate(d.findings, 1):
         out += [f"### {rank}. {f.title}", "", *_finding_md(f, open_evidence=rank == 1)]
     return out
+
+
+def _inventory_md(incident: Incident) -> list[str]:
+    """Each node's verdict, then the drift table: a fact every node shares on one row, a fact that differs
+    with each value and its nodes."""
+    out = ["## Inventory", ""]
+    inv = incident.inventory
+    if inv is None:
+        return [*out, f"_{INVENTORY_NOTE}_", ""]
+    nodes = ", ".join(f"{_code(n)}: **{v}**" for n, v in inv.verdicts)
+    out += [f"Verdict: **{inv.verdict}** ({nodes}).", ""]
+    if len(inv.drift.nodes) > 1:
+        differing = len(inv.drift.differing)
+        out += [f"{plural(differing, 'fact')} of {len(inv.drift.rows)} differ between the nodes.", ""]
+    out += ["| fact | value | nodes |", "|---|---|---|"]
+    for row in inv.drift.rows:
+        for i, (value, nodes_with) in enumerate(row.groups):
+            label = (f"**{_text(row.label)}**" if row.differs else _text(row.label)) if i == 0 else ""
+            where = ", ".join(_code(n, table=True) for n in nodes_with) if row.differs else "all"
+            out.append(f"| {label} | {_code(value, table=True)} | {where} |")
+    return [*out, ""]
 
 
 def _audit_md(incident: Incident) -> list[str]:

@@ -17,8 +17,8 @@ REPORT_VERSION = 1
 #: The most lines of one command's output shown in a report; the bundle's audit.jsonl keeps them all.
 OUTPUT_LINES = 200
 INVENTORY_NOTE = (
-    "Not collected yet: the inventory of each node (driver, CUDA, NCCL, engine and image versions, and what "
-    "differs between nodes) comes with the inventory probes."
+    "Not collected: `sparktui check --report DIR` writes each node's verdict and what differs between the "
+    "nodes (image, engine, NCCL, Ray and Python versions, interfaces, environment)."
 )
 
 
@@ -105,7 +105,13 @@ def as_dict(incident: Incident) -> dict[str, Any]:
         "redaction": {"secrets": incident.secrets_redacted, "hosts": incident.hosts_replaced},
         "command": incident.command,
         "audit": [a.as_dict() for a in incident.audit],
-        "inventory": None,
+        "inventory": None
+        if incident.inventory is None
+        else {
+            "verdict": incident.inventory.verdict,
+            "nodes": dict(incident.inventory.verdicts),
+            "drift": incident.inventory.drift.as_dict(),
+        },
         "environment": {
             "sparktui": env.sparktui,
             "python": env.python,

@@ -1,0 +1,207 @@
+"""What a node holds, as typed facts: the values the inventory script's sections are parsed into, and the
+inventory of one node made of them.
+
+A value nobody could read is None, with the reason in the node's ``unknown`` (``"gpus": "nvidia-smi: not
+installed"``); it is never guessed. :meth:`NodeInventory.facts` flattens it all into the dotted names the
+pre-launch checks (``diagnostics/checks/``) are written over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+#: A fact's value: text, a number, a yes/no, a list of names, or None where it is not known.
+Value = str | int | float | bool | tuple[str, ...] | tuple[int, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    index: int
+    name: str
+    memory_mib: int | None  # None where the GPU shares the host's memory (a GB10 says [N/A])
+    driver: str
+    compute_capability: str  # "9.0"; "" where the driver is too old to say
+    bus_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    name: str
+    state: str  # UP, DOWN, UNKNOWN (loopback, some virtual links)
+    mtu: int | None
+    addresses: tuple[str, ...]  # address/prefix, IPv4 and IPv6
+    kind: str = ""  # ether, loopback, infiniband...
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaDevice:
+    device: str  # rocep1s0f1
+    port: str
+    netdev: str  # enp1s0f1np1, "" where not said
+    state: str  # Up / Down / ACTIVE..., "" where not said
+
+
+@dataclass(frozen=True, slots=True)
+class Space:
+    """A filesystem: where it is mounted, its size and what is free, in bytes."""
+
+    mount: str
+    size: int
+    free: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRow:
+    """One image of ``docker images``: its reference, its repository digest where it has one, its id."""
+
+    ref: str  # repository:tag, or the id where it has neither
+    digest: str  # sha256:..., "" for an image built or loaded here (no registry digest)
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRow:
+    name: str
+    id: str
+    image: str
+    command: str
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """The engine container, from ``docker inspect``: what it runs and with which settings."""
+
+    name: str
+    id: str
+    image: str  # as it was started (a tag)
+    image_id: str
+    running: bool
+    command: tuple[str, ...]
+    env: Mapping[str, str]
+    shm_bytes: int | None  # its /dev/shm (Docker's default is 64 MiB); None with --ipc host: the host's
+    ipc: str
+    network: str
+    mounts: tuple[tuple[str, str], ...]  # (host path, path inside)
+    gpus: bool  # whether it was given GPUs (--gpus or the nvidia runtime)
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """The engine image, from ``docker image inspect``."""
+
+    ref: str
+    id: str
+    digests: tuple[str, ...]  # repo@sha256:...
+    env: Mapping[str, str]
+    created: str
+
+
+@dataclass(frozen=True, slots=True)
+class RayStatus:
+    """What ``ray status`` said: whether a cluster answered, its active nodes, its GPUs, what is waiting."""
+
+    running: bool
+    nodes: int = 0
+    gpus: float = 0.0
+    gpus_used: float = 0.0
+    pending_nodes: int = 0
+    failures: tuple[str, ...] = ()
+    demands: tuple[str, ...] = ()  # "{'GPU': 1.0} * 2 (PACK): 1+ pending placement groups"
+    problem: str = ""  # why no cluster answered
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFiles:
+    """The model's folder and what its config.json says."""
+
+    path: str
+    present: bool
+    files: tuple[str, ...] = ()
+    architectures: tuple[str, ...] = ()
+    model_type: str = ""
+    quantization: str = ""
+    problem: str = ""  # no config.json, unreadable...
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInventory:
+    """Everything read on one node in one round trip. ``unknown`` says, per part, why it could not be read;
+    ``error`` is set when the node could not be asked at all (then nothing else is)."""
+
+    node: str
+    seconds: float = 0.0
+    error: str = ""
+    hostname: str = ""
+    os: str = ""
+    kernel: str = ""
+    arch: str = ""
+    gpus: tuple[Gpu, ...] | None = None
+    cuda: str = ""
+    interfaces: tuple[Interface, ...] = ()
+    rdma: tuple[RdmaDevice, ...] = ()
+    shm: Space | None = None
+    docker: str = ""  # the engine's (server) version
+    images: tuple[ImageRow, ...] = ()
+    containers: tuple[ContainerRow, ...] = ()
+    container: Container | None = None
+    image: Image | None = None
+    ray: RayStatus | None = None
+    model: ModelFiles | None = None
+    disk: Space | None = None
+    ports: frozenset[int] = frozenset()
+    probe: ImageFacts | None = None
+    unknown: Mapping[str, str] = field(default_factory=dict)
+
+    def interface_names(self) -> tuple[str, ...]:
+        return tuple(i.name for i in self.interfaces)
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """One option of vLLM's own ``vllm serve`` parser."""
+
+    name: str
+    dest: str
+    default: Value
+    takes_value: bool
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NcclLibrary:
+    path: str
+    source: str  # "loaded by torch", "found"
+    sha256: str
+    build_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImageFacts:
+    """What the in-image probe found (see image_probe.py); each part it could not finish is in
+    ``timed_out``, each that failed in ``failed`` with why."""
+
+    via: str  # "container vllm_node" or "image nvcr.io/...": where the probe ran
+    python: str = ""
+    packages: Mapping[str, str | None] = field(default_factory=dict)
+    programs: Mapping[str, str | None] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    nccl_conf: Mapping[str, str] = field(default_factory=dict)
+    shm_bytes: int | None = None
+    interfaces: tuple[str, ...] | None = None
+    model: ModelFiles | None = None
+    torch_cuda: str | None = None
+    nccl: str | None = None  # the version torch reports
+    nccl_library: NcclLibrary | None = None
+    model_types: tuple[str, ...] | None = None
+    vllm_archs: tuple[str, ...] | None = None
+    vllm_flags: Mapping[str, Flag] | None = None
+    executor_default: Value = None
+    seconds: float = 0.0
+    timed_out: tuple[str, ...] = ()
+    failed: Mapping[str, str] = field(default_factory=dict)
+    problem: str = ""  # the probe printed no JSON, or said why it could not run
+
+    def version(self, package: str) -> str | None:
+        return self.packages.get(package)

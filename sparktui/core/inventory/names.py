@@ -1,0 +1,314 @@
+"""The facts the pre-launch checks are written over: every name, what it means, and the flattening of a
+node's inventory and the launch command into them.
+
+A check file may use only the names here (and ``env.NAME`` for any environment variable), so a typo is
+refused when the file loads. A fact that could not be read is absent from the map, and its reason is in
+the reasons map under the same name (``probe.vllm_archs``: "vLLM is not installed in the image").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from sparktui.core.inventory.facts import ImageFacts, NodeInventory, Value
+from sparktui.core.launch.serve import Launch
+
+#: Each fact, with what it is. The prefix before the first dot says where it comes from.
+FACTS: dict[str, str] = {
+    "node.name": "the node's name (as the cluster file or the command line gave it)",
+    "node.hostname": "the name the machine gives itself (uname -n)",
+    "node.os": "the system and its version (/etc/os-release)",
+    "node.kernel": "the kernel release",
+    "node.arch": "the machine's architecture (x86_64, aarch64)",
+    "node.head": "whether the node is the head (the first node, or the cluster file's head)",
+    "node.reachable": "whether the node answered (over SSH, or this machine)",
+    "gpu.count": "the GPUs nvidia-smi lists (0 where nvidia-smi is not installed)",
+    "gpu.names": "the GPUs' names",
+    "gpu.driver": "the NVIDIA driver version",
+    "gpu.cuda": "the highest CUDA version the driver supports",
+    "gpu.compute_capability": "the first GPU's compute capability (9.0, 12.1)",
+    "net.interfaces": "the network interfaces",
+    "net.up": "the network interfaces that are up",
+    "net.rdma_devices": "the RDMA devices",
+    "net.rdma_netdevs": "the network interfaces that have an RDMA device",
+    "shm.bytes": "the size of the host's /dev/shm",
+    "disk.free_bytes": "free space where the model is (or where it would be cached)",
+    "docker.version": "the Docker engine's version",
+    "image.ref": "the engine image (as named, or the engine container's)",
+    "image.present": "whether the node holds the engine image",
+    "image.id": "the image's id (sha256 of its config: the same build has the same id everywhere)",
+    "image.digest": "the image's registry digest, where it came from a registry",
+    "container.name": "the engine container",
+    "container.running": "whether the engine container runs",
+    "container.shm_bytes": "the engine container's /dev/shm (the host's with --ipc host)",
+    "container.ipc": "the engine container's IPC mode",
+    "container.network": "the engine container's network mode",
+    "container.gpus": "whether the engine container was given GPUs",
+    "ray.running": "whether ray status found a Ray cluster from this node",
+    "ray.nodes": "the Ray cluster's active nodes",
+    "ray.gpus": "the GPUs in the Ray cluster",
+    "ray.pending": "what the Ray cluster has waiting (pending demands, placement groups)",
+    "model.present": "whether the model's config.json is where the engine will look",
+    "model.path": "where the model's files were looked for",
+    "model.where": "whether the model was looked for inside the engine container or on the host",
+    "model.architectures": "the architectures config.json names",
+    "model.model_type": "the model_type config.json names",
+    "model.quantization": "the quantization method config.json names",
+    "model.files": "the files in the model's folder",
+    "ports.listening": "the TCP ports something listens on",
+    "probe.via": "where the in-image probe ran (container NAME, image REF)",
+    "probe.python": "the image's Python version",
+    "probe.interfaces": "the network interfaces the engine container sees",
+    "probe.shm_bytes": "the size of /dev/shm where the probe ran",
+    "probe.torch": "the image's torch version",
+    "probe.torch_cuda": "the CUDA version torch was built with",
+    "probe.nccl": "the NCCL version torch reports",
+    "probe.nccl_build": "the NCCL library's sha256 (what tells two builds of one version apart)",
+    "probe.nccl_path": "the NCCL library torch loads",
+    "probe.vllm": "the image's vLLM version",
+    "probe.sglang": "the image's SGLang version",
+    "probe.transformers": "the image's transformers version",
+    "probe.ray": "the image's Ray version",
+    "probe.vllm_program": "whether the image has a vllm program on its PATH",
+    "probe.vllm_archs": "the architectures of vLLM's own model registry",
+    "probe.model_types": "the model types transformers knows (CONFIG_MAPPING_NAMES)",
+    "probe.vllm_flags": "the flags of vLLM's own vllm serve parser",
+    "probe.executor_default": "the default of vLLM's --distributed-executor-backend",
+    "probe.timed_out": "the probe's parts that did not finish in time",
+    "launch.engine": "vllm or sglang",
+    "launch.model": "the model the launch names (a path or a Hugging Face repo id)",
+    "launch.model_is_path": "whether the launch names the model by a path",
+    "launch.tp": "tensor parallel size",
+    "launch.pp": "pipeline parallel size",
+    "launch.dp": "data parallel size",
+    "launch.world_size": "GPUs of one copy of the model (tp x pp)",
+    "launch.gpus_per_node": "GPUs each node must give (world size over --nnodes)",
+    "launch.nnodes": "the --nnodes given (0 when not given)",
+    "launch.executor": "the --distributed-executor-backend given ('' when not given)",
+    "launch.port": "the port the server will listen on",
+    "launch.flags": "every flag the launch gives",
+    "launch.headless": "whether the launch is --headless (a node that serves no API)",
+    "cluster.nodes": "the nodes checked",
+    "cluster.image_pullable": "whether any node's copy of the image came from a registry",
+}
+ENV_PREFIX = "env."
+
+
+class _Put(Protocol):
+    def __call__(self, name: str, value: Value, reason: str = "") -> None: ...
+
+
+class _Why(Protocol):
+    def __call__(self, key: str, default: str, /) -> str: ...
+
+
+def known(name: str) -> bool:
+    """Whether a check may use ``name``."""
+    return name in FACTS or (name.startswith(ENV_PREFIX) and name[len(ENV_PREFIX) :].isidentifier())
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """A node's facts, and why each missing one is missing."""
+
+    values: Mapping[str, Value]
+    reasons: Mapping[str, str]
+
+    def get(self, name: str) -> Value:
+        return self.values.get(name)
+
+
+def _put(values: dict[str, Value], reasons: dict[str, str], name: str, value: Value, reason: str) -> None:
+    if value is None:
+        reasons[name] = reason
+    else:
+        values[name] = value
+
+
+def node_facts(inv: NodeInventory, *, head: bool, cluster: Mapping[str, Value] | None = None) -> Facts:
+    """The facts of one node's inventory (without the launch's: see :func:`launch_facts`)."""
+    values: dict[str, Value] = {"node.name": inv.node, "node.head": head, "node.reachable": not inv.error}
+    values.update(cluster or {})
+    reasons: dict[str, str] = {}
+    if inv.error:
+        for name in FACTS:
+            if name not in values and not name.startswith(("launch.", "cluster.")):
+                reasons[name] = f"{inv.node} could not be asked: {inv.error}"
+        return Facts(values, reasons)
+    why = inv.unknown.get
+
+    def put(name: str, value: Value, reason: str = "") -> None:
+        _put(values, reasons, name, value, reason or "not read")
+
+    put("node.hostname", inv.hostname or None, why("host", ""))
+    put("node.os", inv.os or None, why("os", ""))
+    put("node.kernel", inv.kernel or None, why("host", ""))
+    put("node.arch", inv.arch or None, why("host", ""))
+    if inv.gpus is not None:
+        put("gpu.count", len(inv.gpus))
+        put("gpu.names", tuple(g.name for g in inv.gpus))
+        put("gpu.driver", inv.gpus[0].driver if inv.gpus else None, "no GPU")
+        put("gpu.compute_capability", inv.gpus[0].compute_capability or None if inv.gpus else None, "no GPU")
+    elif "not installed" in why("gpus", ""):
+        put("gpu.count", 0)  # no driver tool: no usable GPU either
+        put("gpu.names", ())
+    else:
+        for name in ("gpu.count", "gpu.names", "gpu.driver", "gpu.compute_capability"):
+            put(name, None, why("gpus", ""))
+    put("gpu.cuda", inv.cuda or None, why("cuda", ""))
+    if "ip" not in inv.unknown:
+        put("net.interfaces", inv.interface_names())
+        put("net.up", tuple(i.name for i in inv.interfaces if i.state in ("UP", "UNKNOWN")))
+    else:
+        put("net.interfaces", None, why("ip", ""))
+        put("net.up", None, why("ip", ""))
+    if "rdma" not in inv.unknown:
+        put("net.rdma_devices", tuple(d.device for d in inv.rdma))
+        put("net.rdma_netdevs", tuple(d.netdev for d in inv.rdma if d.netdev))
+    put("shm.bytes", inv.shm.size if inv.shm else None, why("shm", ""))
+    put("disk.free_bytes", inv.disk.free if inv.disk else None, why("disk", ""))
+    put("docker.version", inv.docker or None, why("docker_version", ""))
+    _image(inv, put, why)
+    _container(inv, put, why)
+    _ray(inv, put, why)
+    _model(inv, put, why)
+    put("ports.listening", tuple(sorted(inv.ports)) if "ports" not in inv.unknown else None, why("ports", ""))
+    _probe(inv.probe, put, why("probe", ""))
+    _environment(inv, values)
+    return Facts(values, reasons)
+
+
+def _image(inv: NodeInventory, put: _Put, why: _Why) -> None:
+    if inv.image is not None:
+        put("image.ref", inv.image.ref or None, "no image named")
+        put("image.present", True)
+        put("image.id", inv.image.id)
+        put("image.digest", inv.image.digests[0].partition("@")[2] if inv.image.digests else "")
+    elif why("docker_version", "").endswith("not installed"):
+        put("image.present", None, why("docker_version", ""))
+    elif why("image", "").startswith("no image named"):
+        put("image.present", None, "no image named and no engine container running")
+    elif "image" in inv.unknown:
+        put("image.present", False)
+
+
+def _container(inv: NodeInventory, put: _Put, why: _Why) -> None:
+    c = inv.container
+    if c is None:
+        reason = why("container", "no engine container")
+        for name in FACTS:
+            if name.startswith("container."):
+                put(name, None, reason)
+        return
+    put("container.name", c.name)
+    put("container.running", c.running)
+    put("container.ipc", c.ipc)
+    put("container.network", c.network)
+    put("container.gpus", c.gpus)
+    shm = c.shm_bytes if c.shm_bytes is not None else (inv.shm.size if inv.shm else None)
+    put("container.shm_bytes", shm, "the host's /dev/shm could not be read")
+
+
+def _ray(inv: NodeInventory, put: _Put, why: _Why) -> None:
+    ray = inv.ray
+    if ray is None:
+        for name in ("ray.running", "ray.nodes", "ray.gpus", "ray.pending"):
+            put(name, None, why("ray_status", ""))
+        return
+    put("ray.running", ray.running)
+    for name, value in (("ray.nodes", ray.nodes), ("ray.gpus", ray.gpus), ("ray.pending", ray.demands)):
+        put(name, value if ray.running else None, f"no Ray cluster: {ray.problem}")
+
+
+def _model(inv: NodeInventory, put: _Put, why: _Why) -> None:
+    inside = inv.probe.model if inv.probe is not None and inv.probe.via.startswith("container") else None
+    model, where = (inside, "container") if inside is not None else (inv.model, "host")
+    if model is None:
+        for name in ("model.present", "model.path", "model.where"):
+            put(name, None, why("model", "no model named"))
+        return
+    put("model.present", model.present)
+    put("model.path", model.path)
+    put("model.where", where)
+    put("model.files", model.files)
+    missing = model.problem or "no config.json"
+    put("model.architectures", model.architectures if model.present else None, missing)
+    put("model.model_type", model.model_type or None if model.present else None, missing)
+    put("model.quantization", model.quantization if model.present else None, missing)
+
+
+def _probe(probe: ImageFacts | None, put: _Put, not_run: str) -> None:
+    names = [n for n in FACTS if n.startswith("probe.")]
+    if probe is None or probe.problem:
+        reason = (probe.problem if probe is not None else "") or not_run or "the probe did not run"
+        for name in names:
+            put(name, None, f"the in-image probe: {reason}")
+        return
+    put("probe.via", probe.via)
+    put("probe.python", probe.python or None, "no Python version")
+    put("probe.interfaces", probe.interfaces, "the probe could not list them")
+    put("probe.shm_bytes", probe.shm_bytes, "the probe could not read /dev/shm")
+    put("probe.timed_out", probe.timed_out)
+    put("probe.vllm_program", bool(probe.programs.get("vllm")))
+    for package in ("torch", "vllm", "sglang", "transformers", "ray"):
+        put(f"probe.{package}", probe.version(package) or "", "")
+    _part(probe, put, "probe.torch_cuda", probe.torch_cuda, "torch", "torch")
+    _part(probe, put, "probe.nccl", probe.nccl, "torch", "torch")
+    library = probe.nccl_library
+    _part(probe, put, "probe.nccl_path", library.path if library else None, "torch", "nccl_library")
+    build = (library.sha256 or library.build_id) if library else None
+    _part(probe, put, "probe.nccl_build", build or None, "torch", "nccl_library")
+    _part(probe, put, "probe.model_types", probe.model_types, "transformers", "transformers")
+    _part(probe, put, "probe.vllm_archs", probe.vllm_archs, "vllm", "vllm_archs")
+    flags = tuple(sorted(probe.vllm_flags)) if probe.vllm_flags is not None else None
+    _part(probe, put, "probe.vllm_flags", flags, "vllm", "vllm_flags")
+    executor = probe.executor_default if probe.vllm_flags is not None else None
+    _part(probe, put, "probe.executor_default", "" if executor is None and flags else executor, "vllm", "vllm_flags")
+
+
+def _part(probe: ImageFacts, put: _Put, name: str, value: Value, package: str, part: str) -> None:
+    """A fact found by importing a package: when missing, say whether the package is absent, the part timed
+    out or failed."""
+    if not probe.version(package):
+        reason = f"{'vLLM' if package == 'vllm' else package} is not installed in the image"
+    elif part in probe.timed_out:
+        reason = f"the probe's {part} part did not finish in time"
+    else:
+        reason = probe.failed.get(part, f"the probe's {part} part found nothing")
+    put(name, value, reason)
+
+
+def _environment(inv: NodeInventory, values: dict[str, Value]) -> None:
+    """The engine's environment: the image's, then the container's, then (in the probe) what the process
+    really has, each over the one before."""
+    merged: dict[str, str] = {}
+    if inv.image is not None:
+        merged.update(inv.image.env)
+    if inv.container is not None:
+        merged.update(inv.container.env)
+    if inv.probe is not None:
+        merged.update(inv.probe.env)
+    for name, value in merged.items():
+        if name.isidentifier():
+            values[ENV_PREFIX + name] = value
+
+
+def launch_facts(launch: Launch) -> dict[str, Value]:
+    return {
+        "launch.engine": launch.engine,
+        "launch.model": launch.model,
+        "launch.model_is_path": launch.model.startswith(("/", "./", "../")),
+        "launch.tp": launch.tensor_parallel,
+        "launch.pp": launch.pipeline_parallel,
+        "launch.dp": launch.data_parallel,
+        "launch.world_size": launch.world_size,
+        "launch.gpus_per_node": launch.gpus_per_node,
+        "launch.nnodes": launch.nnodes or 0,
+        "launch.executor": launch.executor,
+        "launch.port": launch.port,
+        "launch.flags": launch.flags,
+        "launch.headless": launch.headless,
+        **{ENV_PREFIX + name: value for name, value in launch.env if name.isidentifier()},
+    }

@@ -1,0 +1,105 @@
+"""`I`: the pre-launch check of the cockpit's nodes (``sparktui check`` on the cluster file's nodes, or this
+machine): each node's verdict, the findings with their remedies, and the drift table, differences first.
+
+The check runs in a thread of its own (one SSH round trip per node, in parallel); the screen says so until
+it ends. Its result is kept by the app, so that ``x`` puts the verdicts and the drift table in the report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from sparktui.core.audit import AuditLog
+from sparktui.core.cluster import Cluster
+from sparktui.core.errors import Invalid, Refused
+from sparktui.core.inventory import preflight, rules
+from sparktui.core.inventory.drift import lines
+from sparktui.core.text import display
+
+TITLE = "Inventory: the pre-launch check of the nodes"
+STYLE = {"block": "bold red", "slow": "yellow", "ready": "green", "advice": "cyan"}
+
+
+class InventoryScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("escape", "dismiss", "Close"),
+        ("q", "dismiss", "Close"),
+        ("I", "dismiss", "Close"),
+    ]
+
+    def __init__(
+        self,
+        cluster: Cluster | None,
+        audit: AuditLog | None = None,
+        done: Callable[[preflight.Preflight], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self.audit = audit
+        self.done = done
+        self.body = Static(Text("checking the nodes (one round trip each)…", style="dim"), id="inventory-body")
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="inventory"):
+            yield Static(Text(TITLE, style="bold"))
+            yield self.body
+            yield Static(Text("esc closes", style="dim"))
+
+    def on_mount(self) -> None:
+        self.check()
+
+    @work(thread=True, exclusive=True, group="inventory", exit_on_error=False)
+    def check(self) -> None:
+        try:
+            plan = preflight.plan(self.cluster)
+            result = asyncio.run(preflight.run(plan, rules.builtin(), audit=self.audit))
+        except (Invalid, Refused, ValueError) as exc:
+            self.app.call_from_thread(self.body.update, Text(f"cannot check: {exc}", style="red"))
+            return
+        self.app.call_from_thread(self.show, result, plan.where)
+
+    def show(self, result: preflight.Preflight, where: str) -> None:
+        self.body.update(render(result, where))
+        if self.done is not None:
+            self.done(result)
+
+
+def render(result: preflight.Preflight, where: str) -> Text:
+    """The verdicts, each finding (title, nodes, detail, remedies), then the drift table."""
+    out = Text()
+    out.append(f"{where}, in {result.seconds:.1f} s\n", style="dim")
+    out.append("verdict: ")
+    out.append(result.verdict.upper(), style=STYLE[result.verdict])
+    for node, verdict in result.verdicts.items():
+        out.append(f"   {node}: ")
+        out.append(verdict, style=STYLE[verdict])
+    out.append("\n")
+    for finding in result.findings:
+        verdict = finding.facts.get("verdict", "")
+        out.append(f"\n{verdict.upper():<6} ", style=STYLE.get(verdict, ""))
+        out.append(finding.title, style="bold")
+        out.append(f"  {', '.join(finding.nodes)}\n", style="dim")
+        out.append(f"       {display(finding.detail)}\n")
+        if finding.remediations:
+            out.append(f"       remedy: {', '.join(finding.remediations)}\n", style="cyan")
+    if not result.findings:
+        out.append("\nnothing found that would stop a launch\n", style="green")
+    table = result.drift
+    differing = [r for r in table.rows if r.differs]
+    out.append(f"\ndrift across {', '.join(table.nodes)}: {len(differing)} of {len(table.rows)} differ\n", style="bold")
+    for line in lines(table, only_differing=True):
+        out.append(f"  {display(line)}\n", style="yellow")
+    for row in table.rows:
+        if not row.differs:
+            out.append(f"  {row.label:<16} {display(row.groups[0][0])}\n", style="dim")
+    return out
