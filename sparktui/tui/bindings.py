@@ -75,7 +75,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "I",
         "inventory",
-        "Inventory: check the nodes before launch (verdicts, remedies, what differs between them)",
+        "Inventory: check the nodes before launch",
         "Findings",
     ),
     Key("tab", "app.focus_next", "Next pane", "Navigation"),

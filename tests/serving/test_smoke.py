@@ -74,9 +74,9 @@ def test_check_serving_prints_the_verdict_and_exits_as_diagnose(
     assert doc["serving"][0]["tokens_per_s"] > 0 and doc["serving"][1]["reason"].endswith("connection refused")
 
 
-def test_check_without_a_server_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check"]) == 2
-    assert "--serving http://HOST:PORT" in capsys.readouterr().err
+def test_check_serving_with_bad_figures_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--serving", "http://127.0.0.1:9", "--max-tokens", "0"]) == 2
+    assert "--max-tokens must be at least 1" in capsys.readouterr().err
 
 
 async def test_a_playbooks_completion_check_passes_from_here_and_through_ssh(
