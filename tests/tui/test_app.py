@@ -41,9 +41,6 @@ async def test_help_lists_every_key(hang_app: SparkApp) -> None:
         await pilot.pause()
         assert isinstance(hang_app.screen, HelpScreen)
         shown = html.unescape(hang_app.export_screenshot()).replace("\xa0", " ")
-        await pilot.press("end")  # the rest, where the keys are more than the screen's rows
-        await pilot.pause()
-        shown += html.unescape(hang_app.export_screenshot()).replace("\xa0", " ")
         for key in KEYS:
             assert key.description in shown
         await pilot.press("escape")
