@@ -20,6 +20,7 @@ import sys
 from rich.text import Text
 
 from sparktui.commands.common import UsageError, out
+from sparktui.core.errors import Refused
 from sparktui.core.serving.smoke import MAX_TOKENS, SLOW_BELOW, Smoke, smoke
 
 #: From the best verdict to the worst.
@@ -52,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
     """Smoke-test every ``--serving`` URL at once; print the verdicts; the exit status."""
     if args.max_tokens < 1 or args.timeout <= 0 or args.slow_below < 0:
         raise UsageError("--max-tokens must be at least 1, --timeout above 0 and --slow-below at least 0")
-    found = asyncio.run(_all(args))
+    try:
+        found = asyncio.run(_all(args))
+    except Refused as exc:  # an address that is not one (not http://...): one line, exit 2
+        raise UsageError(f"--serving: {exc}") from None
     worst = max((s.verdict for s in found), key=VERDICTS.index)
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps({"verdict": worst, "serving": [as_dict(s) for s in found]}, indent=2) + "\n")

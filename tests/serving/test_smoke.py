@@ -77,6 +77,8 @@ def test_check_serving_prints_the_verdict_and_exits_as_diagnose(
 def test_check_serving_with_bad_figures_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--serving", "http://127.0.0.1:9", "--max-tokens", "0"]) == 2
     assert "--max-tokens must be at least 1" in capsys.readouterr().err
+    assert main(["check", "--serving", "notaurl"]) == 2  # one line, not a traceback
+    assert "--serving: notaurl/v1/models: only http:// URLs can be asked" in capsys.readouterr().err
 
 
 async def test_a_playbooks_completion_check_passes_from_here_and_through_ssh(
