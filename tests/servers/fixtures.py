@@ -15,6 +15,7 @@ from tests.servers.sshd import SshdCluster, start_cluster, stop_cluster
 from tests.servers.vllm import NoVllm, VllmServer
 from tests.servers.vllm import start as start_vllm
 from tests.servers.vllm import stop as stop_vllm
+from tests.servers.vllm_image import VLLM_IMAGE, build_vllm_image
 
 
 @pytest.fixture(scope="session")
@@ -68,6 +69,19 @@ def sparks(spark_nodes: Sparks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         yield spark_nodes
     finally:
         spark_nodes.reset()
+
+
+@pytest.fixture(scope="session")
+def vllm_image(spark_nodes: Sparks) -> str:
+    """The engine image holding the real vLLM CPU build (vllm_image.py), imported into the head node's
+    engine once for the tests that ask for it (about a minute) and kept there by ``sparks``' reset."""
+    assert spark_nodes.head.daemon is not None
+    try:
+        build_vllm_image(spark_nodes.head.daemon.base_url, VLLM_IMAGE)
+    except NoVllm as exc:
+        pytest.fail(str(exc), pytrace=False)
+    spark_nodes.kept.add(VLLM_IMAGE)
+    return VLLM_IMAGE
 
 
 @pytest.fixture(scope="session")

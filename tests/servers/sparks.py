@@ -301,6 +301,8 @@ class Sparks(SshClient):
     ssh_config: Path
     nodes: dict[str, SparkNode] = field(default_factory=dict)
     made: list[SshNode] = field(default_factory=list)
+    #: Images a session fixture imported, which :meth:`reset` keeps.
+    kept: set[str] = field(default_factory=set)
     first: ClassVar[str] = NODES[0]
 
     def __getitem__(self, name: str) -> SparkNode:
@@ -318,15 +320,15 @@ class Sparks(SshClient):
         return [n for n in self.nodes.values() if n is not self.head]
 
     def reset(self) -> None:
-        """Remove every container from each node, and every image and tag but the two imported (a test
-        that replaced those under their tags must import them again)."""
+        """Remove every container from each node, and every image and tag but the two imported and the
+        ``kept`` (a test that replaced those under their tags must import them again)."""
         for node in self:
             api = node.docker.api
             for c in api.containers(all=True):
                 api.remove_container(c["Id"], force=True)
             for image in api.images():
                 tags = [t for t in image.get("RepoTags") or () if t != "<none>:<none>"]
-                extra = [t for t in tags if t not in (IMAGE, ENGINE_IMAGE)]
+                extra = [t for t in tags if t not in (IMAGE, ENGINE_IMAGE, *self.kept)]
                 for tag in extra:
                     api.remove_image(tag, force=True)  # only untags while another tag remains
                 if not tags:

@@ -293,19 +293,31 @@ def vllm_archs() -> dict[str, Any]:
 
 
 def _parser() -> Any:
-    """vLLM's own ``vllm serve`` parser, built through its code as each release spells it."""
+    """vLLM's own ``vllm serve`` parser, built through its code as each release spells it: the ``serve``
+    subcommand of its command line where it has one, else the API server's parser (whose module moved
+    between releases), else the engine's arguments alone."""
     try:
         from vllm.utils.argparse_utils import FlexibleArgumentParser
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
     try:
-        from vllm.entrypoints.openai.cli_args import make_arg_parser
+        from vllm.entrypoints.cli.serve import ServeSubcommand
     except ImportError:
-        from vllm.engine.arg_utils import EngineArgs
+        pass
+    else:
+        return ServeSubcommand().subparser_init(FlexibleArgumentParser().add_subparsers())
+    import importlib
 
-        parser = FlexibleArgumentParser()
-        return EngineArgs.add_cli_args(parser) or parser
-    return make_arg_parser(FlexibleArgumentParser())
+    for module in ("vllm.entrypoints.openai.cli_args", "vllm.entrypoints.launchers.cli_args"):
+        try:
+            make_arg_parser = importlib.import_module(module).make_arg_parser
+        except (ImportError, AttributeError):
+            continue
+        return make_arg_parser(FlexibleArgumentParser())
+    from vllm.engine.arg_utils import EngineArgs
+
+    parser = FlexibleArgumentParser()
+    return EngineArgs.add_cli_args(parser) or parser
 
 
 def _plain(value: Any) -> Any:
