@@ -30,6 +30,8 @@ SEVERITY_STYLE = {
     Severity.WARNING: "bold yellow",
     Severity.INFO: "cyan",
 }
+#: The pre-launch check's verdicts (``sparktui check``).
+VERDICT_STYLE = {"block": "bold red", "slow": "yellow", "ready": "green", "advice": "cyan"}
 
 
 def print_text(diagnosis: Diagnosis, console: Console) -> None:

@@ -34,12 +34,12 @@ from sparktui.core.inventory.drift import lines as drift_lines
 from sparktui.core.inventory.script import PROBE_BUDGET
 from sparktui.core.launch.serve import LaunchError
 from sparktui.core.text import display
+from sparktui.richtext import VERDICT_STYLE
 
 if TYPE_CHECKING:
     from sparktui.core.inventory.preflight import Plan, Preflight
 
 NAME = "check"
-STYLE = {"block": "bold red", "slow": "yellow", "ready": "green", "advice": "cyan"}
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -185,11 +185,11 @@ def show(result: Preflight, where: str, console: Console, *, all_rows: bool = Fa
     times = ", ".join(f"{inv.node} {inv.seconds:.1f} s" for inv in result.inventories)
     console.print(Text(f"sparktui check: {where}, in {result.seconds:.1f} s ({times})", style="dim"))
     line = Text("verdict: ")
-    line.append(result.verdict.upper(), style=STYLE[result.verdict])
+    line.append(result.verdict.upper(), style=VERDICT_STYLE[result.verdict])
     for inv in result.inventories:
         verdict = result.verdicts.get(inv.node, "block")
         line.append(f"   {inv.node}: ")
-        line.append(verdict, style=STYLE[verdict])
+        line.append(verdict, style=VERDICT_STYLE[verdict])
     console.print(line)
     if result.launch is not None:
         launch = result.launch
@@ -204,7 +204,7 @@ def show(result: Preflight, where: str, console: Console, *, all_rows: bool = Fa
     for finding in result.findings:
         verdict = finding.facts.get("verdict", "")
         head = Text("\n")
-        head.append(f"{verdict.upper():<6} ", style=STYLE.get(verdict, ""))
+        head.append(f"{verdict.upper():<6} ", style=VERDICT_STYLE.get(verdict, ""))
         head.append(finding.title, style="bold")
         head.append(f"  [{finding.signature}] {', '.join(finding.nodes)}", style="dim")
         console.print(head)

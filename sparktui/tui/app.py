@@ -29,7 +29,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry
 from sparktui.core.clock import ReplayClock
 from sparktui.core.cluster import Cluster
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import Finding, State, StateChange
 from sparktui.core.inventory.preflight import Preflight
 from sparktui.core.pipeline import Line, Pipeline, Tally
 from sparktui.core.remedy import playbook as pb
@@ -118,6 +118,7 @@ class SparkApp(App[None]):
         self.readonly = readonly  # only read-only playbooks run
         self.ran: list[AuditEntry] = []  # every command run from the cockpit, for the export
         self.inventory: Inventory | None = None  # the last check of the nodes (I), for the export
+        self.checked: tuple[Finding, ...] = ()  # its findings, shown after the logs' findings
         self.given: dict[str, dict[str, str]] = {}  # playbook values typed in, per playbook id
         self.source = source or Session("welcome")
         self.welcome = source is None
@@ -225,7 +226,7 @@ class SparkApp(App[None]):
             for pane in column.panes.values():
                 if pane.display:
                     yield SystemCommand(f"Go to {column.node} / {pane.border_title}", "Focus this pane", pane.focus)
-        for rank, finding in enumerate(self.diagnosis.findings if self.diagnosis else [], 1):
+        for rank, finding in enumerate(self.findings_table.findings, 1):
             yield SystemCommand(f"Finding {rank}: {finding.title}", finding.signature, partial(self._open, rank - 1))
         yield SystemCommand("Start-up progress", "The stage each rank reached, per track", self.action_progress)
         yield SystemCommand(
@@ -383,7 +384,7 @@ class SparkApp(App[None]):
                 self.notify(display(warning), title="not used", severity="warning", timeout=30, markup=False)
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.time)
-        self.findings_table.show(diagnosis.findings, self.time, self.seen_at)
+        self._show_findings()
         self._marks = frozenset((e.source, e.line) for f in diagnosis.findings for e in f.evidence)
         for pane in self._panes():
             pane.set_marks(self._marks)
@@ -442,6 +443,14 @@ class SparkApp(App[None]):
 
     def _panes(self) -> list[LogPane]:
         return [pane for column in self.columns.values() for pane in column.panes.values()]
+
+    def _show_findings(self) -> None:
+        """The logs' findings, then the last check's (a check whose id a log finding has is shown once)."""
+        logged = self.diagnosis.findings if self.diagnosis is not None else ()
+        ids = {f.signature for f in logged}
+        self.findings_table.show(
+            (*logged, *(f for f in self.checked if f.signature not in ids)), self.time, self.seen_at
+        )
 
     def _signature(self, signature_id: str) -> cat.Signature | None:
         try:
@@ -503,8 +512,13 @@ class SparkApp(App[None]):
         self.push_screen(InventoryScreen(self.cluster, audit_log(), self._inventoried))
 
     def _inventoried(self, result: Preflight) -> None:
-        """Keep the last check's verdicts and drift table for the report."""
+        """Keep the last check's verdicts and drift table for the report, and show its findings among the
+        logs' (each replacing the one of the check before)."""
         self.inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds)
+        self.checked = result.findings
+        for f in result.findings:
+            self.seen_at[f.signature] = self.time
+        self._show_findings()
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.pipeline.stop()
@@ -618,16 +632,17 @@ class SparkApp(App[None]):
         self._open(self.findings_table.cursor_row)
 
     def _open(self, row: int) -> None:
-        if self.diagnosis is None or not 0 <= row < len(self.diagnosis.findings):
+        findings = self.findings_table.findings
+        if not 0 <= row < len(findings):
             return
-        finding = self.diagnosis.findings[row]
+        finding = findings[row]
         spool = self._spool()
         context = PlayContext(self.readonly, spool.path if spool is not None else None, self.ran, self.given)
         self.push_screen(
             FindingScreen(
                 finding,
                 self._signature(finding.signature),
-                self.diagnosis.stages,
+                self.diagnosis.stages if self.diagnosis is not None else {},
                 self.playbooks,
                 self.cluster,
                 context,

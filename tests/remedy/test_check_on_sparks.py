@@ -177,6 +177,15 @@ async def test_in_the_cockpit_i_checks_the_cluster_and_x_reports_it(sparks: Spar
         assert "The nodes hold different builds of the engine image" in text and "copy-image-to-nodes" in text
         assert "image id" in text and "drift across spark-a, spark-b" in text
         await pilot.press("escape")
+        table = app.findings_table
+        await until(pilot, lambda: any(f.signature == "drift-image-build" for f in table.findings))
+        row = next(i for i, f in enumerate(table.findings) if f.signature == "drift-image-build")
+        assert table.get_row_at(row)[1].plain == "check: block"  # the verdict among the findings
+        table.move_cursor(row=row)
+        await pilot.press("enter")
+        await until(pilot, lambda: "copy-image-to-nodes" in shown(app.screen))
+        assert "no log line" in shown(app.screen)
+        await pilot.press("escape")
         await pilot.press("x")
         await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/report.md")), 30)
     (report,) = tmp_path.glob("sparktui-report-*/report.md")

@@ -99,9 +99,13 @@ class FindingScreen(ModalScreen[None]):
             yield Static(_section("Why", sig.why), classes="section")
             if sig.fix:
                 yield Static(_section("Fix", sig.fix), classes="section")
+        elif f.explanation:  # a pre-launch check's finding: its explanation says what, why and the fix
+            yield Static(_section("Explanation", f.explanation), classes="section")
         if f.facts:
             yield Static(_section("Facts", ", ".join(f"{k}={v}" for k, v in f.facts.items())), classes="section")
         yield Static(Text("Evidence", style="bold underline"), classes="section")
+        if not f.evidence:
+            yield Static(Text("no log line: the facts above are what the nodes reported", style="dim"))
         for e in f.evidence:
             lines = [Text(f"{e.source}:{e.line}  [{e.node}]", style="blue")]
             lines += [Text(f"    {b}", style="dim", no_wrap=True, overflow="ellipsis") for b in e.before]

@@ -25,9 +25,9 @@ from sparktui.core.errors import Invalid, Refused
 from sparktui.core.inventory import preflight, rules
 from sparktui.core.inventory.drift import lines
 from sparktui.core.text import display
+from sparktui.richtext import VERDICT_STYLE
 
 TITLE = "Inventory: the pre-launch check of the nodes"
-STYLE = {"block": "bold red", "slow": "yellow", "ready": "green", "advice": "cyan"}
 
 
 class InventoryScreen(ModalScreen[None]):
@@ -79,14 +79,14 @@ def render(result: preflight.Preflight, where: str) -> Text:
     out = Text()
     out.append(f"{where}, in {result.seconds:.1f} s\n", style="dim")
     out.append("verdict: ")
-    out.append(result.verdict.upper(), style=STYLE[result.verdict])
+    out.append(result.verdict.upper(), style=VERDICT_STYLE[result.verdict])
     for node, verdict in result.verdicts.items():
         out.append(f"   {node}: ")
-        out.append(verdict, style=STYLE[verdict])
+        out.append(verdict, style=VERDICT_STYLE[verdict])
     out.append("\n")
     for finding in result.findings:
         verdict = finding.facts.get("verdict", "")
-        out.append(f"\n{verdict.upper():<6} ", style=STYLE.get(verdict, ""))
+        out.append(f"\n{verdict.upper():<6} ", style=VERDICT_STYLE.get(verdict, ""))
         out.append(finding.title, style="bold")
         out.append(f"  {', '.join(finding.nodes)}\n", style="dim")
         out.append(f"       {display(finding.detail)}\n")

@@ -1,4 +1,5 @@
-"""The findings panel: ranked as `sparktui diagnose` ranks them."""
+"""The findings panel: ranked as `sparktui diagnose` ranks them, then the pre-launch check's (``I``), whose
+severity column shows their verdict."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from textual.timer import Timer
 from textual.widgets import DataTable
 
 from sparktui.core.events import Finding
-from sparktui.richtext import SEVERITY_STYLE
+from sparktui.core.inventory.preflight import CHECK_SOURCE
+from sparktui.richtext import SEVERITY_STYLE, VERDICT_STYLE
 
 #: The table's columns: label (and key) and width.
 COLUMNS = (("#", 3), ("severity", 10), ("finding", 64), ("nodes", 22), ("count", 6), ("since", 8))
@@ -94,9 +96,12 @@ class FindingsTable(DataTable[Text]):
     @staticmethod
     def _cells(rank: int, f: Finding, clock: float, seen_at: dict[str, float]) -> tuple[Text, ...]:
         since = _age(clock - seen_at[f.signature]) if f.signature in seen_at else ""
+        verdict = f.facts.get("verdict", "") if f.first_seen.source == CHECK_SOURCE else ""
         return (
             Text(str(rank)),
-            Text(f.severity.label, style=SEVERITY_STYLE[f.severity]),
+            Text(f"check: {verdict}", style=VERDICT_STYLE.get(verdict, ""))
+            if verdict
+            else Text(f.severity.label, style=SEVERITY_STYLE[f.severity]),
             Text(f.title, overflow="ellipsis", no_wrap=True),
             Text(", ".join(f.nodes), overflow="ellipsis", no_wrap=True),
             Text(str(f.count), justify="right"),
