@@ -7,12 +7,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import State
 from sparktui.core.pipeline import Pipeline, run
 from sparktui.core.sources.metrics import MetricsSource
+from sparktui.core.sources.open import Opener
+from tests.servers.sshd import SshdCluster
 from tests.servers.vllm import VllmServer
 
 STALL = "vllm-serving-stalled"
@@ -98,3 +103,28 @@ def test_the_stall_fires_on_a_stopped_engine_and_not_on_an_idle_one(
         assert watching.state == State.STREAMING.value
     finally:
         watching.stop()
+
+
+def test_a_nodes_own_localhost_is_read_through_its_ssh_connection(
+    vllm_server: VllmServer,
+    catalogue: Catalogue,
+    sshd_cluster: SshdCluster,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``ssh://node/metrics/PORT``: node-a opens the connection to its localhost itself (the test nodes share
+    this machine's loopback), so a server that listens only there is read, under the node's name."""
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
+    (source,) = Opener().open([f"ssh://node-a/metrics/{vllm_server.port}"])
+    assert isinstance(source, MetricsSource)
+    source.interval = 1.0
+    watching = Watching(run(catalogue, [source]))
+    try:
+        seen = watching.until(lambda d: bool(d.serving), 30)
+        vllm_server.complete("hello", 100)
+        generated = watching.until(lambda d: any(s.tokens_per_s for s in d.serving), 10)
+    finally:
+        watching.stop()
+    (serving,) = seen.serving
+    assert (serving.node, serving.endpoint) == ("node-a", f"localhost:{vllm_server.port}")
+    assert generated.serving[0].node == "node-a" and not generated.findings

@@ -472,6 +472,8 @@ async def test_fixture_logs_over_ssh_give_the_same_diagnosis(
         ("ssh://gpu-1/journal/ray@head.service", SshUri(None, "gpu-1", None, "journal", "ray@head.service")),
         ("ssh://root@[fd00::2]:22/ray", SshUri("root", "fd00::2", 22, "ray", "")),
         ("ssh://gpu-1//docker/x.log", SshUri(None, "gpu-1", None, "file", "/docker/x.log")),
+        ("ssh://gpu-1/metrics/8000", SshUri(None, "gpu-1", None, "metrics", "8000")),
+        ("ssh://gpu-1//metrics/8000", SshUri(None, "gpu-1", None, "file", "/metrics/8000")),
     ],
 )
 def test_ssh_uris(uri: str, parsed: SshUri) -> None:
@@ -492,6 +494,9 @@ def test_ssh_uris(uri: str, parsed: SshUri) -> None:
         ("ssh://gpu-1/docker/a;b", "expected ssh://host/docker/<container"),
         ("ssh://gpu-1/journal/a b", "expected ssh://host/journal/<systemd unit>"),
         ("ssh://gpu-1/ray/extra", "takes nothing after it"),
+        ("ssh://gpu-1/metrics/", "expected ssh://host/metrics/<port>"),
+        ("ssh://gpu-1/metrics/70000", "expected ssh://host/metrics/<port>"),
+        ("ssh://gpu-1/metrics/http", "expected ssh://host/metrics/<port>"),
         ("ssh://gpu-1/x.log?y", "'?' and '#' are not allowed"),
         ("ssh://gpu-1/x%0A.log", "control characters"),
     ],

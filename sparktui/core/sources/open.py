@@ -120,6 +120,12 @@ class Opener:
             return ssh.SshJournalSource(node, uri.target)
         if uri.kind == "ray":
             return _SshRay(arg, node)
+        if uri.kind == "metrics":
+            from sparktui.core.sources.metrics import MetricsSource
+
+            # the node's own localhost, through its SSH connection: the server need not listen beyond it
+            url = f"http://localhost:{uri.target}/metrics"
+            return MetricsSource(url, name=arg, node=node.name, connect=node.open_tcp)
         return _SshDocker(arg, node, uri.target)
 
 
@@ -216,15 +222,16 @@ class SshUri(NamedTuple):
     user: str | None
     host: str
     port: int | None
-    kind: str  # "file", "docker", "journal" or "ray"
-    target: str  # the path, the container, the unit; "" for ray
+    kind: str  # "file", "docker", "journal", "ray" or "metrics"
+    target: str  # the path, the container, the unit, the port; "" for ray
 
 
 def parse_ssh_uri(uri: str) -> SshUri:
     """Split ``ssh://[user@]host[:port]/path/to/file``, ``ssh://host/docker/<container>``,
-    ``ssh://host/journal/<unit>`` or ``ssh://host/ray``. A file whose path starts with ``/docker/``,
-    ``/journal/`` or is ``/ray`` is written with a double slash (``ssh://host//docker/x.log``). Percent
-    escapes are decoded. Raises :class:`ValueError` with a one-line message."""
+    ``ssh://host/journal/<unit>``, ``ssh://host/ray`` or ``ssh://host/metrics/<port>``. A file whose path
+    starts with ``/docker/``, ``/journal/``, ``/metrics/`` or is ``/ray`` is written with a double slash
+    (``ssh://host//docker/x.log``). Percent escapes are decoded. Raises :class:`ValueError` with a one-line
+    message."""
     parts = urlsplit(uri)
     shown = repr(uri if len(uri) <= 200 else uri[:200] + "…")
     if parts.scheme != "ssh":
@@ -261,6 +268,10 @@ def parse_ssh_uri(uri: str) -> SshUri:
         if not _UNIT.fullmatch(rest):
             raise ValueError(f"{shown}: expected ssh://host/journal/<systemd unit>")
         return SshUri(user, host, port, "journal", rest)
+    if kind == "metrics":
+        if not (rest.isdecimal() and 0 < int(rest) < 65536):
+            raise ValueError(f"{shown}: expected ssh://host/metrics/<port> (the server's port on the node, 8000)")
+        return SshUri(user, host, port, "metrics", str(int(rest)))
     if path in ("", "/") or path.endswith("/"):
-        raise ValueError(f"{shown}: name a file, /docker/<container>, /journal/<unit> or /ray")
+        raise ValueError(f"{shown}: name a file, /docker/<container>, /journal/<unit>, /ray or /metrics/<port>")
     return SshUri(user, host, port, "file", path)
