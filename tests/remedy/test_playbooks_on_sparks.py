@@ -14,6 +14,7 @@ from sparktui.cli import main
 from sparktui.core import cluster as config
 from sparktui.core.audit import read_log
 from sparktui.core.cluster import Deployment
+from sparktui.core.dirs import state_dir
 from sparktui.core.sources import bundle
 from tests.servers.books import changed
 from tests.servers.cockpit import WORLD_SIZE, link, roll_back, run, spark_cockpit, type_in
@@ -145,7 +146,7 @@ def test_switch_to_vllm_rolls_back_to_sglang_when_a_step_fails(sparks: Sparks, t
 def test_switch_to_vllm_brings_vllm_up_on_ray_in_place_of_sglang(sparks: Sparks, tmp_path: Path) -> None:
     """With docker options this machine can honour (no GPU: Ray counts one per node; this machine's Python,
     with Ray, mounted), the vLLM containers come up with the Spark environment, form the Ray cluster, and
-    serve answers /health."""
+    serve answers a completion."""
     for node in sparks:
         node.engine_container("sglang_node", ray=False)
     options = ["--ulimit", f"memlock={memlock_limit(sparks.head)}", *ray_run_options()[2:]]  # host network given
@@ -172,7 +173,9 @@ async def test_from_the_cockpit_the_recreate_reads_the_container_then_runs(spark
         screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "B")
         await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
         assert "vllm serve org/model --distributed-executor-backend ray" in shown(screen)
-        assert "Succeeded, verified: GET http://localhost:8000/health: 200" in await run(pilot, screen, 60)
+        assert "Succeeded, verified: completion from http://localhost:8000: ready: 8 tokens in " in await run(
+            pilot, screen, 60
+        )
     assert head.docker.api.inspect_container("vllm_node")["Config"]["Cmd"][-2:] == [
         "--distributed-executor-backend",
         "ray",
@@ -266,13 +269,15 @@ def test_pin_interfaces_restarts_ray_and_serve_with_them(sparks: Sparks) -> None
     assert f"NCCL_SOCKET_IFNAME={IFACE}" in serve.splitlines()
 
 
-def test_pin_interfaces_stops_a_server_that_never_comes_up(sparks: Sparks, tmp_path: Path) -> None:
+def test_pin_interfaces_stops_a_server_that_never_generates(sparks: Sparks, tmp_path: Path) -> None:
     assert ray_start_cluster(sparks) == 0
     books = str(changed(tmp_path, "pin-nccl-interfaces", within=3))
-    serve = "vllm serve org/model --host 127.0.0.2"  # it runs, but the check asks 127.0.0.1
+    serve = "vllm serve org/stalled"  # it answers /health, and a completion with no token
     assert pin(sparks, serve, "--playbooks", books, "--set", "port=18085") == 1
     steps = audit()
     assert ("spark-a", "verify", 1) in steps
+    verify = [e for e in read_log(state_dir() / "audit.jsonl") if e.step == "verify"][-1]
+    assert "no token within" in verify.output
     assert ("spark-a", "Stop the relaunched vllm serve (SIGINT, SIGKILL after 60 s)", 0) in steps
     assert sparks.head.run("pgrep -f 'vllm[ ]serve'", check=False).returncode == 1
 
@@ -373,7 +378,7 @@ async def test_from_the_cockpit_hang_evidence_is_exported_with_the_incident(spar
 
 async def test_from_the_cockpit_pin_interfaces_runs_with_the_values_typed_in(sparks: Sparks, tmp_path: Path) -> None:
     """pin-nccl-interfaces asks for the interface and the head's address, which no log gives: `e` takes them,
-    then it runs on the Ray cluster and its /health check passes."""
+    then it runs on the Ray cluster and answers a completion."""
     assert await asyncio.to_thread(ray_start_cluster, sparks) == 0  # play runs its own event loop
     launch = Deployment(containers=("vllm_node",), launch="vllm serve org/model --tensor-parallel-size 2")
     app = spark_cockpit(sparks, tmp_path, deployment=launch)
@@ -381,7 +386,9 @@ async def test_from_the_cockpit_pin_interfaces_runs_with_the_values_typed_in(spa
         screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "l")
         assert "no value for iface" in shown(screen)
         await type_in(pilot, screen, {"iface": IFACE, "head_ip": sparks.head.address, "hca": "", "port": "18089"})
-        assert "Succeeded, verified: GET http://localhost:18089/health: 200" in await run(pilot, screen, 120)
+        assert "Succeeded, verified: completion from http://localhost:18089: ready: 8 tokens in " in await run(
+            pilot, screen, 120
+        )
 
 
 def test_discover_finds_the_link_the_nodes_share(sparks: Sparks, tmp_path: Path) -> None:
@@ -440,7 +447,9 @@ async def test_from_the_cockpit_serve_is_relaunched_with_the_ray_backend(sparks:
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "b")
         await type_in(pilot, screen, {"port": "18096"})
-        assert "Succeeded, verified: GET http://localhost:18096/health: 200" in await run(pilot, screen, 120)
+        assert "Succeeded, verified: completion from http://localhost:18096: ready: 8 tokens in " in await run(
+            pilot, screen, 120
+        )
     running = sparks.head.run("docker exec vllm_node ps -o args").stdout
     assert "--distributed-executor-backend ray --port 18096" in running
 
@@ -473,7 +482,9 @@ async def test_from_the_cockpit_sglang_is_switched_to_vllm_from_its_launch(spark
         screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "v")
         await type_in(pilot, screen, typed)
         assert "vllm serve org/model --tensor-parallel-size 2" in shown(screen)
-        assert "Succeeded, verified: GET http://localhost:18098/health: 200" in await run(pilot, screen, 180)
+        assert "Succeeded, verified: completion from http://localhost:18098: ready: 8 tokens in " in await run(
+            pilot, screen, 180
+        )
     for node in sparks:
         assert not node.docker.api.inspect_container("sglang_node")["State"]["Running"]
         assert node.docker.api.inspect_container("vllm_node")["State"]["Running"]

@@ -1,5 +1,5 @@
 """vllm-script-add-ray-backend on the spark test nodes: it edits a launch script in spark-a's /root, runs it
-again and checks /health; a failed check puts the old script back; a path with shell metacharacters stays
+again and sends it a completion; a failed check puts the old script back; a path with shell metacharacters stays
 one word."""
 
 from __future__ import annotations
@@ -145,6 +145,8 @@ async def test_from_the_cockpit_the_script_named_in_the_cluster_file_is_edited(
         screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "L")
         assert f"mktemp {script}.sparktui-XXXXXX" in shown(screen)
         await type_in(pilot, screen, {"port": "18099"})
-        assert "Succeeded, verified: GET http://localhost:18099/health: 200" in await run(pilot, screen, 120)
+        assert "Succeeded, verified: completion from http://localhost:18099: ready: 8 tokens in " in await run(
+            pilot, screen, 120
+        )
         assert any("+docker run -d --name vllm_serve --network host" in line for line in log_lines(screen))
     assert command_of(head, "vllm_serve")[2:4] == ["--distributed-executor-backend", "ray"]

@@ -55,13 +55,45 @@ SUBNETS = tuple(ipaddress.IPv4Network(f"10.213.{third}.0/24") for third in range
 LOCK = Path("/run/sparktui-test-sparks.lock")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-# vLLM's stand-in: `vllm serve MODEL [ARGS...]` serves /health on --port (default 8000) with busybox
-# httpd when launched with the Ray executor, and otherwise refuses as a multi-node launch would.
+# vLLM's stand-in: `vllm serve MODEL [ARGS...]`, launched with the Ray executor, answers on --port (default
+# 8000) as vLLM's OpenAI server does, as far as sparktui asks: GET /health, GET /v1/models (the model named
+# as the launch names it) and POST /v1/completions, streamed as server-sent events (eight tokens, then the
+# usage; a model named */stalled answers /health and then never a token, as a stalled engine); busybox nc
+# runs ANSWER for each connection. busybox nc cannot listen on one address only, so with --host naming one
+# address (not 0.0.0.0 or 127.0.0.1) busybox httpd serves /health alone there. Launched without the Ray
+# executor, it refuses as a multi-node launch would.
+ANSWER = r"""#!/bin/sh
+read -r method path _
+length=0
+while read -r line; do
+  line=$(printf %s "$line" | tr -d '\r')
+  [ -z "$line" ] && break
+  case "$line" in [Cc]ontent-[Ll]ength:*) length=$(echo "${line#*:}" | tr -d ' ') ;; esac
+done
+[ "$length" -gt 0 ] && head -c "$length" >/dev/null
+reply() { printf 'HTTP/1.1 %s\r\nContent-Type: %s\r\nConnection: close\r\n' "$1" "$2"; }
+case "$method $path" in
+  "GET /health") reply "200 OK" text/plain; printf 'Content-Length: 0\r\n\r\n' ;;
+  "GET /v1/models")
+    body="{\"object\":\"list\",\"data\":[{\"id\":\"$(cat "$(dirname "$0")/model")\",\"object\":\"model\"}]}"
+    reply "200 OK" application/json; printf 'Content-Length: %d\r\n\r\n%s' "${#body}" "$body" ;;
+  "POST /v1/completions")
+    reply "200 OK" text/event-stream; printf '\r\n'
+    case "$(cat "$(dirname "$0")/model")" in */stalled) exec sleep 100000 ;; esac
+    for token in 1 2 3 4 5 6 7 8; do
+      printf 'data: {"object":"text_completion","choices":[{"index":0,"text":" ok"}]}\n\n'
+      usleep 5000
+    done
+    printf 'data: {"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":8,"total_tokens":12}}\n\n'
+    printf 'data: [DONE]\n\n' ;;
+  *) reply "404 Not Found" text/plain; printf 'Content-Length: 0\r\n\r\n' ;;
+esac
+"""
 VLLM = rb"""#!/bin/sh
 [ "$1" = serve ] && [ $# -ge 2 ] || { echo "usage: vllm serve MODEL [ARGS...]" >&2; exit 2; }
 shift
 echo "INFO vllm serve (sparktui test stand-in): model $1, arguments: $*"
-port=8000 host= ray=
+model=$1 port=8000 host= ray=
 while [ $# -gt 0 ]; do
   case "$1" in
     --port) port=${2:-8000}; [ $# -gt 1 ] && shift ;;
@@ -78,8 +110,12 @@ if [ -z "$ray" ]; then
   exit 1
 fi
 dir=$(mktemp -d)
-echo ok > "$dir/health"
-httpd -f -p "${host:+$host:}$port" -h "$dir" &
+printf %s "$model" > "$dir/model"
+cp /bin/vllm-answer "$dir/answer"
+case "${host:-0.0.0.0}" in
+  0.0.0.0|127.0.0.1|localhost) nc -ll -p "$port" -e "$dir/answer" & ;;
+  *) echo ok > "$dir/health"; httpd -f -p "$host:$port" -h "$dir" & ;;
+esac
 server=$!
 trap 'kill $server 2>/dev/null; exit 143' TERM INT
 until wget -q -O /dev/null "http://${host:-127.0.0.1}:$port/health" 2>/dev/null; do
@@ -109,6 +145,7 @@ def engine_programs() -> dict[str, bytes]:
     python = shlex.quote(sys.executable)
     return {
         "vllm": VLLM,
+        "vllm-answer": ANSWER.encode(),
         "python3": PYTHON3.format(python=python, name="python3").encode(),
         "ray": RAY.format(python=python, name="ray").encode(),
     }
