@@ -312,7 +312,12 @@ class Pipeline:
             for task in (*producers, stop):
                 task.cancel()
             await asyncio.gather(*producers, stop, *([every] if every else []), return_exceptions=True)
-            await queue.join()
+            drained = asyncio.create_task(queue.join())
+            await asyncio.wait([drained, consumer], return_when=asyncio.FIRST_COMPLETED)
+            drained.cancel()
+            broke = consumer.exception() if consumer.done() and not consumer.cancelled() else None
+            if broke is not None:
+                raise broke  # the analysis broke: said, not waited for forever
             for task in (consumer, ticker):
                 task.cancel()
             await asyncio.gather(consumer, ticker, return_exceptions=True)
