@@ -497,8 +497,11 @@ class Pipeline:
         makes."""
         last = made = 0.0
         while True:
+            # asyncio.timeout, not wait_for: wait_for can swallow the cancel that ends the run when the
+            # event it waits for is set at the same moment, and this loop would then never end
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._fresh.wait(), TICK)
+                async with asyncio.timeout(TICK):
+                    await self._fresh.wait()
             self._fresh.clear()
             if not self.refresh:
                 continue

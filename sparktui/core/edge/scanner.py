@@ -138,8 +138,9 @@ class NodeScan:
         ]
         try:
             while True:
-                try:
-                    arrived = [await asyncio.wait_for(waiting.get(), CHANGES_EVERY)]
+                try:  # asyncio.timeout: wait_for can swallow a cancel that comes as the get succeeds
+                    async with asyncio.timeout(CHANGES_EVERY):
+                        arrived = [await waiting.get()]
                 except TimeoutError:
                     arrived = []
                 while not waiting.empty():

@@ -80,8 +80,9 @@ class Bridge(Generic[T]):
             remaining = None if deadline is None else deadline - self._loop.time()
             if remaining is not None and remaining <= 0:
                 return []
-            try:
-                await asyncio.wait_for(self._ready.wait(), remaining)
+            try:  # asyncio.timeout: wait_for can swallow a cancel that comes as the event is set
+                async with asyncio.timeout(remaining):
+                    await self._ready.wait()
             except TimeoutError:
                 return []
             with self._room:
