@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import regex
 
@@ -73,8 +74,7 @@ async def run_check(
 
 async def _once(check: Check, runner: Runner, output: Callable[[str, str], None], within: float) -> Verdict:
     if check.kind == "completion":
-        connect = lambda host, port: runner.connect(check.node, host, port)  # noqa: E731
-        tried = await smoke(check.url, connect, timeout=min(within, COMPLETION_LIMIT))
+        tried = await smoke(check.url, partial(runner.connect, check.node), timeout=min(within, COMPLETION_LIMIT))
         return Verdict(tried.verdict != "block", f"completion from {tried.url}: {tried.summary}")
     if check.kind == "http":
         status = await runner.fetch(check.node, check.url)
