@@ -117,7 +117,7 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--edge takes one ray://head[:port] source and nothing else (one Ray driver per run)")
     found = catalogue(args.signatures)
     problems = err()
-    edge = _edge(args.sources[0], found, follow=args.follow) if args.edge else None
+    edge = _edge(args, found) if args.edge else None
     if args.follow:
         diagnosis, incident = _follow(args, found, problems, edge)
     else:
@@ -136,12 +136,17 @@ def main(args: argparse.Namespace) -> int:
     return 1 if worst is not None and worst >= fail_on else 0
 
 
-def _edge(arg: str, found: Catalogue, *, follow: bool) -> RayEdge:
+def _edge(args: argparse.Namespace, found: Catalogue) -> RayEdge:
+    """The edge scan of the one ``ray://`` source, with the files and containers the cluster file names."""
     try:
-        address, glob = ray_uri(arg)
+        address, glob = ray_uri(args.sources[0])
     except UriError as exc:
         raise UsageError(str(exc)) from None
-    return RayEdge(address, found, glob, follow=follow)
+    where = clusterfile.find()
+    cluster = clusterfile.load(where) if where is not None else None
+    return RayEdge(
+        address, found, glob, follow=args.follow, cluster=cluster, trust_new_host_key=args.trust_new_host_key
+    )
 
 
 def _edge_summary(edge: RayEdge) -> str:
@@ -152,7 +157,9 @@ def _edge_summary(edge: RayEdge) -> str:
         f"{_size(t.read)} of logs read there, {_size(t.results)} of results sent back "
         f"(and the {_size(t.package)} package of code and catalogue)"
     )
-    return line + (f"; pulled through the Ray log API: {', '.join(t.pulled)}" if t.pulled else "")
+    line += f"; pulled instead: {', '.join(t.pulled)}" if t.pulled else ""
+    unread = f"; not read (they are followed: add --follow): {', '.join(t.unread)}" if t.unread else ""
+    return line + unread
 
 
 def _files(

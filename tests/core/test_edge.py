@@ -18,6 +18,7 @@ from sparktui.core.analysis.correlate import Correlation
 from sparktui.core.analysis.scan import Scanned
 from sparktui.core.edge import shipment
 from sparktui.core.edge.scanner import CatalogueMismatch, NodeScan, unpack
+from sparktui.core.edge.targets import RAY, Target
 from sparktui.core.lines import LineSplitter
 
 from ..conftest import ROOT
@@ -54,9 +55,11 @@ NODE = """
 import asyncio, sys
 from pathlib import Path
 from sparktui.core.edge.scanner import NodeScan
+from sparktui.core.edge.targets import RAY, Target
 
 async def main():
-    scan = NodeScan(sys.argv[1], "node-a", [(n, n) for n in sys.argv[3:]], follow=False, logs=sys.argv[2])
+    targets = [Target(n, "node-a", RAY, n) for n in sys.argv[3:]]
+    scan = NodeScan(sys.argv[1], "node-a", targets, follow=False, logs=sys.argv[2])
     with open("batches", "wb") as out:
         async for data in scan.scan():
             out.write(len(data).to_bytes(8, "big") + data)
@@ -109,7 +112,9 @@ def test_the_scan_reads_a_file_as_the_log_api_delivers_it(tmp_path: Path) -> Non
     log = tmp_path / "worker.out"
     log.write_bytes((FIXTURES / LOGS[1]).read_bytes() + b"half a line")
     catalogue = cat.load()
-    scan = NodeScan(cat.digest(catalogue), "127.0.0.9", [("w", str(log))], follow=False, logs="/")
+    scan = NodeScan(
+        cat.digest(catalogue), "127.0.0.9", [Target("w", "127.0.0.9", RAY, str(log))], follow=False, logs="/"
+    )
 
     async def items() -> list[object]:
         return [item for data in [d async for d in scan.scan()] for item in unpack(data)]

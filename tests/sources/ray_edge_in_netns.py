@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,16 @@ from typing import Any
 import pytest
 
 from sparktui.core import catalogue as cat
+from sparktui.core import cluster as clusterfile
 from sparktui.core.edge.nodes import RayEdge
+from sparktui.core.edge.targets import FILE, cluster_logs
 from sparktui.core.pipeline import run
+from sparktui.core.sources.open import Opener, SshContainer
 from sparktui.core.sources.ray import RayLogs
+from sparktui.core.sources.ssh import SshFileSource
+from tests.servers.dockerd import Containers, DockerEngine, start_engine, stop_engine
 from tests.servers.raynodes import ADDRESS, RayNode, node_env, start_cluster
+from tests.servers.sshd import Sshd, keygen
 
 from ..conftest import ROOT
 
@@ -51,15 +58,28 @@ def worker_log(index: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def nodes() -> Iterator[list[RayNode]]:
+def engine() -> Iterator[DockerEngine]:
+    """A Docker engine the nodes reach as their own (``DOCKER_HOST``), as each node of a cluster has one."""
+    assert [name for _, name in socket.if_nameindex()] == ["lo"], "run this module through test_ray_edge.py"
+    started = start_engine(Path(tempfile.mkdtemp(prefix="sparktui-edge-dockerd-")))
+    try:
+        yield started
+    finally:
+        stop_engine(started)
+
+
+@pytest.fixture(scope="module")
+def nodes(engine: DockerEngine) -> Iterator[list[RayNode]]:
     assert [name for _, name in socket.if_nameindex()] == ["lo"], "run this module through test_ray_edge.py"
     root = Path(tempfile.mkdtemp(prefix="sparktui-edge-"))  # short: Ray's socket paths live below it
     shadow = root / "without-regex" / "regex"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text(MISSING)
     found: list[RayNode] = []
+    envs = {k: {**node_env(root), "DOCKER_HOST": engine.base_url} for k in range(4)}
+    envs[3]["PYTHONPATH"] = str(shadow.parent)
     try:
-        found = start_cluster(root, workers=3, env={3: {**node_env(root), "PYTHONPATH": str(shadow.parent)}})
+        found = start_cluster(root, workers=3, env=envs)
         for index, (node, capture) in enumerate(zip(found, CAPTURES, strict=True)):
             shutil.copy(FIXTURES / capture, node.log(worker_log(index)))
         yield found
@@ -69,14 +89,15 @@ def nodes() -> Iterator[list[RayNode]]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def diagnose(*args: str) -> tuple[dict[str, Any], str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+def diagnose(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
+    """``sparktui diagnose --json ARGS ray://head`` in ``cwd`` (where a cluster file may be), its JSON and stderr."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0", **(env or {})}
     done = subprocess.run(
         [sys.executable, "-m", "sparktui", "diagnose", "--json", *args, ADDRESS],
         capture_output=True,
         text=True,
         env=env,
-        cwd=tempfile.gettempdir(),
+        cwd=cwd or tempfile.gettempdir(),
         timeout=180,
     )
     assert done.stdout, done.stderr[-4000:]
@@ -111,7 +132,7 @@ def test_edge_pulls_the_logs_of_a_node_that_cannot_run_its_scan(nodes: list[RayN
     assert note["evidence"][0]["source"] == f"{ADDRESS}/{NO_REGEX}/sparktui-edge"
     summary = [line for line in said.splitlines() if "scanned at the edge" in line]
     assert summary and "scanned at the edge on 3 nodes" in summary[0], said[-2000:]
-    assert summary[0].endswith(f"pulled through the Ray log API: {NO_REGEX}")
+    assert summary[0].endswith(f"pulled instead: {NO_REGEX}")
     # What the pulled run found, the edge run found too. The one difference: Ray wrote the failed actor's
     # traceback into that node's raylet.out meanwhile, and pulling the file afterwards reads it too.
     lines = {s["name"]: s["lines"] for s in pulled["sources"]}
@@ -193,3 +214,157 @@ async def test_edge_follows_live_and_pulls_a_node_whose_scan_was_killed(nodes: l
     assert "worker process has died" in note.facts["reason"], note.facts
     port = next(f for f in pipeline.result.findings if f.signature == "server-port-in-use")
     assert port.count == 2 and [e.line for e in port.evidence] == [port.evidence[0].line, port.evidence[0].line + 41]
+
+
+#: What the cluster file names: a container on every node, a file on two Ray nodes and on one that is not in
+#: the Ray cluster (127.0.0.5), and a journal unit (followed only). 127.0.0.4 (no `regex`) and 127.0.0.5 are
+#: reached over SSH.
+CONTAINER_LOG = "vllm/model-code-import-fails/server.log"
+FILE_LOGS = {
+    "127.0.0.2": "vllm/tensor-parallel-2-without-ray/server.log",
+    NO_REGEX: "vllm/max-model-len-beyond-config/server.log",
+    "127.0.0.5": "vllm/unknown-model-type/server.log",
+}
+JOURNAL = "ssh://127.0.0.1/journal/vllm"
+#: sshd's own namespace: a /run of its own, where the engine's socket is the node's /var/run/docker.sock.
+SSHD_NAMESPACE = (
+    "mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && ln -s {socket} /run/docker.sock && exec sleep 1000000"
+)
+
+
+@pytest.fixture(scope="module")
+def deployment(nodes: list[RayNode], engine: DockerEngine) -> Iterator[Path]:
+    """A folder holding the cluster file (sparktui.toml) and a home whose SSH files reach 127.0.0.1 to
+    127.0.0.5, where one sshd listens; the container is running with its log written."""
+    root = Path(tempfile.mkdtemp(prefix="sparktui-edge-cluster-"))
+    root.chmod(0o700)
+    control = root / "control"
+    control.mkdir()
+    containers = Containers(engine, control)
+    container = containers.create(log=CONTAINER_LOG)
+    paths = {}
+    for ip, capture in FILE_LOGS.items():
+        paths[ip] = root / f"engine-{ip}.log"
+        shutil.copy(FIXTURES / capture, paths[ip])
+    home = root / "home"
+    (home / ".ssh").mkdir(parents=True, mode=0o700)
+    user_key = keygen(root / "id_user", "edge")
+    host_key = keygen(root / "host_key", "edge-node")
+    (root / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
+    port = 2222
+    config = root / "sshd_config"
+    listen = "".join(f"ListenAddress 127.0.0.{k}:{port}\n" for k in range(1, 6))
+    config.write_text(
+        f"{listen}HostKey {host_key}\n"
+        f"AuthorizedKeysFile {root / 'authorized_keys'}\nPidFile none\nPermitRootLogin prohibit-password\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+    )
+    key = " ".join(host_key.with_suffix(".pub").read_text().split()[:2])
+    (home / ".ssh" / "known_hosts").write_text("".join(f"[127.0.0.{k}]:{port} {key}\n" for k in range(1, 6)))
+    (home / ".ssh" / "config").write_text(f"Host 127.0.0.*\n  User root\n  Port {port}\n  IdentityFile {user_key}\n")
+    namespace = None
+    if engine.daemon is not None:  # our own engine: its socket is the sshd's /var/run/docker.sock
+        socket_path = engine.base_url.removeprefix("unix://")
+        namespace = subprocess.Popen(
+            [
+                "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "--",
+                "sh",
+                "-c",
+                SSHD_NAMESPACE.format(socket=socket_path),
+            ]
+        )
+        until_sync(lambda: os.path.exists(f"/proc/{namespace.pid}/root/run/docker.sock"), "sshd's namespace")
+    sshd = Sshd(
+        "edge", "127.0.0.5", port, host_key, config, root / "sshd.log", namespace_of=namespace and namespace.pid
+    )
+    nodes_toml = "".join(
+        f'[[nodes]]\nname = "n{k}"\nssh = "127.0.0.{k}"\nrole = "{"head" if k == 1 else "worker"}"\n'
+        + (f'sources = ["ssh://127.0.0.{k}{paths[f"127.0.0.{k}"]}"]\n' if f"127.0.0.{k}" in paths else "")
+        + (f'sources = ["{JOURNAL}"]\n' if k == 1 else "")
+        for k in range(1, 6)
+    )
+    (root / "sparktui.toml").write_text(nodes_toml + f'[deployment]\ncontainers = ["{container}"]\n')
+    try:
+        sshd.start()
+        lines = len((FIXTURES / CONTAINER_LOG).read_text().splitlines())
+        until_sync(lambda: len(engine.client.api.logs(container).splitlines()) >= lines, "the container's log")
+        yield root
+    finally:
+        sshd.stop()
+        containers.remove_all()
+        if namespace is not None:
+            namespace.kill()
+            namespace.wait()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def until_sync(condition: Callable[[], object], what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        time.sleep(0.1)
+
+
+def test_edge_reads_the_paths_and_containers_of_the_cluster_file(nodes: list[RayNode], deployment: Path) -> None:
+    """Read once: each Ray node reads the container and its files itself; 127.0.0.4, whose scan cannot run,
+    and 127.0.0.5, which is no Ray node, are read over SSH; the journal unit is named as not read."""
+    home = {"HOME": str(deployment / "home")}
+    pulled = pulled_once(deployment)
+    edge, said = diagnose("--edge", cwd=deployment, env=home)
+    assert {f["signature"] for f in pulled["findings"]} | {"ray-edge-scan-not-run"} == {
+        f["signature"] for f in edge["findings"]
+    }
+    found = {f["signature"]: f for f in edge["findings"]}
+    container = next(s["name"] for s in edge["sources"] if "/docker/" in s["name"] and s["node"] == "127.0.0.1")
+    sources = {s["name"]: s for s in edge["sources"]}
+    for ip in ("127.0.0.1", "127.0.0.2", "127.0.0.3", NO_REGEX, "127.0.0.5"):
+        name = container.replace("127.0.0.1", ip)
+        assert sources[name]["lines"] == len((FIXTURES / CONTAINER_LOG).read_text().splitlines()), sources[name]
+    imports = found["model-code-import-error"]
+    assert sorted(imports["nodes"]) == ["127.0.0.1", "127.0.0.2", "127.0.0.3", NO_REGEX, "127.0.0.5"], imports
+    for ip, signature in (
+        ("127.0.0.2", "vllm-distributed-init-stalled"),
+        (NO_REGEX, "vllm-max-model-len-exceeds-model-config"),
+        ("127.0.0.5", "transformers-unknown-model-type"),
+    ):
+        assert ip in found[signature]["nodes"], found[signature]
+        assert f"{ip}:{deployment}/engine-{ip}.log" in {e["source"] for e in found[signature]["evidence"]}
+    (note,) = [f for f in edge["findings"] if f["signature"] == "ray-edge-scan-not-run"]
+    said_of = {e["node"]: e["text"] for e in note["evidence"]}
+    assert said_of[NO_REGEX].endswith("pulled through the Ray log API and over SSH instead"), said_of
+    assert "n5 could not start: it is not an alive node of the Ray cluster" in said_of["n5"], said_of
+    assert said_of["n5"].endswith("pulled over SSH instead"), said_of
+    summary = next(line for line in said.splitlines() if "scanned at the edge" in line)
+    assert "scanned at the edge on 3 nodes" in summary and summary.endswith(f"add --follow): {JOURNAL}"), summary
+
+    # What the pulled run found, the edge run found on the same nodes. Pulled first: the edge run's failed
+    # actor on 127.0.0.4 leaves its traceback in that node's Ray logs, which the edge run then reads too.
+    # The evidence kept of a finding is the first few lines met, and the pulled run meets its sources in the
+    # order their connections come up, so the lines kept may differ; the counts and the nodes may not.
+    failed_node = f"{ADDRESS}/{NO_REGEX}/"
+    for before in pulled["findings"]:
+        after = found[before["signature"]]
+        assert sorted(after["nodes"]) == sorted(before["nodes"]), (before, after)
+        later = any(e["source"].startswith(failed_node) for e in after["evidence"])
+        assert after["count"] == before["count"] or (later and after["count"] > before["count"]), (before, after)
+
+
+def pulled_once(deployment: Path) -> dict[str, Any]:
+    """The Ray logs through the log API and the cluster file's files and containers over SSH, read once."""
+    os.environ["HOME"] = str(deployment / "home")  # this process runs this module alone, in its namespace
+    cluster = clusterfile.load(deployment / "sparktui.toml")
+    opener = Opener()
+    inputs: list[Any] = [RayLogs(ADDRESS, follow=False)]
+    for node in cluster.nodes:
+        for log in cluster_logs(cluster, node)[0]:
+            ssh = opener.node_for(log.ssh)
+            if log.target.kind == FILE:
+                inputs.append(SshFileSource(ssh, log.ssh.target, follow=False))
+            else:
+                inputs.append(SshContainer(log.uri, ssh, log.target.where, follow=False))
+    catalogue = cat.load()
+    return run(catalogue, inputs, show=False, refresh=False).wait().as_dict()

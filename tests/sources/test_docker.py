@@ -16,7 +16,7 @@ import pytest
 
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.errors import Unavailable
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import State, StateChange
 from sparktui.core.inventory.containers import discover_containers
 from sparktui.core.pipeline import diagnose_files
@@ -381,3 +381,26 @@ async def test_discovers_engine_and_ray_containers(docker_engine: DockerEngine, 
     head = next(c for c in ours.values() if c.role == "ray-head")
     assert head.command == "ray start --head --port=6379 --block"
     assert head.image == "sparktui-test/busybox:1" and len(head.id) == 64
+
+
+async def test_read_once_gives_what_was_written_and_ends(
+    docker_engine: DockerEngine, docker_containers: Containers
+) -> None:
+    """Read once (``diagnose --edge`` on a node): what the container wrote until now, then the end; from a
+    cursor on, only what came after it; a container that does not exist is refused, not waited for."""
+    name = docker_containers.create(log=RAY_BACKEND)
+    written = len(log_lines(FIXTURES / RAY_BACKEND))
+    async with Watch(DockerSource(name, base_url=docker_engine.base_url)) as watch:
+        await watch.lines_reach(written)
+    once = DockerSource(name, base_url=docker_engine.base_url, follow=False)
+    assert once.finite
+    got = [r async for r in once.stream(None)]
+    lines = [line for r in got for line in r.lines]
+    assert lines == watch.lines[:written]
+    first = next(r for r in got if r.lines)
+    later = DockerSource(name, base_url=docker_engine.base_url, follow=False, start=first.cursor)
+    rest = [line async for r in later.stream(None) for line in r.lines]
+    assert rest == lines[len(first.lines) :]
+    missing = DockerSource("sparktui-test-nowhere", base_url=docker_engine.base_url, follow=False)
+    with pytest.raises(Refused, match="no container named sparktui-test-nowhere"):
+        _ = [r async for r in missing.stream(None)]

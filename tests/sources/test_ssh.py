@@ -505,3 +505,19 @@ def test_bad_ssh_uris(uri: str, message: str) -> None:
     with pytest.raises(ValueError, match=r"^[^\n]+$") as error:
         parse_ssh_uri(uri)
     assert message in str(error.value)
+
+
+async def test_a_file_read_once_ends_at_its_end_from_where_it_is_asked(cluster: SshdCluster, tmp_path: Path) -> None:
+    """Read once (``diagnose --edge`` pulling a node's file): from the byte asked, to the end, a last line
+    without its newline included; a missing file is refused in one line, not waited for."""
+    path = tmp_path / "engine.log"
+    path.write_bytes(b"first\r\nsecond \xff\nthird, no newline")
+    source = SshFileSource(cluster.node("node-a"), str(path), follow=False, start=len(b"first\r\n"))
+    assert source.finite
+    got = [r async for r in source.stream(None)]
+    assert [line for r in got for line in r.lines] == ["second \ufffd", "third, no newline"]
+    assert got[-1].cursor == path.stat().st_size
+    missing = SshFileSource(cluster.node("node-a"), str(tmp_path / "nowhere.log"), follow=False)
+    with pytest.raises(Refused) as refused:
+        _ = [r async for r in missing.stream(None)]
+    assert "nowhere.log" in str(refused.value) and "\n" not in str(refused.value)

@@ -53,10 +53,12 @@ class Readable(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Task:
-    """A file to scan, and the node to give its lines until its content names one."""
+    """A file to scan, the node to give its lines until its content names one, and the names its machine
+    goes by, where they are known (a file read on the machine itself)."""
 
     file: Readable
     node: str
+    known: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +176,7 @@ def _work(catalogue: Catalogue, todo: Queue[Task | None], out: Queue[Scanned | D
 def scan_file(rules: Rules, task: Task) -> Iterator[Scanned | Done]:
     """One file's hand-overs, block by block, then :class:`Done`; the node comes from the first block as the
     file says (:meth:`Readable.node_after`)."""
-    scan = Scan(rules, task.file.name, task.node)
+    scan = Scan(rules, task.file.name, task.node, task.known)
     counted = BytesRead()
     try:
         for block in task.file.blocks(counted):

@@ -3,8 +3,10 @@ the correlation needs comes back.
 
 :class:`RayEdge` lists the nodes and their log files as the pulled ``ray://`` source does
 (:func:`~sparktui.core.sources.ray.ray_log_sources`: the same files, the same source names and nodes),
-connects to the cluster as a Ray driver whose runtime environment is the :mod:`~.shipment` (sparktui's core
-and the catalogue), and places one :class:`~.scanner.NodeScan` actor on each node: pinned to it
+adds the files and containers the cluster file names for each node (:mod:`~.targets`: the Ray node that is
+the cluster file's node, by name or address), connects to the cluster as a Ray driver whose runtime
+environment is the :mod:`~.shipment` (sparktui's core and the catalogue), and places one
+:class:`~.scanner.NodeScan` actor on each node: pinned to it
 (``NodeAffinitySchedulingStrategy(soft=False)``), asking for no CPU, so it fits beside whatever the node
 runs. What each actor hands over streams back as it is made and goes to a :class:`Sink` (the pipeline's
 correlation); read once, the sink merges it in source order, as it does a directory scanned in worker
@@ -14,8 +16,11 @@ A node whose actor has not said it is up within :data:`PLACE_SECONDS` (Ray could
 environment or its worker process did not start), whose actor failed (its Python lacks what the scan
 imports, its catalogue's digest differs) or died while scanning, is a finding of its own: one line, with the
 reason Ray gave, in a source of its own that the catalogue's ``ray-edge-scan-not-run`` signature names. Its
-files are then pulled through Ray's log API instead, each from the byte after the last line its actor
-handed over, so no line is counted twice.
+Ray logs are then pulled through Ray's log API instead, and the cluster file's files and containers over
+SSH, each from the byte after the last line its actor handed over (a container: from its reader's cursor),
+so no line is counted twice. A node of the cluster file that is no alive Ray node gets the same finding and
+its files and containers are read over SSH. The cluster file's sources of other kinds (a journal unit,
+``/metrics``) are pulled as the cockpit reads them while following, and named as not read when read once.
 
 Ray is imported when a scan starts, never with this module. One driver per process: one edge at a time.
 """
@@ -33,12 +38,15 @@ from typing import Any, Protocol
 from sparktui.core.analysis.pool import Done
 from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.cluster import Cluster
 from sparktui.core.edge import shipment
-from sparktui.core.edge.scanner import NodeScan, unpack
+from sparktui.core.edge.scanner import Item, NodeScan, Reached, unpack
+from sparktui.core.edge.targets import FILE, RAY, ClusterLog, Target, cluster_logs, match_nodes
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import StateChange
-from sparktui.core.sources.base import Cursor, LiveSource, Received, retrying
+from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceGroup, expand, retrying
 from sparktui.core.sources.bridge import Bridge
+from sparktui.core.sources.open import Opener, SshContainer
 from sparktui.core.sources.ray import RayLogSource, parse_address, ray_log_sources, source_name
 
 #: A Ray actor handle (Ray's own types do not follow a remote class's async generator methods).
@@ -52,6 +60,8 @@ BATCHES = 64
 NOTE_FILE = "sparktui-edge"
 #: The Ray namespace the actors live in.
 NAMESPACE = "sparktui-edge"
+#: How a fallen-back node's logs are pulled, as its finding's line says.
+RAY_API, SSH = "through the Ray log API", "over SSH"
 #: The most of Ray's reason kept in a finding's line.
 REASON_CHARS = 400
 
@@ -78,10 +88,15 @@ class Sink(Protocol):
 
 @dataclass(slots=True)
 class _Progress:
-    """How far a node's scan of one file got: its last hand-over, and whether the file is done."""
+    """How far a node's scan of one target got: its last hand-over (and, streamed, its reader's cursor),
+    and whether the target is done. ``ray`` is the pulled source of a Ray log, ``log`` the cluster file's
+    source of a file or container: what reads the rest of it where the node's scan cannot."""
 
-    source: RayLogSource
+    target: Target
+    ray: RayLogSource | None = None
+    log: ClusterLog | None = None
     last: Scanned | None = None
+    cursor: Cursor | None = None
     done: bool = False
 
 
@@ -93,7 +108,8 @@ class Totals:
     package: int = 0
     read: int = 0  # bytes of log files the nodes scanned
     nodes: list[str] = field(default_factory=list)  # scanned at the edge
-    pulled: list[str] = field(default_factory=list)  # fell back to the log API
+    pulled: list[str] = field(default_factory=list)  # fell back to the log API (and SSH)
+    unread: list[str] = field(default_factory=list)  # the cluster file's sources of no kind read here
 
 
 class RayEdge:
@@ -109,6 +125,8 @@ class RayEdge:
         follow: bool,
         node_filter: str | None = None,
         place_seconds: float = PLACE_SECONDS,
+        cluster: Cluster | None = None,
+        trust_new_host_key: bool = False,
     ) -> None:
         parse_address(address)
         self.name = address
@@ -117,6 +135,8 @@ class RayEdge:
         self.follow = follow
         self.finite = not follow
         self.place_seconds = place_seconds
+        self.cluster = cluster
+        self.opener = Opener(trust_new_host_key=trust_new_host_key)
         self.totals = Totals()
 
     async def run(self, sink: Sink) -> None:
@@ -124,24 +144,68 @@ class RayEdge:
         sources = await retrying(self.name, self._list, sink.report, ended=lambda s: f"{len(s)} sources")
         if not sources:
             return
-        sink.listed([(s.name, s.node) for s in sources])
         nodes: dict[str, list[_Progress]] = {}
         for source in sources:
-            nodes.setdefault(source.node_id, []).append(_Progress(source))
+            nodes.setdefault(source.node_id, []).append(
+                _Progress(Target(source.name, source.node, RAY, source.filename), ray=source)
+            )
+        elsewhere, others, added = self._cluster_logs(nodes)
+        # Listed as the logs would be pulled: Ray's, then the cluster file's, node by node in its order.
+        ray = [p for files in nodes.values() for p in files if p.ray is not None]
+        sink.listed([(p.target.name, p.target.node) for p in [*ray, *added]])
+        pulls = [self._unread(uri, sink) for uri in others]
+        pulls += [
+            self._fall_back(
+                files, f"could not start: it is not an alive node of the Ray cluster at {self.name}", sink, node
+            )
+            for node, files in elsewhere.items()
+        ]
         package = await asyncio.to_thread(shipment.build, self.catalogue)
         self.totals.package = package.size
         try:
             await asyncio.to_thread(self._connect, package)
         except Exception as exc:  # no driver, no actor: every node is pulled
             reason = f"could not start: no Ray driver could connect to {self.name}: {_reason(exc)}"
-            await asyncio.gather(*(self._fall_back(files, reason, sink) for files in nodes.values()))
+            await asyncio.gather(*pulls, *(self._fall_back(files, reason, sink) for files in nodes.values()))
             return
         try:
             await asyncio.gather(
-                *(self._node(node_id, files, package.digest, sink) for node_id, files in nodes.items())
+                *pulls, *(self._node(node_id, files, package.digest, sink) for node_id, files in nodes.items())
             )
         finally:
             await asyncio.to_thread(_shutdown)
+
+    def _cluster_logs(
+        self, nodes: dict[str, list[_Progress]]
+    ) -> tuple[dict[str, list[_Progress]], list[str], list[_Progress]]:
+        """Add to each Ray node's targets the files and containers the cluster file names for it; returns
+        the cluster file's nodes that are no alive Ray node, with theirs, the sources of other kinds, and
+        every target added, in the cluster file's order."""
+        if self.cluster is None:
+            return {}, [], []
+        by_name = {files[0].target.node: files for files in nodes.values()}
+        matched = match_nodes(by_name, self.cluster)
+        elsewhere: dict[str, list[_Progress]] = {}
+        others: list[str] = []
+        added: list[_Progress] = []
+        for node in self.cluster.nodes:
+            logs, theirs = cluster_logs(self.cluster, node)
+            others += theirs
+            ray_name = next((r for r, n in matched.items() if n == node), None)
+            files = by_name[ray_name] if ray_name is not None else elsewhere.setdefault(node.name, [])
+            added += [_Progress(log.target, log=log) for log in logs]
+            files += added[len(added) - len(logs) :]
+        return {n: files for n, files in elsewhere.items() if files}, others, added
+
+    async def _unread(self, uri: str, sink: Sink) -> None:
+        """A source of the cluster file of a kind no node reads (a journal unit, ``/metrics``): pulled, as
+        the cockpit reads it, while following; read once, it is named as not read."""
+        if not self.follow:
+            self.totals.unread.append(uri)
+            return
+        for found in self.opener.open([uri]):
+            for source in await expand(found, sink.report) if isinstance(found, SourceGroup) else [found]:
+                await sink.fall_back(source, None)
 
     async def _list(self) -> list[RayLogSource]:
         """The files, as the pulled source lists them (read once, an unreachable head ends it: refused)."""
@@ -167,7 +231,7 @@ class RayEdge:
 
     async def _node(self, node_id: str, files: list[_Progress], digest: str, sink: Sink) -> None:
         """One node: its actor placed and checked in time, then its stream until it ends or breaks."""
-        node = files[0].source.node
+        node = files[0].target.node
         try:
             actor = await asyncio.to_thread(self._place, node_id, node, files, digest)
         except Exception as exc:
@@ -177,7 +241,7 @@ class RayEdge:
             await self._fall_back(files, actor, sink)
             return
         self.totals.nodes.append(node)
-        by_name = {p.source.name: p for p in files}
+        by_name = {p.target.name: p for p in files}
         stream = Bridge(
             lambda: _batches(actor), limit=BATCHES, name=f"edge scan {node}", interrupt=lambda: _kill(actor)
         )
@@ -193,11 +257,14 @@ class RayEdge:
             stream.close()
             await asyncio.to_thread(_kill, actor)
 
-    def _take(self, item: Scanned | Done | StateChange, by_name: dict[str, _Progress], sink: Sink) -> None:
+    def _take(self, item: Item, by_name: dict[str, _Progress], sink: Sink) -> None:
         if isinstance(item, StateChange):
             sink.report(item)
             return
         progress = by_name[item.source]
+        if isinstance(item, Reached):
+            progress.cursor = item.cursor
+            return
         if isinstance(item, Done):
             progress.done = True
             if progress.last is not None:
@@ -216,7 +283,7 @@ class RayEdge:
             num_cpus=0,
             max_restarts=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-        ).remote(digest, node, [(p.source.name, p.source.filename) for p in files], follow=self.follow)
+        ).remote(digest, node, [p.target for p in files], follow=self.follow)
         hello = actor.hello.remote()
         ready, _ = ray.wait([hello], timeout=self.place_seconds)
         if not ready:
@@ -226,21 +293,37 @@ class RayEdge:
         ray.get(hello)
         return actor
 
-    async def _fall_back(self, files: list[_Progress], why: str, sink: Sink) -> None:
-        """Say why the node's scan could not run there, then pull what its actor did not hand over."""
-        node = files[0].source.node
+    async def _fall_back(self, files: list[_Progress], why: str, sink: Sink, node: str | None = None) -> None:
+        """Say why the node's scan could not run there, then pull what its actor did not hand over: Ray's
+        logs through the log API, the cluster file's files and containers over SSH."""
+        node = node or files[0].target.node
         self.totals.pulled.append(node)
-        line = f"sparktui edge: the scan of node {node} {why}; its logs are pulled through the Ray log API instead"
+        ways = [way for way, kind in ((RAY_API, True), (SSH, False)) if any((p.ray is not None) == kind for p in files)]
+        line = f"sparktui edge: the scan of node {node} {why}; its logs are pulled {' and '.join(ways)} instead"
         note = NodeNote(source_name(self.name, node, NOTE_FILE), node, line)
-        rest = []
-        for p in files:
-            if p.done:
-                continue
-            s = p.source
-            start = p.last.read_bytes if p.last is not None else 0
+        await asyncio.gather(sink.fall_back(note, None), *(self._pull(p, sink) for p in files if not p.done))
+
+    async def _pull(self, progress: _Progress, sink: Sink) -> None:
+        """The rest of one target, read here: from the byte after its last hand-over (a file), or from its
+        reader's last cursor (a container)."""
+        start = progress.last.read_bytes if progress.last is not None else 0
+        if progress.ray is not None:
+            s = progress.ray
             pull = RayLogSource(s.address, s.node_id, s.filename, node_name=s.node, follow=self.follow, start=start)
-            rest.append(sink.fall_back(pull, p.last))
-        await asyncio.gather(sink.fall_back(note, None), *rest)
+            await sink.fall_back(pull, progress.last)
+            return
+        assert progress.log is not None
+        log = progress.log
+        node = self.opener.node_for(log.ssh)
+        if progress.target.kind == FILE:
+            from sparktui.core.sources.ssh import SshFileSource  # asyncssh: only when a file is pulled
+
+            file = SshFileSource(node, log.ssh.target, progress.target.name, follow=self.follow, start=start)
+            await sink.fall_back(file, progress.last)
+            return
+        group = SshContainer(log.uri, node, progress.target.where, follow=self.follow, start=progress.cursor)
+        for source in await expand(group, sink.report):
+            await sink.fall_back(source, progress.last)
 
 
 class NodeNote(LiveSource):

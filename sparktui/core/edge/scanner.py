@@ -8,11 +8,14 @@ hand-overs, each pickled and compressed into one ``bytes`` (:func:`pack`: what c
 exactly what it says), made by the very code that scans a directory in worker processes
 (:func:`~sparktui.core.analysis.pool.scan_file`).
 
-Each file is one source, named and placed as the pulled ``ray://`` source of the same file is
-(:func:`~sparktui.core.sources.ray.source_name`, the node's Ray name), and cut into lines as Ray's log API
-delivers them: a partial last line waits for its newline, as it does while a file is followed there. Read
-once (``follow=False``), the files are read to their end, one after another; followed, they are followed
-like ``tail -F``, side by side, and what their lines make is handed over as it comes.
+Each :class:`~sparktui.core.edge.targets.Target` is one source, named and placed as the pulled source of
+the same log is. A file (of the node's Ray log folder, or a path the cluster file names) is cut into lines
+as Ray's log API delivers them: a partial last line waits for its newline, as it does while a file is
+followed there. A container's logs come from the node's own Docker engine (``DOCKER_HOST``, else its
+socket), and its reader's cursor goes back with its hand-overs (:class:`Reached`), so that a pull of the
+rest starts where the node stopped. Read once (``follow=False``), the files are read to their end, one after
+another, then the containers' logs until now; followed, every target is followed side by side (files like
+``tail -F``) and what their lines make is handed over as it comes.
 """
 
 from __future__ import annotations
@@ -22,16 +25,19 @@ import os
 import pickle
 import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.pool import Done, Task, scan_file
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.edge.shipment import load_shipped
+from sparktui.core.edge.targets import CONTAINER, FILE, RAY, Target
 from sparktui.core.errors import Refused
 from sparktui.core.events import State, StateChange
 from sparktui.core.lines import BytesRead, LineSplitter
-from sparktui.core.sources.base import Received, supervise
+from sparktui.core.remote.names import machine_names
+from sparktui.core.sources.base import Cursor, LiveSource, Received, supervise
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.rotation import FilePosition
 
@@ -46,8 +52,17 @@ COMPRESSION = 6
 #: The shipment's root, as unpacked on the node: this file is its sparktui/core/edge/scanner.py.
 ROOT = Path(__file__).resolve().parents[3]
 
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    """How far a streamed target's reader got (its cursor): where pulling the rest of it starts."""
+
+    source: str
+    cursor: Cursor
+
+
 #: What one batch holds: hand-overs, ends of files, and (followed) what happened to a file.
-Item = Scanned | Done | StateChange
+Item = Scanned | Done | StateChange | Reached
 
 
 class CatalogueMismatch(Refused):
@@ -81,14 +96,14 @@ class LogFile:
 
 
 class NodeScan:
-    """One node's scan. ``files`` are (source name, path) pairs, a path relative to the node's Ray log
-    folder or absolute; ``logs`` is that folder (asked of Ray on the node when not given)."""
+    """One node's scan of ``targets``; ``logs`` is the node's Ray log folder, which a ``ray`` target's file
+    is in (asked of Ray on the node when not given)."""
 
     def __init__(
         self,
         digest: str,
         node: str,
-        files: Sequence[tuple[str, str]],
+        targets: Sequence[Target],
         *,
         follow: bool,
         logs: str | None = None,
@@ -102,42 +117,79 @@ class NodeScan:
                 "old and new catalogues never mix"
             )
         self.digest, self.node, self.follow = digest, node, follow
-        folder = Path(logs if logs is not None else _ray_logs())
-        self.files = [(name, folder / path) for name, path in files]
+        self.targets = list(targets)
+        self.folder = Path(logs) if logs is not None else None
+        if self.folder is None and any(t.kind == RAY for t in self.targets):
+            self.folder = Path(_ray_logs())
         self.rules = Rules(catalogue)
+        self.names = machine_names(os.uname().nodename)
 
     async def hello(self) -> tuple[str, int]:
         """The digest it runs with and its process id: it is up, with its catalogue checked."""
         return self.digest, os.getpid()
 
     async def scan(self) -> AsyncIterator[bytes]:
-        """The files' hand-overs, pickled batch by batch; read once, the last batch holds the last file's
-        :class:`Done`, then the generator ends; followed, it never ends."""
-        if not self.follow:
-            for name, path in self.files:
-                for item in scan_file(self.rules, Task(LogFile(path, name, self.node), self.node)):
+        """The targets' hand-overs, pickled batch by batch; read once, the files one after another, then the
+        containers' logs to now, the last batch holding the last :class:`Done`, then the generator ends;
+        followed, it never ends."""
+        streamed = [t for t in self.targets if self.follow or t.streamed]
+        for target in self.targets:
+            if target not in streamed:
+                file = LogFile(self._path(target), target.name, target.node)
+                for item in scan_file(self.rules, Task(file, target.node, self._known(target))):
                     yield pack([item])
-            return
-        async for batch in self._followed():
-            yield pack(batch)
+        if streamed:
+            async for batch in self._streamed(streamed):
+                yield pack(batch)
 
-    async def _followed(self) -> AsyncIterator[list[Item]]:
-        """Every file followed at once; one batch for what arrived while the previous one was scanned, and
-        what happened to the files (a file missing, rotated away) at most :data:`CHANGES_EVERY` s later."""
+    def _path(self, target: Target) -> Path:
+        if target.kind == RAY:
+            assert self.folder is not None
+            return self.folder / target.where
+        return Path(target.where)
+
+    def _known(self, target: Target) -> frozenset[str]:
+        """The machine's names, for a log whose pulled source asks them of the machine (a file over SSH)."""
+        return self.names if target.kind == FILE else frozenset()
+
+    def _source(self, target: Target) -> LiveSource:
+        if target.kind != CONTAINER:
+            return FollowedFile(self._path(target), target.name, target.node)
+        from sparktui.core.sources.docker import DockerSource  # the Docker SDK: only where a container is read
+
+        return DockerSource(target.where, name=target.name, node=target.node, follow=self.follow)
+
+    async def _streamed(self, targets: list[Target]) -> AsyncIterator[list[Item]]:
+        """Every target streamed at once; one batch for what arrived while the previous one was scanned, and
+        what happened to the targets (a file missing, rotated away) at most :data:`CHANGES_EVERY` s later.
+        Followed, it never ends; read once, it ends when every target did, each with its :class:`Done`."""
         waiting: asyncio.Queue[tuple[str, Received]] = asyncio.Queue(QUEUE_BATCHES)
-        scans = {name: Scan(self.rules, name, self.node) for name, _ in self.files}
+        scans = {t.name: Scan(self.rules, t.name, t.node, self._known(t)) for t in targets}
         offsets = dict.fromkeys(scans, 0)
+        kinds = {t.name: t.kind for t in targets}
         changes: list[StateChange] = []
+        failed: dict[str, str] = {}
+
+        def report(change: StateChange) -> None:
+            if change.state is State.FAILED:
+                failed[change.source] = change.detail
+            changes.append(change)
 
         async def deliver(name: str, received: Received) -> None:
             await waiting.put((name, received))
 
-        tasks = [
-            asyncio.create_task(supervise(FollowedFile(path, name, self.node), deliver, changes.append))
-            for name, path in self.files
-        ]
+        async def read(target: Target) -> None:
+            try:
+                source = self._source(target)
+            except ImportError as exc:  # this node's Python lacks the Docker SDK
+                report(StateChange(target.name, State.FAILED, f"cannot read containers on node {self.node}: {exc}"))
+                return
+            await supervise(source, deliver, report)
+
+        tasks = {t.name: asyncio.create_task(read(t)) for t in targets}
+        ended: set[str] = set()
         try:
-            while True:
+            while len(ended) < len(tasks):
                 try:  # asyncio.timeout: wait_for can swallow a cancel that comes as the get succeeds
                     async with asyncio.timeout(CHANGES_EVERY):
                         arrived = [await waiting.get()]
@@ -145,21 +197,32 @@ class NodeScan:
                     arrived = []
                 while not waiting.empty():
                     arrived.append(waiting.get_nowait())
-                batch: list[Item] = [c for c in changes if c.state is not State.CONNECTING]
+                finished = {n for n, t in tasks.items() if t.done() and n not in ended} if waiting.empty() else set()
+                batch: list[Item] = [c for c in changes if c.state not in (State.CONNECTING, State.FAILED)]
                 changes.clear()
                 fed: dict[str, Scan] = {}
+                at: dict[str, Cursor] = {}
                 for name, received in arrived:
-                    offsets[name] = FilePosition.of(received.cursor).offset
+                    if kinds[name] == CONTAINER:
+                        at[name] = received.cursor
+                    else:
+                        offsets[name] = FilePosition.of(received.cursor).offset
                     if received.lines:
                         scans[name].feed("\n".join(received.lines))
                         fed[name] = scans[name]
-                batch += [scan.take(read_bytes=offsets[name]) for name, scan in fed.items()]
+                batch += [scans[name].take(read_bytes=offsets[name]) for name in fed]
+                batch += [Reached(name, cursor) for name, cursor in at.items()]
+                for name in sorted(finished):
+                    if name not in fed:
+                        batch.append(scans[name].take(read_bytes=offsets[name]))
+                    batch.append(Done(name, failed.get(name, "")))
+                    ended.add(name)
                 if batch:
                     yield batch
         finally:
-            for task in tasks:
+            for task in tasks.values():
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*tasks.values(), return_exceptions=True)
 
 
 def pack(batch: list[Item]) -> bytes:

@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import shlex
 import shutil
 import socket
@@ -32,6 +31,7 @@ from urllib.parse import urlsplit
 import asyncssh
 
 from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.remote.names import machine_names
 from sparktui.core.text import decode
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,6 @@ GLOBAL_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 # holds the channel's stdin and kills the command (which replaced sh, so it is $$) when input ends, that
 # is when the channel closes or the connection drops.
 #: What a host name may look like (the machine's answer to ``uname -n`` is kept only if it does).
-_HOST_NAME = re.compile(r"[A-Za-z0-9_][\w.-]{0,252}")
 #: Seconds the machine has to say its name once connected.
 NAME_TIMEOUT = 5.0
 _UNTIL_CLOSED = "exec 3<&0; { cat <&3; kill $$; } >/dev/null 2>&1 & exec 3<&-; exec "
@@ -414,8 +413,7 @@ async def _names(conn: asyncssh.SSHClientConnection) -> frozenset[str]:
     except (OSError, asyncssh.Error, TimeoutError):
         return frozenset()
     out = done.stdout
-    name = (out.decode(errors="replace") if isinstance(out, bytes) else str(out or "")).strip()
-    return frozenset({name, name.split(".")[0]}) if _HOST_NAME.fullmatch(name) else frozenset()
+    return machine_names(out.decode(errors="replace") if isinstance(out, bytes) else str(out or ""))
 
 
 def _reason(exc: BaseException) -> str:

@@ -31,7 +31,7 @@ from typing import Any
 import docker
 from docker.errors import NotFound
 
-from sparktui.core.errors import Unavailable
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.remote.docker import SDK_ERRORS, connect, engine_name, problem
 from sparktui.core.sources.base import Cursor, LiveSource, Received
 from sparktui.core.sources.bridge import Bridge
@@ -248,6 +248,10 @@ class DockerSource(LiveSource):
     off; a container recreated under the same name is read from its first line. Raises
     :class:`Refused` when retrying cannot help: permission denied on the engine's socket, or a
     logging driver that cannot be read back. Never returns: a container can always come back.
+
+    Read once (``follow=False``), it reads what the container wrote until now and ends; an engine that
+    cannot be reached or a container that does not exist is refused, since waiting cannot help a read
+    that ends. ``start`` is where a first stream begins (a cursor an earlier reader of it ended at).
     """
 
     kind = "container"
@@ -260,9 +264,14 @@ class DockerSource(LiveSource):
         name: str | None = None,
         node: str = "localhost",
         engine: str | None = None,
+        follow: bool = True,
+        start: Cursor | None = None,
     ) -> None:
         """``engine`` names the engine in errors (default: by ``base_url``)."""
         self.container = container
+        self.follow = follow
+        self.finite = not follow
+        self.start = start
         self.base_url = base_url
         self.name = name or f"docker://{container}"
         self.node = node
@@ -271,6 +280,12 @@ class DockerSource(LiveSource):
         self._drained: tuple[str, ...] | None = None  # the stopped container whose logs were read to the end
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        cursor = cursor if cursor is not None else self.start
+        if not self.follow:
+            async with aclosing(self._once(cursor)) as batches:
+                async for received in batches:
+                    yield received
+            return
         client = await asyncio.to_thread(connect, self.base_url, self.engine)
         try:
             while True:
@@ -299,6 +314,25 @@ class DockerSource(LiveSource):
                 await self._stopped(client, look)
         finally:
             client.close()
+
+    async def _once(self, cursor: Cursor | None) -> AsyncGenerator[Received]:
+        """What the container wrote until now, from ``cursor`` on (read once)."""
+        try:
+            client = await asyncio.to_thread(connect, self.base_url, self.engine)
+            try:
+                look = await self._look(client)
+                if look is None:
+                    raise Refused(f"no container named {self.container} on {self.engine}")
+                resume = Resume.decode(cursor) if cursor is not None else None
+                if resume is None or resume.container != look.id:
+                    resume = Resume(look.id)
+                async with aclosing(self._read(client, look, resume, follow=False)) as batches:
+                    async for received in batches:
+                        yield received
+            finally:
+                client.close()
+        except Unavailable as exc:
+            raise Refused(str(exc)) from None
 
     def _report(self, key: tuple[str, ...], reason: str) -> None:
         """Raise ``reason`` once per new ``key``; after that, the caller waits."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from sparktui.core.errors import Invalid, Refused
-from sparktui.core.sources.base import LiveSource, SourceGroup
+from sparktui.core.sources.base import Cursor, LiveSource, SourceGroup
 from sparktui.core.sources.bundle import BundleError, is_bundle
 from sparktui.core.sources.bundle import load as load_bundle
 from sparktui.core.sources.files import STDIN, FileRead, FileSource, looks_binary, stdin, unique_names
@@ -100,20 +100,26 @@ class Opener:
             source.poll = max(source.poll, len(followed) / POLLS_PER_SECOND)
         return sources
 
-    def _ssh(self, arg: str) -> LiveSource | SourceGroup:
+    def node_for(self, uri: SshUri) -> SshNode:
+        """The session's connection to the node ``uri`` names (one per user, host and port)."""
         from sparktui.core.remote.ssh import SshNode
-        from sparktui.core.sources import ssh
 
-        try:
-            uri = parse_ssh_uri(arg)
-        except ValueError as exc:
-            raise UriError(str(exc)) from None
         key = (uri.user, uri.host, uri.port)
         node = self._nodes.get(key)
         if node is None:
             node = self._nodes[key] = SshNode(
                 uri.host, user=uri.user, port=uri.port, trust_new_host_key=self.trust_new_host_key
             )
+        return node
+
+    def _ssh(self, arg: str) -> LiveSource | SourceGroup:
+        from sparktui.core.sources import ssh
+
+        try:
+            uri = parse_ssh_uri(arg)
+        except ValueError as exc:
+            raise UriError(str(exc)) from None
+        node = self.node_for(uri)
         if uri.kind == "file":
             return ssh.SshFileSource(node, uri.target)
         if uri.kind == "journal":
@@ -126,7 +132,7 @@ class Opener:
             # the node's own localhost, through its SSH connection: the server need not listen beyond it
             url = f"http://localhost:{uri.target}/metrics"
             return MetricsSource(url, name=arg, node=node.name, connect=node.open_tcp)
-        return _SshDocker(arg, node, uri.target)
+        return SshContainer(arg, node, uri.target)
 
 
 class _SshRay(SourceGroup):
@@ -139,11 +145,16 @@ class _SshRay(SourceGroup):
         return list(await ssh.ray_session_sources(self.node))
 
 
-class _SshDocker(SourceGroup):
-    """A container on a node, read with the Docker SDK through the node's forwarded Docker socket."""
+class SshContainer(SourceGroup):
+    """A container on a node, read with the Docker SDK through the node's forwarded Docker socket; followed,
+    or read once (``follow=False``) from ``start`` (a cursor of the container's logs) on."""
 
-    def __init__(self, name: str, node: SshNode, container: str) -> None:
+    def __init__(
+        self, name: str, node: SshNode, container: str, *, follow: bool = True, start: Cursor | None = None
+    ) -> None:
         self.name, self.node, self.container = name, node, container
+        self.follow, self.start = follow, start
+        self.finite = not follow
 
     async def expand(self) -> list[LiveSource]:
         from sparktui.core.remote.docker import SOCKET, node_engine
@@ -157,6 +168,8 @@ class _SshDocker(SourceGroup):
                 name=self.name,
                 node=self.node.name,
                 engine=node_engine(self.node.name),
+                follow=self.follow,
+                start=self.start,
             )
         ]
 

@@ -9,6 +9,7 @@ import secrets
 import shlex
 from collections.abc import AsyncIterator
 
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.base import Cursor, LiveSource, Received
@@ -151,18 +152,29 @@ class SshFileSource(LiveSource):
 
     kind = "file over ssh"
 
-    def __init__(self, node: SshNode, path: str, name: str | None = None) -> None:
+    def __init__(
+        self, node: SshNode, path: str, name: str | None = None, *, follow: bool = True, start: int = 0
+    ) -> None:
+        """Read once (``follow=False``), it reads the file to its end now and ends. ``start`` is the byte
+        offset a first stream begins at (where an earlier reader of the file stopped)."""
         self.ssh = node
         self.path = path
         self.name = name or f"{node.name}:{path}"
         self.node = node.name
+        self.follow = follow
+        self.finite = not follow
+        self.start = start
 
     @property
     def hosts(self) -> frozenset[str]:
         return self.ssh.names
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
-        at = FilePosition.of(cursor)
+        at = FilePosition.of(cursor if cursor is not None else self.start)
+        if not self.follow:
+            async for received in self._once(at.offset):
+                yield received
+            return
         marker = f"sparktui-{secrets.token_hex(8)}"
         args = [marker, self.path, str(at.offset), str(POLL_SECONDS), at.file, str(at.head), at.digest]
         args.append(str(WATCH_SECONDS))
@@ -177,6 +189,24 @@ class SshFileSource(LiveSource):
                 for received in reader.feed(chunk):
                     yield received
             raise await session.ended(reader.notice)
+
+    async def _once(self, offset: int) -> AsyncIterator[Received]:
+        """The file from byte ``offset`` to its end (``tail -c``), its last line kept even without a newline;
+        whatever stops the read is refused, since waiting cannot help a read that ends."""
+        command = f"tail -c +{offset + 1} -- {shlex.quote(self.path)}"
+        lines = LineSplitter()
+        try:
+            async with self.ssh.session(command, self.name) as session:
+                while chunk := await session.read():
+                    if batch := lines.feed(chunk):
+                        yield Received(tuple(batch), offset + lines.offset)
+                error = await session.ended()
+                if session.process.exit_status != 0:
+                    raise error
+        except Unavailable as exc:
+            raise Refused(str(exc)) from None
+        if rest := lines.rest():
+            yield Received(tuple(rest), offset + lines.offset)
 
 
 class _TailReader:
