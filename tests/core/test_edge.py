@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from sparktui.core import catalogue as cat
+from sparktui.core import cluster as clusterfile
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.correlate import Correlation
 from sparktui.core.analysis.scan import Scanned
 from sparktui.core.edge import shipment
 from sparktui.core.edge.scanner import CatalogueMismatch, NodeScan, unpack
-from sparktui.core.edge.targets import RAY, Target
+from sparktui.core.edge.targets import CONTAINER, FILE, RAY, Target, cluster_logs, match_nodes
 from sparktui.core.lines import LineSplitter
 
 from ..conftest import ROOT
@@ -55,7 +56,8 @@ NODE = """
 import asyncio, sys
 from pathlib import Path
 from sparktui.core.edge.scanner import NodeScan
-from sparktui.core.edge.targets import RAY, Target
+from sparktui.core import cluster as clusterfile
+from sparktui.core.edge.targets import CONTAINER, FILE, RAY, Target, cluster_logs, match_nodes
 
 async def main():
     targets = [Target(n, "node-a", RAY, n) for n in sys.argv[3:]]
@@ -123,3 +125,24 @@ def test_the_scan_reads_a_file_as_the_log_api_delivers_it(tmp_path: Path) -> Non
     scanned = [i for i in found if isinstance(i, Scanned)]
     assert scanned[-1].lines == 41 and scanned[-1].read_bytes == log.stat().st_size - len("half a line")
     assert {i.node for i in scanned} == {"127.0.0.9"}
+
+
+def test_the_cluster_files_nodes_are_found_among_the_ray_nodes_by_name_or_address(tmp_path: Path) -> None:
+    toml = tmp_path / "sparktui.toml"
+    toml.write_text(
+        '[[nodes]]\nname = "spark-a"\nssh = "nvidia@10.0.0.1"\nrole = "head"\n'
+        'sources = ["ssh://10.0.0.1/var/log/engine.log", "ssh://10.0.0.1/journal/vllm"]\n'
+        '[[nodes]]\nname = "spark-b"\nssh = "spark-b-alias:2222"\n'
+        '[[nodes]]\nname = "spark-c"\nssh = "10.0.0.3"\n'
+        '[deployment]\ncontainers = ["vllm_node"]\n'
+    )
+    cluster = clusterfile.load(toml)
+    resolved = {"spark-b-alias": {"10.0.0.2"}}
+    matched = match_nodes(["10.0.0.1", "10.0.0.2", "10.0.0.9"], cluster, lambda host: resolved.get(host, set()))
+    assert {ray: node.name for ray, node in matched.items()} == {"10.0.0.1": "spark-a", "10.0.0.2": "spark-b"}
+    logs, others = cluster_logs(cluster, cluster.nodes[0])
+    assert [log.target for log in logs] == [
+        Target("ssh://nvidia@10.0.0.1/docker/vllm_node", "10.0.0.1", CONTAINER, "vllm_node"),
+        Target("10.0.0.1:/var/log/engine.log", "10.0.0.1", FILE, "/var/log/engine.log"),
+    ]
+    assert others == ["ssh://10.0.0.1/journal/vllm"]
