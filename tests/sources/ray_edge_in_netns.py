@@ -368,3 +368,19 @@ def pulled_once(deployment: Path) -> dict[str, Any]:
                 inputs.append(SshContainer(log.uri, ssh, log.target.where, follow=False))
     catalogue = cat.load()
     return run(catalogue, inputs, show=False, refresh=False).wait().as_dict()
+
+
+def test_a_node_whose_scan_is_not_up_in_time_is_reported_and_pulled(nodes: list[RayNode]) -> None:
+    """The time limit on an actor saying it is up, made shorter than any actor takes to start: the node is a
+    finding, with the state Ray lists its actor in, and its logs are pulled, with the same findings."""
+    catalogue = cat.load()
+    one = "127.0.0.2"
+    pulled = run(catalogue, [RayLogs(ADDRESS, node_filter=one, follow=False)], show=False, refresh=False).wait()
+    edge = RayEdge(ADDRESS, catalogue, follow=False, node_filter=one, place_seconds=0.01)
+    late = run(catalogue, [edge], show=False, refresh=False).wait()
+    assert edge.totals.pulled == [one] and not edge.totals.nodes
+    (note,) = [f for f in late.findings if f.signature == "ray-edge-scan-not-run"]
+    assert note.facts["what"] == "did not start within 0 s", note.facts
+    assert note.facts["state"].startswith("Ray lists its actor as "), note.facts
+    others = [f for f in late.as_dict()["findings"] if f["signature"] != note.signature]
+    assert others == pulled.as_dict()["findings"]
