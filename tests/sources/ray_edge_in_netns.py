@@ -374,13 +374,50 @@ def test_a_node_whose_scan_is_not_up_in_time_is_reported_and_pulled(nodes: list[
     """The time limit on an actor saying it is up, made shorter than any actor takes to start: the node is a
     finding, with the state Ray lists its actor in, and its logs are pulled, with the same findings."""
     catalogue = cat.load()
-    one = "127.0.0.2"
-    pulled = run(catalogue, [RayLogs(ADDRESS, node_filter=one, follow=False)], show=False, refresh=False).wait()
-    edge = RayEdge(ADDRESS, catalogue, follow=False, node_filter=one, place_seconds=0.01)
+    one, capture = "127.0.0.2", "worker-0*.out"  # the node's capture alone: its other logs are being written
+    pulled = run(catalogue, [RayLogs(ADDRESS, capture, node_filter=one, follow=False)], show=False, refresh=False)
+    edge = RayEdge(ADDRESS, catalogue, capture, follow=False, node_filter=one, place_seconds=0.01)
     late = run(catalogue, [edge], show=False, refresh=False).wait()
     assert edge.totals.pulled == [one] and not edge.totals.nodes
     (note,) = [f for f in late.findings if f.signature == "ray-edge-scan-not-run"]
     assert note.facts["what"] == "did not start within 0 s", note.facts
     assert note.facts["state"].startswith("Ray lists its actor as "), note.facts
     others = [f for f in late.as_dict()["findings"] if f["signature"] != note.signature]
-    assert others == pulled.as_dict()["findings"]
+    assert others == pulled.wait().as_dict()["findings"]
+
+
+async def test_edge_follows_the_cluster_files_paths_and_containers(nodes: list[RayNode], deployment: Path) -> None:
+    """Followed: the container and the files are followed on their nodes (127.0.0.5's over SSH), the journal
+    unit is pulled as the cockpit pulls it, and a line added to a node's file is found as it comes."""
+    os.environ["HOME"] = str(deployment / "home")
+    cluster = clusterfile.load(deployment / "sparktui.toml")
+    catalogue = cat.load()
+    edge = RayEdge(ADDRESS, catalogue, "raylet.out", follow=True, node_filter="127.0.0.[123]", cluster=cluster)
+    pipeline = run(catalogue, [edge], show=False)
+    seen: dict[str, tuple[int, frozenset[str]]] = {}
+    states: list[str] = []
+
+    def watch() -> None:
+        for update in pipeline.updates():
+            states.extend(c.source for c in update.changes)
+            if update.diagnosis is not None:
+                seen.update({f.signature: (f.count, frozenset(f.nodes)) for f in update.diagnosis.findings})
+
+    watching = asyncio.create_task(asyncio.to_thread(watch))
+    everywhere = frozenset({"127.0.0.1", "127.0.0.2", "127.0.0.3", NO_REGEX, "127.0.0.5"})
+    try:
+        await until(lambda: seen.get("model-code-import-error", (0, frozenset()))[1] == everywhere, "the container")
+        await until(lambda: "transformers-unknown-model-type" in seen, "127.0.0.5's file, over SSH")
+        await until(lambda: "vllm-engine-core-failed-to-start" in seen, "127.0.0.2's file")
+        failed = seen["vllm-engine-core-failed-to-start"][0]
+        lines = (FIXTURES / FILE_LOGS["127.0.0.2"]).read_text().splitlines(keepends=True)
+        with (deployment / "engine-127.0.0.2.log").open("a") as out:
+            out.writelines(lines)
+        await until(
+            lambda: seen["vllm-engine-core-failed-to-start"][0] > failed, "the lines added, scanned on the node"
+        )
+    finally:
+        pipeline.stop()
+        await watching
+    assert sorted(edge.totals.nodes) == ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+    assert "127.0.0.1:journal/vllm" in states and not edge.totals.unread  # pulled over SSH
