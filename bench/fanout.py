@@ -76,7 +76,15 @@ from sparktui.core.pipeline import Pipeline  # noqa: E402
 from sparktui.core.remote.ssh import SshNode  # noqa: E402
 from sparktui.core.sources.spool import Spool  # noqa: E402
 from sparktui.core.sources.ssh import SshFileSource  # noqa: E402
-from tests.servers.sshd import Sshd, command_line, free_port, keygen, wait_until  # noqa: E402
+from tests.servers.sshd import (  # noqa: E402
+    Sshd,
+    command_line,
+    free_port,
+    keygen,
+    private_mounts,
+    sshd_config,
+    wait_until,
+)
 
 STAMP = " sparktui-bench-ts="
 PROBE_SIGNATURE = "server-port-in-use"
@@ -156,19 +164,7 @@ def plain_shell() -> subprocess.Popen[bytes] | None:
     rc = Path.home() / ".bashrc"
     if not rc.is_file():
         return None
-    holder = subprocess.Popen(
-        [
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "--",
-            "sh",
-            "-c",
-            'mount --bind /dev/null "$0" && exec sleep infinity',
-            str(rc),
-        ]
-    )
+    holder = private_mounts('mount --bind /dev/null "$0" && exec sleep infinity', str(rc))
     wait_until(lambda: command_line(holder.pid).startswith("sleep") or holder.poll() is not None, "the namespace")
     if holder.poll() is not None:
         raise SystemExit("bench: cannot make a mount namespace for the nodes (unshare)")
@@ -189,11 +185,7 @@ def start_nodes(root: Path, count: int) -> Cluster:
             port = free_port(address)
             host_key = keygen(root / f"host_{alias}", alias)
             config = root / f"sshd_config.{alias}"
-            config.write_text(
-                f"ListenAddress {address}:{port}\nHostKey {host_key}\nAuthorizedKeysFile {root / 'authorized_keys'}\n"
-                "PidFile none\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nUsePAM no\n"
-                "StrictModes no\nMaxSessions 64\n"
-            )
+            config.write_text(sshd_config([f"{address}:{port}"], host_key, root / "authorized_keys", "MaxSessions 64"))
             log = root / f"sshd.{alias}.log"
             node = Sshd(alias, address, port, host_key, config, log, cluster.plain.pid if cluster.plain else None)
             node.start()

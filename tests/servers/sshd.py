@@ -240,6 +240,24 @@ class SshdCluster(SshClient):
         return f"[{node.address}]:{node.port} {' '.join(key)}\n"
 
 
+def sshd_config(listen: list[str], host_key: Path, authorized_keys: Path, *more: str) -> str:
+    """An ``sshd_config`` for a test node: key logins only, as root, listening on ``listen``
+    (``address:port`` each), with ``more`` lines after."""
+    lines = [f"ListenAddress {where}" for where in listen]
+    lines += [f"HostKey {host_key}", f"AuthorizedKeysFile {authorized_keys}", "PidFile none"]
+    lines += ["PermitRootLogin prohibit-password", "PubkeyAuthentication yes", "PasswordAuthentication no"]
+    lines += ["KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no", *more]
+    return "\n".join(lines) + "\n"
+
+
+def private_mounts(script: str, *args: str, **popen: Any) -> subprocess.Popen[bytes]:
+    """A mount namespace of its own, set up by the shell ``script`` (``$0``... are ``args``), which ends by
+    ``exec``-ing what holds the namespace: processes started in it (``nsenter --mount``) see its mounts.
+    ``popen`` goes to :class:`subprocess.Popen` (where its output goes)."""
+    command = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, *args]
+    return subprocess.Popen(command, **popen)
+
+
 def start_cluster(root: Path) -> SshdCluster:
     root.chmod(0o700)
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
@@ -251,19 +269,7 @@ def start_cluster(root: Path) -> SshdCluster:
         port = free_port(address)
         config = root / f"sshd_config.{alias}"
         host_key = keygen(root / f"host_key_{alias}", alias)
-        config.write_text(
-            f"ListenAddress {address}:{port}\n"
-            f"HostKey {host_key}\n"
-            f"AuthorizedKeysFile {root / 'authorized_keys'}\n"
-            "PidFile none\n"
-            "PermitRootLogin prohibit-password\n"
-            "PubkeyAuthentication yes\n"
-            "PasswordAuthentication no\n"
-            "KbdInteractiveAuthentication no\n"
-            "UsePAM no\n"
-            "StrictModes no\n"
-            "LogLevel VERBOSE\n"
-        )
+        config.write_text(sshd_config([f"{address}:{port}"], host_key, root / "authorized_keys", "LogLevel VERBOSE"))
         nodes[alias] = Sshd(
             alias,
             address,
@@ -289,11 +295,7 @@ def start_cluster(root: Path) -> SshdCluster:
         f"Host down\n  HostName {UNREACHABLE}\n  Port {closed_port}\n{common}  IdentityFile {user_key}\n"
     )
     journal = Journal(
-        subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _JOURNAL_NAMESPACE],
-            stdout=subprocess.DEVNULL,
-            stderr=(root / "journald.log").open("wb"),
-        )
+        private_mounts(_JOURNAL_NAMESPACE, stdout=subprocess.DEVNULL, stderr=(root / "journald.log").open("wb"))
     )
     cluster = SshdCluster(root, nodes, journal, user_key, refused_key, known_hosts, ssh_config, closed_port)
     known_hosts.write_text("".join(cluster.known_hosts_line(alias) for alias in nodes))

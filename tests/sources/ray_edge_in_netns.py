@@ -36,7 +36,7 @@ from sparktui.core.sources.ray import RayLogs
 from sparktui.core.sources.ssh import SshFileSource
 from tests.servers.dockerd import Containers, DockerEngine, start_engine, stop_engine
 from tests.servers.raynodes import ADDRESS, RayNode, node_env, start_cluster
-from tests.servers.sshd import Sshd, keygen
+from tests.servers.sshd import Sshd, keygen, private_mounts, sshd_config
 
 from ..conftest import ROOT
 
@@ -253,30 +253,15 @@ def deployment(nodes: list[RayNode], engine: DockerEngine) -> Iterator[Path]:
     (root / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
     port = 2222
     config = root / "sshd_config"
-    listen = "".join(f"ListenAddress 127.0.0.{k}:{port}\n" for k in range(1, 6))
-    config.write_text(
-        f"{listen}HostKey {host_key}\n"
-        f"AuthorizedKeysFile {root / 'authorized_keys'}\nPidFile none\nPermitRootLogin prohibit-password\n"
-        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-    )
+    listen = [f"127.0.0.{k}:{port}" for k in range(1, 6)]
+    config.write_text(sshd_config(listen, host_key, root / "authorized_keys"))
     key = " ".join(host_key.with_suffix(".pub").read_text().split()[:2])
     (home / ".ssh" / "known_hosts").write_text("".join(f"[127.0.0.{k}]:{port} {key}\n" for k in range(1, 6)))
     (home / ".ssh" / "config").write_text(f"Host 127.0.0.*\n  User root\n  Port {port}\n  IdentityFile {user_key}\n")
     namespace = None
     if engine.daemon is not None:  # our own engine: its socket is the sshd's /var/run/docker.sock
         socket_path = engine.base_url.removeprefix("unix://")
-        namespace = subprocess.Popen(
-            [
-                "unshare",
-                "--mount",
-                "--propagation",
-                "private",
-                "--",
-                "sh",
-                "-c",
-                SSHD_NAMESPACE.format(socket=socket_path),
-            ]
-        )
+        namespace = private_mounts(SSHD_NAMESPACE, socket_path)
         until_sync(lambda: os.path.exists(f"/proc/{namespace.pid}/root/run/docker.sock"), "sshd's namespace")
     sshd = Sshd(
         "edge", "127.0.0.5", port, host_key, config, root / "sshd.log", namespace_of=namespace and namespace.pid
