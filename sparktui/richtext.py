@@ -17,6 +17,7 @@ from rich.text import Text
 
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, Grid, worth_showing
+from sparktui.core.analysis.stages import listed
 from sparktui.core.events import Evidence, Finding, Severity
 from sparktui.core.report.summary import also_named, counts, sources_line
 from sparktui.core.text import display
@@ -100,7 +101,7 @@ def _finding(rank: int, f: Finding) -> Group:
     title.append(f" {f.severity.label.upper()} ", style=SEVERITY_STYLE[f.severity])
     title.append(f" {f.title}", style="bold")
     meta = Text(
-        f"   {f.signature} · {f.category} · {', '.join(f.nodes)} · seen {f.count}x · first at "
+        f"   {f.signature} · {f.category} · {listed(f.nodes)} · seen {f.count}x · first at "
         f"{f.first_seen.source}:{f.first_seen.line}",
         style="dim",
     )

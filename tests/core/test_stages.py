@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.findings import STALL_EVIDENCE_MAX
 from sparktui.core.analysis.progress import Cell, Grid, Row
-from sparktui.core.analysis.stages import PENDING_AFTER
+from sparktui.core.analysis.stages import NAMED, PENDING_AFTER
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import node_in
 from sparktui.core.events import Severity
+
+from ..conftest import FIXTURES
 
 START = (
     "spark-a:2201:2201 [0] NCCL INFO ncclCommInitRank comm 0x5581f0c0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
@@ -253,3 +256,28 @@ def test_a_report_prints_the_open_part_of_a_large_grid_and_says_what_it_left_out
         ("node-7", "rank 63"),  # the one behind, kept although it comes last
     ]
     assert left_out == "17 more columns and 5 more rows not shown (the cockpit's G shows them all)."
+
+
+def test_a_stall_over_many_nodes_quotes_a_few_and_counts_the_rest(catalogue: Catalogue) -> None:
+    """Thirty copies of a real two-host hang, each on hosts of its own (the copies share the capture's commId:
+    one peer group): one finding naming every stalled node, quoting a bounded number of lines, its sentence
+    naming a dozen of them and counting the others."""
+    capture = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+    a = Analyzer(catalogue)
+    for k in range(30):
+        for rank, host in (("rank0", "spark-a"), ("rank1", "spark-b")):
+            name, node = f"pair{k:02d}-{rank}.log", f"{host}-{k:02d}"
+            a.add_source(name, node)
+            a.feed(name, (capture / f"{rank}.log").read_text().replace(host, node).rstrip("\n"))
+    d = a.finish()
+    (hang,) = [f for f in d.findings if f.signature == "nccl-second-communicator-not-joined"]
+    assert len(hang.nodes) >= 30 and hang.count >= 30
+    assert 0 < len(hang.evidence) <= STALL_EVIDENCE_MAX
+    assert f"rank 0 on spark-a-11 and {30 - NAMED} more stopped at" in hang.detail, hang.detail
+    assert len(hang.detail) < 4000, len(hang.detail)
+    two = Analyzer(catalogue)  # the capture as it is: every stalled rank quoted
+    for rank in ("rank0", "rank1"):
+        two.add_source(f"{rank}.log", rank)
+        two.feed(f"{rank}.log", (capture / f"{rank}.log").read_text().rstrip("\n"))
+    (small,) = [f for f in two.finish().findings if f.signature == "nccl-second-communicator-not-joined"]
+    assert {e.node for e in small.evidence} == {"rank0", "rank1"}

@@ -12,7 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sparktui.core.analysis.diagnosis import Diagnosis, Pending
-from sparktui.core.analysis.findings import Part, merge, metric_part, name_consequences, rank, stall_parts
+from sparktui.core.analysis.findings import (
+    STALL_EVIDENCE_MAX,
+    Part,
+    merge,
+    metric_part,
+    name_consequences,
+    rank,
+    stall_parts,
+)
 from sparktui.core.analysis.progress import grids
 from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Disabled, Hits, Role, Scanned
 from sparktui.core.analysis.serving import ServingWatch
@@ -149,7 +157,9 @@ class Correlation:
                 stalled.setdefault(hit.signature.id, []).append(hit)
             else:
                 pending.append(_pending(hit, hit.pending))
-        findings += [merge(self._signatures[s], stall_parts(hits), order) for s, hits in stalled.items()]
+        findings += [
+            merge(self._signatures[s], stall_parts(hits), order, STALL_EVIDENCE_MAX) for s, hits in stalled.items()
+        ]
         metric: dict[str, list[Part]] = {}
         for still in self.serving.hits():
             metric.setdefault(still.signature.id, []).append(metric_part(still))

@@ -16,6 +16,13 @@ from sparktui.core.text import display
 
 #: Nodes whose peers got past a stalled unit that a finding shows a line of.
 PEERS_SHOWN = 6
+#: Stalled units of one peer group whose lines a finding shows (where each stopped, its last line), and the
+#: ranks last seen elsewhere: past them, the units are counted and named, not quoted.
+UNITS_SHOWN = 8
+#: Evidence lines of a stall finding, over all its peer groups.
+STALL_EVIDENCE_MAX = 32
+#: Peer groups a stall finding describes in its detail; the others are counted.
+GROUPS_DESCRIBED = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +128,14 @@ def stall_parts(hits: Iterable[StallHit]) -> list[Part]:
     groups: dict[str, list[StallHit]] = {}
     for hit in hits:
         groups.setdefault(hit.unit.group, []).append(hit)
-    return [_group_part(found) for found in groups.values()]
+    parts = [_group_part(found) for found in groups.values()]
+    if len(parts) <= GROUPS_DESCRIBED:
+        return parts
+    more = len(parts) - GROUPS_DESCRIBED
+    last = parts[GROUPS_DESCRIBED - 1]
+    note = f"The same in {more} more peer group{'s' if more > 1 else ''}, on the nodes named above."
+    told = [*parts[: GROUPS_DESCRIBED - 1], replace(last, detail=f"{last.detail} {note}")]
+    return told + [replace(p, detail="") for p in parts[GROUPS_DESCRIBED:]]
 
 
 def _group_part(hits: list[StallHit]) -> Part:
@@ -132,15 +146,16 @@ def _group_part(hits: list[StallHit]) -> Part:
     nodes: list[str] = []
     ahead: dict[int, Unit] = {}
     seen: dict[int, Unit] = {}
-    for hit in hits:
+    for told_of, hit in enumerate(hits):
         unit = hit.unit
         # The line where it reached the rule's stage, or its first line where that stage is only implied.
         stage = rule.reached if rule.reached in unit.positions else next(iter(unit.positions), "")
         reached_at = unit.positions.get(stage, unit.last)
         assert reached_at is not None and unit.last is not None
-        evidence.append(Evidence(reached_at.source, reached_at.line, unit.node, display(unit.texts.get(stage, ""))))
-        if unit.last != reached_at:
-            evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, display(unit.last_text)))
+        if told_of < UNITS_SHOWN:
+            evidence.append(Evidence(reached_at.source, reached_at.line, unit.node, display(unit.texts.get(stage, ""))))
+            if unit.last != reached_at:
+                evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, display(unit.last_text)))
         for k, v in {**unit.facts, "stopped_at": unit.stage_label}.items():
             facts.setdefault(k, v)
         if hit.peers_missing:
@@ -150,7 +165,7 @@ def _group_part(hits: list[StallHit]) -> Part:
         ahead.update((id(u), u) for u in told)
     for told in _distinct(h.last_seen for h in hits):
         seen.update((id(u), u) for u in told)
-    for other in seen.values():
+    for other in list(seen.values())[:UNITS_SHOWN]:
         if other.last is not None:
             evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
     shown: set[str] = set()

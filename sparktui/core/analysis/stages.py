@@ -23,7 +23,7 @@ marker does not grow with the number of units seen before it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sparktui.core.analysis.scan import StageEvent
@@ -440,9 +440,22 @@ def ranges(numbers: list[int]) -> str:
     return ", ".join(out)
 
 
+#: Names a sentence lists before it counts the rest ("a, b, … and 40 more").
+NAMED = 12
+
+
 def join(items: list[str]) -> str:
-    """ "a", "a and b", "a, b and c"."""
+    """ "a", "a and b", "a, b and c"; past :data:`NAMED` items, the first ones and how many more."""
+    if len(items) > NAMED:
+        return listed(items)
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def listed(items: Sequence[str]) -> str:
+    """ "a, b, c"; past :data:`NAMED` items, the first ones and how many more ("a, b, … and 40 more")."""
+    if len(items) > NAMED:
+        return f"{', '.join(items[:NAMED])} and {len(items) - NAMED} more"
+    return ", ".join(items)
 
 
 def _missing_ranks(unit: Unit, seen: set[int]) -> tuple[int, ...]:

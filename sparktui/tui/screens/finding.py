@@ -20,6 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from sparktui.core.analysis.stages import listed
 from sparktui.core.catalogue import Signature
 from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding
@@ -82,7 +83,7 @@ class FindingScreen(ModalScreen[None]):
         head = Text()
         head.append(f" {f.severity.label.upper()} ", style=SEVERITY_STYLE[f.severity])
         head.append(f" {f.title}", style="bold")
-        meta = Text(f"{f.signature} · {f.category} · nodes {', '.join(f.nodes)} · seen {f.count}x", style="dim")
+        meta = Text(f"{f.signature} · {f.category} · nodes {listed(f.nodes)} · seen {f.count}x", style="dim")
         with Vertical(id="detail"):
             yield Static(Group(head, meta), id="finding-head")
             yield Static(self._remedies(), id="finding-remedies")

@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from sparktui.core.analysis.stages import listed
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Invalid, Refused
@@ -88,7 +89,7 @@ def render(result: preflight.Preflight, where: str) -> Text:
         verdict = finding.facts.get("verdict", "")
         out.append(f"\n{verdict.upper():<6} ", style=VERDICT_STYLE.get(verdict, ""))
         out.append(finding.title, style="bold")
-        out.append(f"  {', '.join(finding.nodes)}\n", style="dim")
+        out.append(f"  {listed(finding.nodes)}\n", style="dim")
         out.append(f"       {display(finding.detail)}\n")
         if finding.remediations:
             out.append(f"       remedy: {', '.join(finding.remediations)}\n", style="cyan")
