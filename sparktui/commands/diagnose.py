@@ -12,6 +12,7 @@ import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -31,18 +32,18 @@ from sparktui.commands.common import (
 from sparktui.core import cluster as clusterfile
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.edge.nodes import RayEdge
 from sparktui.core.events import Severity, State
 from sparktui.core.pipeline import Input, Pipeline, Update, run
-from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident
-from sparktui.core.report.markdown import diagnosis_markdown
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
 from sparktui.core.sources.open import UriError, file_sources, ray_once, ray_uri
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.richtext import print_text
+
+if TYPE_CHECKING:  # imported where they are used: a run reading files needs neither Ray's edge nor an export
+    from sparktui.core.edge.nodes import RayEdge
 
 NAME = "diagnose"
 
@@ -138,6 +139,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _edge(args: argparse.Namespace, found: Catalogue) -> RayEdge:
     """The edge scan of the one ``ray://`` source, with the files and containers the cluster file names."""
+    from sparktui.core.edge.nodes import RayEdge
+
     try:
         address, glob = ray_uri(args.sources[0])
     except UriError as exc:
@@ -272,6 +275,8 @@ def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
     if fmt == "json":
         sys.stdout.write(json.dumps(diagnosis.as_dict(), indent=2, ensure_ascii=False) + "\n")
     elif fmt == "md":
+        from sparktui.core.report.markdown import diagnosis_markdown
+
         sys.stdout.write(diagnosis_markdown(diagnosis) + "\n")
     else:
         print_text(diagnosis, out())
@@ -279,6 +284,8 @@ def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
 
 def _report(args: argparse.Namespace, incident: Incident, problems: Console) -> None:
     """Export the incident where --report says, redacted unless --no-redact."""
+    from sparktui.core.report.export import export  # the HTML and Markdown writers: only for a report
+
     hosts: list[str] = []
     found = clusterfile.find()
     if found is not None and args.anonymise_hosts:

@@ -26,7 +26,7 @@ from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.clock import Clock, WallClock
-from sparktui.core.edge.nodes import RayEdge
+from sparktui.core.edge.sink import EdgeScan
 from sparktui.core.events import SourceSummary, State, StateChange
 from sparktui.core.sources.base import Extent, LiveSource, Received, SourceGroup, expand, supervise
 from sparktui.core.sources.files import FileRead, FileSource
@@ -46,7 +46,7 @@ MAX_CHANGES = 1000
 #: Hands a batch of a source's lines to the consumer (waiting while the queue is full).
 Deliver = Callable[[str, Received], Awaitable[None]]
 #: What the pipeline reads: sources, groups of them, and scans made on a Ray cluster's nodes.
-Input = LiveSource | SourceGroup | RayEdge
+Input = LiveSource | SourceGroup | EdgeScan
 #: Lines kept for a front end that does not take them; beyond it the oldest are dropped from view (and
 #: counted), never from the analysis.
 MAX_PENDING_LINES = 100_000
@@ -390,8 +390,8 @@ class Pipeline:
     def _groups(self) -> list[SourceGroup]:
         return [g for g in self.sources if isinstance(g, SourceGroup)]
 
-    def _edges(self) -> list[RayEdge]:
-        return [e for e in self.sources if isinstance(e, RayEdge)]
+    def _edges(self) -> list[EdgeScan]:
+        return [e for e in self.sources if isinstance(e, EdgeScan)]
 
     async def _guard(self, name: str, run: Awaitable[None]) -> None:
         """A source that breaks (a bug in it, not a connection: those are retried) fails with the reason."""
@@ -524,7 +524,7 @@ class Pipeline:
         missing = [
             SourceSummary(g.name, "", 0, f"{states[g.name].state.value}: {states[g.name].detail}")
             for g in self.sources
-            if isinstance(g, SourceGroup | RayEdge) and g.name not in self._expanded and g.name in states
+            if isinstance(g, SourceGroup | EdgeScan) and g.name not in self._expanded and g.name in states
         ]
         return replace(diagnosis, sources=(*diagnosis.sources, *missing)) if missing else diagnosis
 
@@ -540,11 +540,11 @@ class Pipeline:
 
 
 class _EdgeSink:
-    """Where an edge scan's results meet the pipeline's analysis (see :class:`~sparktui.core.edge.nodes.Sink`):
+    """Where an edge scan's results meet the pipeline's analysis (see :class:`~sparktui.core.edge.sink.Sink`):
     read once, in the order the sources were listed; followed, as they come, each stage marker timed at its
     arrival here, as a pulled line would be."""
 
-    def __init__(self, pipeline: Pipeline, edge: RayEdge, deliver: Deliver) -> None:
+    def __init__(self, pipeline: Pipeline, edge: EdgeScan, deliver: Deliver) -> None:
         self.pipeline, self.edge, self.deliver = pipeline, edge, deliver
         self.order = InOrder() if edge.finite else None
         self.lines: dict[str, int] = {}  # lines of each source scanned so far

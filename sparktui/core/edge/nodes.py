@@ -31,9 +31,9 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from sparktui.core.analysis.pool import Done
 from sparktui.core.analysis.scan import Scanned
@@ -41,6 +41,7 @@ from sparktui.core.catalogue import Catalogue
 from sparktui.core.cluster import Cluster
 from sparktui.core.edge import shipment
 from sparktui.core.edge.scanner import Item, NodeScan, Reached, unpack
+from sparktui.core.edge.sink import EdgeScan, Sink
 from sparktui.core.edge.targets import FILE, RAY, ClusterLog, Target, cluster_logs, match_nodes
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import StateChange
@@ -69,23 +70,6 @@ _CAUSES = re.compile(r"\s+(?:Some common causes|There are some potential root ca
 _EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?(?:\w+Error|\w+Exception|CatalogueMismatch|Refused): .+")
 
 
-class Sink(Protocol):
-    """Where an edge scan's results go (the pipeline)."""
-
-    def listed(self, sources: Sequence[tuple[str, str]]) -> None:
-        """The sources (name, node) the nodes will scan, in order, before anything of them arrives."""
-
-    def scanned(self, item: Scanned | Done) -> None:
-        """A hand-over from a node's scan, or the end of one of its files."""
-
-    def report(self, change: StateChange) -> None:
-        """What happened to a source (or to the edge as a whole, under its own name)."""
-
-    async def fall_back(self, source: LiveSource, after: Scanned | None) -> None:
-        """Read ``source`` here instead, to its end (or until the run stops), its lines going on from
-        ``after``, the last hand-over of the node's scan of it, where there is one."""
-
-
 @dataclass(slots=True)
 class _Progress:
     """How far a node's scan of one target got: its last hand-over (and, streamed, its reader's cursor),
@@ -112,7 +96,7 @@ class Totals:
     unread: list[str] = field(default_factory=list)  # the cluster file's sources of no kind read here
 
 
-class RayEdge:
+class RayEdge(EdgeScan):
     """The edge scan of the cluster at ``address`` (``ray://head[:port]``): the files :func:`ray_log_sources`
     lists (``glob``, ``node_filter``), read once (``follow=False``, then it ends) or followed."""
 
