@@ -78,10 +78,9 @@ from sparktui.core.sources.spool import Spool  # noqa: E402
 from sparktui.core.sources.ssh import SshFileSource  # noqa: E402
 from tests.servers.sshd import (  # noqa: E402
     Sshd,
-    command_line,
     free_port,
     keygen,
-    private_mounts,
+    plain_namespace,
     sshd_config,
     wait_until,
 )
@@ -156,21 +155,6 @@ class Cluster:
             self.plain.wait()
 
 
-def plain_shell() -> subprocess.Popen[bytes] | None:
-    """A mount namespace in which root's ``~/.bashrc`` is empty, held by a sleeping process, or None when
-    there is none. bash reads it for every command sshd runs, and on a development machine it may do a lot
-    (``pyenv init`` takes 0.2 s of CPU here): the nodes run as a plain node would, so that neither side's
-    figures are the start-up of a shell."""
-    rc = Path.home() / ".bashrc"
-    if not rc.is_file():
-        return None
-    holder = private_mounts('mount --bind /dev/null "$0" && exec sleep infinity', str(rc))
-    wait_until(lambda: command_line(holder.pid).startswith("sleep") or holder.poll() is not None, "the namespace")
-    if holder.poll() is not None:
-        raise SystemExit("bench: cannot make a mount namespace for the nodes (unshare)")
-    return holder
-
-
 def start_nodes(root: Path, count: int) -> Cluster:
     if count > 254:
         raise SystemExit("bench: at most 254 nodes (127.0.1.1 to 127.0.1.254)")
@@ -178,7 +162,7 @@ def start_nodes(root: Path, count: int) -> Cluster:
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     user_key = keygen(root / "id_user", "sparktui-bench")
     (root / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
-    cluster = Cluster([], root / "ssh_config", root / "known_hosts", plain_shell())
+    cluster = Cluster([], root / "ssh_config", root / "known_hosts", plain_namespace())
     try:
         for i in range(count):
             alias, address = f"n{i + 1}", f"127.0.1.{i + 1}"

@@ -178,7 +178,8 @@ def ray_run_options(gpus: int = 1) -> list[str]:
 # PID 1 of a node, run by sh with $1 = node name, $2 = its directory, $3 = a Python: hostname; a fresh
 # sysfs (this network namespace's interfaces) keeping the cgroup mounts; /root as an overlay in a tmpfs
 # (or left as it is where overlays cannot mount, if /root/.ssh exists to mount over); the test's
-# /root/.ssh and /etc/hosts; then a reaper of orphans as init.
+# /root/.ssh and /etc/hosts; ~/.bashrc read as empty, as on every test node (sshd.PLAIN_SHELL says why);
+# then a reaper of orphans as init.
 _INIT = r"""
 set -e
 hostname "$1"
@@ -193,6 +194,7 @@ mount -t overlay overlay -o "lowerdir=/root,upperdir=$2/overlay/upper,workdir=$2
 mkdir -p /root/.ssh
 mount --bind "$2/ssh" /root/.ssh
 mount --bind "$2/hosts" /etc/hosts
+[ ! -e /root/.bashrc ] || mount --bind /dev/null /root/.bashrc
 touch "$2/ready"
 exec "$3" -c 'import os, time
 while True:

@@ -29,10 +29,16 @@ JOURNALD = "/lib/systemd/systemd-journald"
 ADDRESSES = {"node-a": "127.0.0.2", "node-b": "127.0.0.3"}
 UNREACHABLE = "127.0.0.9"
 
-# Inside its own mount namespace: a private /run/systemd and /run/log, so this journald shares nothing
-# with the host (no /dev/log, no journal files outside the tmpfs).
+# What the test nodes' shells read: nothing of this machine's ~/.bashrc, which bash reads for every command
+# sshd runs. A development machine's may start pyenv, whose rehash takes a lock shared by every session: a
+# fifth of a second a command, and seconds of waiting when sessions overlap. The nodes' commands run as on
+# a plain node, with sshd's own PATH.
+PLAIN_SHELL = "[ ! -e /root/.bashrc ] || mount --bind /dev/null /root/.bashrc"
+# node-b's, inside its own mount namespace: a private /run/systemd and /run/log, so this journald shares
+# nothing with the host (no /dev/log, no journal files outside the tmpfs).
 _JOURNAL_NAMESPACE = f"""
 set -e
+{PLAIN_SHELL}
 mount -t tmpfs -o mode=755 tmpfs /run/systemd
 mount -t tmpfs -o mode=755 tmpfs /run/log
 mkdir -p /run/systemd/journal /run/systemd/journald.conf.d
@@ -228,6 +234,7 @@ class SshdCluster(SshClient):
     ssh_config: Path
     closed_port: int
     made: list[SshNode] = field(default_factory=list)
+    plain: subprocess.Popen[bytes] | None = None  # holds node-a's mount namespace
     first: ClassVar[str] = "node-a"
 
     def __getitem__(self, alias: str) -> Sshd:
@@ -256,6 +263,17 @@ def private_mounts(script: str, *args: str, **popen: Any) -> subprocess.Popen[by
     ``popen`` goes to :class:`subprocess.Popen` (where its output goes)."""
     command = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, *args]
     return subprocess.Popen(command, **popen)
+
+
+def plain_namespace(setup: str = "", *args: str) -> subprocess.Popen[bytes]:
+    """A mount namespace held by a sleeping process, where root's ``~/.bashrc`` reads as empty
+    (:data:`PLAIN_SHELL`), set up further by the shell lines ``setup`` (``$0``... are ``args``): an sshd run
+    in it (:attr:`Sshd.namespace_of`) runs its commands as a plain node would."""
+    holder = private_mounts(f"set -e\n{PLAIN_SHELL}\n{setup}\nexec sleep infinity", *args)
+    wait_until(lambda: command_line(holder.pid).startswith("sleep") or holder.poll() is not None, "a mount namespace")
+    if holder.poll() is not None:
+        raise RuntimeError("cannot make a mount namespace (unshare --mount)")
+    return holder
 
 
 def start_cluster(root: Path) -> SshdCluster:
@@ -305,6 +323,8 @@ def start_cluster(root: Path) -> SshdCluster:
         if journald.poll() is not None:
             raise AssertionError(f"journald exited: {(root / 'journald.log').read_text()}")
         nodes["node-b"].namespace_of = journald.pid
+        cluster.plain = plain_namespace()
+        nodes["node-a"].namespace_of = cluster.plain.pid
         for node in nodes.values():
             node.start()
     except BaseException:
@@ -317,3 +337,6 @@ def stop_cluster(cluster: SshdCluster) -> None:
     for node in cluster.nodes.values():
         node.stop()
     cluster.journal.stop()
+    if cluster.plain is not None:
+        cluster.plain.kill()
+        cluster.plain.wait()

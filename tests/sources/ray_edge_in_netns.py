@@ -36,7 +36,7 @@ from sparktui.core.sources.ray import RayLogs
 from sparktui.core.sources.ssh import SshFileSource
 from tests.servers.dockerd import Containers, DockerEngine, start_engine, stop_engine
 from tests.servers.raynodes import ADDRESS, RayNode, node_env, start_cluster
-from tests.servers.sshd import Sshd, keygen, private_mounts, sshd_config
+from tests.servers.sshd import Sshd, keygen, plain_namespace, sshd_config
 
 from ..conftest import ROOT
 
@@ -258,11 +258,9 @@ def deployment(nodes: list[RayNode], engine: DockerEngine) -> Iterator[Path]:
     key = " ".join(host_key.with_suffix(".pub").read_text().split()[:2])
     (home / ".ssh" / "known_hosts").write_text("".join(f"[127.0.0.{k}]:{port} {key}\n" for k in range(1, 6)))
     (home / ".ssh" / "config").write_text(f"Host 127.0.0.*\n  User root\n  Port {port}\n  IdentityFile {user_key}\n")
-    namespace = None
-    if engine.daemon is not None:  # our own engine: its socket is the sshd's /var/run/docker.sock
-        socket_path = engine.base_url.removeprefix("unix://")
-        namespace = private_mounts(SSHD_NAMESPACE, socket_path)
-        until_sync(lambda: os.path.exists(f"/proc/{namespace.pid}/root/run/docker.sock"), "sshd's namespace")
+    # Its own engine's socket is the sshd's /var/run/docker.sock (an engine already running has it there).
+    setup = SSHD_NAMESPACE if engine.daemon is not None else ""
+    namespace = plain_namespace(setup, engine.base_url.removeprefix("unix://"))
     sshd = Sshd(
         "edge", "127.0.0.5", port, host_key, config, root / "sshd.log", namespace_of=namespace and namespace.pid
     )
@@ -281,9 +279,8 @@ def deployment(nodes: list[RayNode], engine: DockerEngine) -> Iterator[Path]:
     finally:
         sshd.stop()
         containers.remove_all()
-        if namespace is not None:
-            namespace.kill()
-            namespace.wait()
+        namespace.kill()
+        namespace.wait()
         shutil.rmtree(root, ignore_errors=True)
 
 
