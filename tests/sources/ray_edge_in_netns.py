@@ -227,9 +227,7 @@ FILE_LOGS = {
 }
 JOURNAL = "ssh://127.0.0.1/journal/vllm"
 #: sshd's own namespace: a /run of its own, where the engine's socket is the node's /var/run/docker.sock.
-SSHD_NAMESPACE = (
-    "mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && ln -s {socket} /run/docker.sock && exec sleep 1000000"
-)
+SSHD_NAMESPACE = 'mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && ln -s "$0" /run/docker.sock'
 
 
 @pytest.fixture(scope="module")
