@@ -116,8 +116,10 @@ class StageTracker:
         self._done: set[tuple[str, str]] = set()  # (track, process) that completed a unit
         self._after: dict[tuple[str, str], list[Unit]] = {}  # (track, process) -> done units not finished
         self._busy: dict[tuple[str, str], Unit] = {}  # (track, process) -> unit that last took an after-done line
-        self._groups: dict[tuple[str, str], list[Unit]] = {}  # (track, peer group) -> units
-        self._by_rank: dict[tuple[str, str, str], list[Unit]] = {}  # (track, rank, nranks) -> units
+        # (track, peer group) -> its units, and (track, rank, nranks) -> units, each by id(unit) in the order
+        # filed: a unit refiled (its facts changed) leaves its old place at no cost, however many share it.
+        self._groups: dict[tuple[str, str], dict[int, Unit]] = {}
+        self._by_rank: dict[tuple[str, str, str], dict[int, Unit]] = {}
         self._filed: dict[int, tuple[str, tuple[str, str, str] | None]] = {}  # id(unit) -> (group, rank key)
         self.folded: set[str] = set()  # tracks some of whose lines stood for other processes' (Ray's dedup)
 
@@ -244,20 +246,20 @@ class StageTracker:
         """(Re)file ``unit`` under its peer group and rank, which facts learnt later may change."""
         old = self._filed.get(id(unit))
         if old is not None:
-            self._groups[(unit.track.id, old[0])].remove(unit)
+            del self._groups[(unit.track.id, old[0])][id(unit)]
             if old[1] is not None:
-                self._by_rank[old[1]].remove(unit)
+                del self._by_rank[old[1]][id(unit)]
         unit.group = self._group_of(unit)
         rank = unit.facts.get("rank")
         by_rank = (unit.track.id, rank, unit.facts.get("nranks", "")) if rank is not None else None
         self._filed[id(unit)] = (unit.group, by_rank)
-        self._groups.setdefault((unit.track.id, unit.group), []).append(unit)
+        self._groups.setdefault((unit.track.id, unit.group), {})[id(unit)] = unit
         if by_rank is not None:
-            self._by_rank.setdefault(by_rank, []).append(unit)
+            self._by_rank.setdefault(by_rank, {})[id(unit)] = unit
 
     def peers(self, unit: Unit) -> list[Unit]:
         """The other units of ``unit``'s peer group."""
-        return [u for u in self._groups.get((unit.track.id, unit.group), ()) if u is not unit]
+        return [u for u in self._groups.get((unit.track.id, unit.group), {}).values() if u is not unit]
 
     def stalls(
         self, signatures: Iterable[Signature], *, now: float | None = None, log_end: Mapping[str, float] | None = None
@@ -297,7 +299,7 @@ class StageTracker:
                 if waited is not None and (waited < PENDING_AFTER or id(unit) in pending):
                     continue
                 group = (track.id, unit.group)
-                members = self._groups.get(group, [])
+                members = self._groups.get(group, {}).values()
                 if group not in ranks_in:
                     ranks_in[group] = {int(u.facts["rank"]) for u in members if u.facts.get("rank", "").isdigit()}
                 if rule.peer_reached is not None:
@@ -335,8 +337,8 @@ class StageTracker:
         found = []
         nranks = unit.facts.get("nranks", "")
         for rank in ranks:
-            same = self._by_rank.get((unit.track.id, str(rank), nranks), ())
-            latest = next((u for u in reversed(same) if u.process != unit.process), None)
+            same = self._by_rank.get((unit.track.id, str(rank), nranks), {})
+            latest = next((u for u in reversed(same.values()) if u.process != unit.process), None)
             if latest is not None:
                 found.append(latest)
         return tuple(found)
