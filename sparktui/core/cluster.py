@@ -105,11 +105,11 @@ class Cluster:
 
     def source_uris(self) -> list[str]:
         """Every node's containers (over its SSH connection) and its extra sources."""
-        uris: list[str] = []
-        for node in self.nodes:
-            uris += [f"ssh://{node.ssh}/docker/{c}" for c in self.deployment.containers]
-            uris += list(node.sources)
-        return uris
+        return [uri for node in self.nodes for uri in self.containers_of(node) + list(node.sources)]
+
+    def containers_of(self, node: Node) -> list[str]:
+        """The deployment's containers on ``node``, as sources over its SSH connection."""
+        return [f"ssh://{node.ssh}/docker/{c}" for c in self.deployment.containers]
 
 
 def find(cwd: Path | None = None) -> Path | None:

@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from sparktui.core.sources.open import Opener, SshContainer
 from sparktui.core.sources.ray import RayLogs
 from sparktui.core.sources.ssh import SshFileSource
 from tests.servers.dockerd import Containers, DockerEngine, start_engine, stop_engine
-from tests.servers.raynodes import ADDRESS, RayNode, node_env, start_cluster
+from tests.servers.raynodes import ADDRESS, RayNode, node_env, start_cluster, wait_until
 from tests.servers.sshd import Sshd, keygen, plain_namespace, sshd_config
 
 from ..conftest import ROOT
@@ -272,7 +271,7 @@ def deployment(nodes: list[RayNode], engine: DockerEngine) -> Iterator[Path]:
     try:
         sshd.start()
         lines = len((FIXTURES / CONTAINER_LOG).read_text().splitlines())
-        until_sync(lambda: len(engine.client.api.logs(container).splitlines()) >= lines, "the container's log")
+        wait_until(lambda: len(engine.client.api.logs(container).splitlines()) >= lines, 30, "the container's log")
         yield root
     finally:
         sshd.stop()
@@ -280,13 +279,6 @@ def deployment(nodes: list[RayNode], engine: DockerEngine) -> Iterator[Path]:
         namespace.kill()
         namespace.wait()
         shutil.rmtree(root, ignore_errors=True)
-
-
-def until_sync(condition: Callable[[], object], what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
-        time.sleep(0.1)
 
 
 def test_edge_reads_the_paths_and_containers_of_the_cluster_file(nodes: list[RayNode], deployment: Path) -> None:

@@ -76,12 +76,18 @@ class _Progress:
     and whether the target is done. ``ray`` is the pulled source of a Ray log, ``log`` the cluster file's
     source of a file or container: what reads the rest of it where the node's scan cannot."""
 
-    target: Target
     ray: RayLogSource | None = None
     log: ClusterLog | None = None
     last: Scanned | None = None
     cursor: Cursor | None = None
     done: bool = False
+
+    @property
+    def target(self) -> Target:
+        if self.log is not None:
+            return self.log.target
+        assert self.ray is not None
+        return Target(self.ray.name, self.ray.node, RAY, self.ray.filename)
 
 
 @dataclass(slots=True)
@@ -130,9 +136,7 @@ class RayEdge(EdgeScan):
             return
         nodes: dict[str, list[_Progress]] = {}
         for source in sources:
-            nodes.setdefault(source.node_id, []).append(
-                _Progress(Target(source.name, source.node, RAY, source.filename), ray=source)
-            )
+            nodes.setdefault(source.node_id, []).append(_Progress(ray=source))
         elsewhere, others, added = self._cluster_logs(nodes)
         # Listed as the logs would be pulled: Ray's, then the cluster file's, node by node in its order.
         ray = [p for files in nodes.values() for p in files if p.ray is not None]
@@ -177,8 +181,9 @@ class RayEdge(EdgeScan):
             others += theirs
             ray_name = next((r for r, n in matched.items() if n == node), None)
             files = by_name[ray_name] if ray_name is not None else elsewhere.setdefault(node.name, [])
-            added += [_Progress(log.target, log=log) for log in logs]
-            files += added[len(added) - len(logs) :]
+            theirs_here = [_Progress(log=log) for log in logs]
+            files += theirs_here
+            added += theirs_here
         return {n: files for n, files in elsewhere.items() if files}, others, added
 
     async def _unread(self, uri: str, sink: Sink) -> None:
@@ -282,7 +287,8 @@ class RayEdge(EdgeScan):
         logs through the log API, the cluster file's files and containers over SSH."""
         node = node or files[0].target.node
         self.totals.pulled.append(node)
-        ways = [way for way, kind in ((RAY_API, True), (SSH, False)) if any((p.ray is not None) == kind for p in files)]
+        ways = [RAY_API] if any(p.ray is not None for p in files) else []
+        ways += [SSH] if any(p.log is not None for p in files) else []
         line = f"sparktui edge: the scan of node {node} {why}; its logs are pulled {' and '.join(ways)} instead"
         note = NodeNote(source_name(self.name, node, NOTE_FILE), node, line)
         await asyncio.gather(sink.fall_back(note, None), *(self._pull(p, sink) for p in files if not p.done))

@@ -56,11 +56,7 @@ def cluster_logs(cluster: Cluster, node: Node) -> tuple[list[ClusterLog], list[s
     """The files and containers the cluster file names for ``node``, and its sources of other kinds."""
     found: list[ClusterLog] = []
     others: list[str] = []
-    for container in cluster.deployment.containers:
-        uri = f"ssh://{node.ssh}/docker/{container}"
-        ssh = parse_ssh_uri(uri)
-        found.append(ClusterLog(uri, ssh, Target(uri, ssh.host, CONTAINER, container)))
-    for uri in node.sources:
+    for uri in cluster.containers_of(node) + list(node.sources):
         try:
             ssh = parse_ssh_uri(uri)
         except ValueError:

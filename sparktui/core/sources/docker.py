@@ -294,9 +294,7 @@ class DockerSource(LiveSource):
                     self._report(_MISSING, f"no container named {self.container} on {self.engine}")
                     await asyncio.sleep(POLL)
                     continue
-                resume = Resume.decode(cursor) if cursor is not None else None
-                if resume is None or resume.container != look.id:
-                    resume = Resume(look.id)
+                resume = _resume(cursor, look)
                 if not look.running:
                     if look.key != self._drained:  # first read what it wrote before it stopped
                         async with aclosing(self._read(client, look, resume, follow=False)) as batches:
@@ -323,10 +321,7 @@ class DockerSource(LiveSource):
                 look = await self._look(client)
                 if look is None:
                     raise Refused(f"no container named {self.container} on {self.engine}")
-                resume = Resume.decode(cursor) if cursor is not None else None
-                if resume is None or resume.container != look.id:
-                    resume = Resume(look.id)
-                async with aclosing(self._read(client, look, resume, follow=False)) as batches:
+                async with aclosing(self._read(client, look, _resume(cursor, look), follow=False)) as batches:
                     async for received in batches:
                         yield received
             finally:
@@ -406,6 +401,13 @@ class DockerSource(LiveSource):
         died = await asyncio.to_thread(_exit_between, client, before, after)
         how = f" after exiting with {died}" if died else ""
         raise Unavailable(f"container {self.container} restarted{how}")
+
+
+def _resume(cursor: Cursor | None, look: _Look) -> Resume:
+    """Where reading ``look``'s container goes on: the cursor's place, or its first line for a container
+    the cursor does not name (a new one under the same name)."""
+    resume = Resume.decode(cursor) if cursor is not None else None
+    return resume if resume is not None and resume.container == look.id else Resume(look.id)
 
 
 def _exit_between(client: docker.DockerClient, before: _Look, after: _Look) -> str:
