@@ -273,7 +273,10 @@ def _duration(seconds: float) -> str:
 def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
     fmt = "json" if args.json else args.format
     if fmt == "json":
-        sys.stdout.write(json.dumps(diagnosis.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        # Written as it is encoded: the diagnosis of a big cluster's logs is tens of megabytes of JSON.
+        encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
+        sys.stdout.writelines(encoder.iterencode(diagnosis.as_dict()))
+        sys.stdout.write("\n")
     elif fmt == "md":
         from sparktui.core.report.markdown import diagnosis_markdown
 

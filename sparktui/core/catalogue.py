@@ -176,12 +176,18 @@ class Track:
     parent: str = ""
     split: tuple[str, ...] = ()
     examples: tuple[Example, ...] = ()
+    #: Each stage's place by its id, and the facts that file a unit under its peer group and rank (the
+    #: stage tracker asks both for every marker).
+    places: dict[str, int] = field(init=False, repr=False, compare=False)
+    filing: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "places", {stage.id: i for i, stage in reversed(list(enumerate(self.stages)))})
+        names = (self.group, self.parent, *self.split, "rank", "nranks")
+        object.__setattr__(self, "filing", frozenset(n for n in names if n))
 
     def index(self, stage_id: str) -> int:
-        for i, stage in enumerate(self.stages):
-            if stage.id == stage_id:
-                return i
-        raise KeyError(stage_id)
+        return self.places[stage_id]
 
 
 @dataclass(frozen=True, slots=True)

@@ -344,10 +344,10 @@ class Pipeline:
     async def _scan_files(self, files: list[FileRead]) -> None:
         """Scan ``files`` (see :meth:`_read_after_the_fact`), merging each hand-over here as it comes."""
         tasks = [Task(f.file, f.node) for f in files]
-        workers = min(self.workers or workers_for([f.file.size() for f in files]), len(files))
+        workers = workers_for([f.file.size() for f in files], self.workers)
         if any(f.file.stream for f in files):
-            workers = 1  # a stream is this process's own (stdin, a pipe): it cannot be opened elsewhere
-        pool = ScanPool(self.catalogue, tasks, workers) if workers > 1 else None
+            workers = 0  # a stream is this process's own (stdin, a pipe): it cannot be opened elsewhere
+        pool = ScanPool(self.catalogue, tasks, workers) if workers else None
         results = pool.results() if pool is not None else (r for t in tasks for r in scan_file(self.analyzer.rules, t))
         read: dict[str, int] = {}
         sizes = {f.name: f.size for f in files}
@@ -573,7 +573,7 @@ class _EdgeSink:
             self.lines[item.source] = item.lines
             if self.order is None and item.stages:
                 now = p.clock.now()
-                item = replace(item, stages=tuple(replace(e, at=now) for e in item.stages))
+                item = replace(item, stages=tuple(e._replace(at=now) for e in item.stages))
         if self.order is not None:
             p._let_through(self.order.add(item))
         elif isinstance(item, Scanned):

@@ -37,7 +37,7 @@ def without_escapes(text: str) -> str:
     """``text`` with its escape sequences removed (each string with its payload)."""
     if "\x1b" in text:
         text = _ESCAPES.sub("", text)
-    if "\x9b" in text:
+    if not text.isascii() and "\x9b" in text:  # isascii() is free: a string knows whether it is ASCII
         text = _C1_CSI.sub("", text)
     return text
 

@@ -22,8 +22,8 @@ def test_engines_agree_on_every_fixture(catalogue: Catalogue) -> None:
     assert files
     for path in files:
         text = path.read_text(errors="replace")
-        a = [(line.index, key, m.span()) for line in literal.scan(text) for key, m in line.matches]
-        b = [(line.index, key, m.span()) for line in fast.scan(text) for key, m in line.matches]
+        a = [(line.row, key, m.span()) for line in literal.scan(text) for key, m in line.matches]
+        b = [(line.row, key, m.span()) for line in fast.scan(text) for key, m in line.matches]
         assert a == b, path
 
 
@@ -31,7 +31,7 @@ def test_pattern_without_literal_still_matches() -> None:
     pats = [r"\d+x\d+", "Init COMPLETE"]
     text = "a\n12x34\nfoo Init COMPLETE\n"
     for engine in (LiteralEngine(pats), HyperscanEngine(pats)):
-        found = [(line.index, key) for line in Matcher(pats, engine).scan(text) for key, _ in line.matches]
+        found = [(line.row, key) for line in Matcher(pats, engine).scan(text) for key, _ in line.matches]
         assert found == [(1, 0), (2, 1)]
 
 

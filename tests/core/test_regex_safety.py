@@ -49,7 +49,7 @@ def signatures(root: Path, **patterns: str) -> Path:
 def test_a_user_pattern_out_of_time_is_disabled_once(engine: Callable[[Sequence[str]], Engine]) -> None:
     pats = [BACKTRACKS, "Init COMPLETE"]
     found = Matcher(pats, engine(pats), untrusted=[0])
-    lines = [(line.index, key) for line in found.scan(f"{LONG_RUN}\naaaaa\nx Init COMPLETE") for key, _ in line.matches]
+    lines = [(line.row, key) for line in found.scan(f"{LONG_RUN}\naaaaa\nx Init COMPLETE") for key, _ in line.matches]
     assert lines == [(2, 1)]  # after line 0, the pattern no longer matches even "aaaaa"
     assert [(o.key, o.index) for o in found.overruns()] == [(0, 0)]
     assert found.overruns() == []  # reported once
@@ -74,7 +74,7 @@ def test_hyperscan_rejections_are_found_once_and_kept(tmp_path: Path, monkeypatc
     monkeypatch.setattr(matcher, "_compile", no_compile)
     found = Matcher(pats, HyperscanEngine(pats))
     text = "aaaaa\nNCCL INFO Bootstrap\nx Init COMPLETE"
-    assert [(line.index, key) for line in found.scan(text) for key, _ in line.matches] == [(0, 1), (1, 2), (2, 0)]
+    assert [(line.row, key) for line in found.scan(text) for key, _ in line.matches] == [(0, 1), (1, 2), (2, 0)]
 
 
 @pytest.mark.parametrize("engine", ["pure", ""])

@@ -24,7 +24,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 
@@ -49,20 +49,19 @@ def budget(line: str) -> float:
     return BUDGET_FLOOR + BUDGET_PER_CHAR * len(line)
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A line of a block that may match the patterns ``keys`` (indexes into the pattern list)."""
+class Candidate(NamedTuple):
+    """A line of a block that may match the patterns ``keys`` (indexes into the pattern list). This and
+    :class:`LineMatches` are named tuples: one is made per candidate line, and a tuple is quick to make."""
 
-    index: int  # 0-based line index within the block
+    row: int  # 0-based line index within the block
     text: str
     keys: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class LineMatches:
+class LineMatches(NamedTuple):
     """A line of a block and every pattern that matched it: (key, match) in the order of the keys."""
 
-    index: int
+    row: int
     text: str
     matches: list[tuple[int, regex.Match[str]]]
 
@@ -162,6 +161,7 @@ class HyperscanEngine(Engine):
 
     def scan(self, text: str) -> Iterator[Candidate]:
         found: dict[int, set[int]] = {}
+        within: dict[int, int] = {}  # a candidate line's index -> the byte offset of a match's end in it
         data = text.encode("utf-8", errors="surrogatepass")
         if self._db is not None and data:
             # The line of each match is counted as the matches come: Hyperscan reports them in order of
@@ -179,13 +179,26 @@ class HyperscanEngine(Engine):
                 keys = found.get(line[0])
                 if keys is None:
                     found[line[0]] = {key}
+                    within[line[0]] = at
                 else:
                     keys.add(key)
 
             self._db.scan(data, match_event_handler=on_match)
+        if self._fallback is None and len(data) == len(text):
+            # ASCII, so a byte offset is a character's: each candidate line is cut out around its match,
+            # and the block is not split into all its lines (most of which no pattern is interested in).
+            for index in sorted(found):
+                at = within[index]
+                end = text.find("\n", at)
+                yield Candidate(
+                    index,
+                    text[text.rfind("\n", 0, at) + 1 : end if end >= 0 else len(text)],
+                    tuple(sorted(found[index])),
+                )
+            return
         if self._fallback is not None:
             for candidate in self._fallback.scan(text):
-                found.setdefault(candidate.index, set()).update(candidate.keys)
+                found.setdefault(candidate.row, set()).update(candidate.keys)
         if not found:
             return
         lines = text.split("\n")
@@ -305,7 +318,7 @@ class Matcher:
             else:
                 matches = [(key, m) for key in candidate.keys if (m := compiled[key].search(line)) is not None]
             if matches:
-                yield LineMatches(candidate.index, line, matches)
+                yield LineMatches(candidate.row, line, matches)
 
     def _within_budget(self, candidate: Candidate) -> list[tuple[int, regex.Match[str]]]:
         line, compiled = candidate.text, self._compiled
@@ -316,7 +329,7 @@ class Matcher:
                 m = compiled[key].search(line, timeout=seconds)
             except TimeoutError:
                 compiled[key] = _Disabled()
-                self._overruns.append(Overrun(key, candidate.index, seconds))
+                self._overruns.append(Overrun(key, candidate.row, seconds))
                 continue
             if m is not None:
                 matches.append((key, m))

@@ -69,12 +69,18 @@ class Done:
     error: str = ""
 
 
-def workers_for(sizes: Sequence[int]) -> int:
-    """How many workers files of these sizes (bytes) are worth: one per core this process may use, at most
-    one per file; none below :data:`WORTH_A_WORKER` in all, where starting them costs more than it saves."""
-    if sum(sizes) < WORTH_A_WORKER:
-        return 1
-    return max(1, min(len(os.sched_getaffinity(0)), len(sizes)))
+def workers_for(sizes: Sequence[int], jobs: int | None = None) -> int:
+    """How many worker processes files of these sizes (bytes) are worth, 0 meaning none (scan them in this
+    process). ``jobs`` is what the user asked for (1: this process). Otherwise one per core this process may
+    use, at most one per file, and one even for a single file where there is a second core: the scan then
+    runs beside the correlation instead of taking turns with it. None below :data:`WORTH_A_WORKER` in all,
+    where starting a worker costs more than it saves."""
+    if jobs is not None:
+        return 0 if jobs <= 1 else min(jobs, len(sizes))
+    cores = len(os.sched_getaffinity(0))
+    if sum(sizes) < WORTH_A_WORKER or cores < 2:
+        return 0
+    return max(1, min(cores, len(sizes)))
 
 
 class ScanPool:

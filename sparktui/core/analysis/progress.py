@@ -89,6 +89,8 @@ class Grid:
         return shown, note
 
 
+#: The cell of a row with no unit in a column.
+EMPTY = Cell()
 #: The cell of a rank that never joined a communicator the others of its column wait in.
 ABSENT = Cell(label="never joined", short="absent", behind=True)
 
@@ -161,9 +163,10 @@ def _grid(units: list[Unit], label: str) -> Grid:
     furthest = {c: max((r[c].reached for r in rows.values() if c in r), default=-1) for c in columns}
     absent = {c: _absent(c, rows) for c in columns}
     out = []
+    made: dict[tuple[int, bool], Cell] = {}
     for process, cells_of in rows.items():
         any_unit = next(iter(cells_of.values()))
-        cells = tuple(ABSENT if process in absent[c] else _cell(cells_of.get(c), furthest[c]) for c in columns)
+        cells = tuple(ABSENT if process in absent[c] else _cell(cells_of.get(c), furthest[c], made) for c in columns)
         out.append(Row(any_unit.node, _row_who(list(cells_of.values())), cells))
     return Grid(track.id, label, titles, tuple(out), _verdict(out, titles))
 
@@ -179,12 +182,17 @@ def _absent(column: str, rows: dict[str, dict[str, Unit]]) -> set[str]:
     return without if size.isdigit() and int(size) - len(present) == len(without) else set()
 
 
-def _cell(unit: Unit | None, furthest: int) -> Cell:
+def _cell(unit: Unit | None, furthest: int, made: dict[tuple[int, bool], Cell]) -> Cell:
+    """A unit's cell; cells are values, so one of each kind (``made``, per grid) serves every row."""
     if unit is None:
-        return Cell()
-    done = unit.done if unit.track.done else unit.finished
-    stage = unit.track.stages[unit.reached]
-    return Cell(stage.id, stage.label, stage.brief, done, unit.reached < furthest)
+        return EMPTY
+    key = (unit.reached, unit.reached < furthest)
+    cell = made.get(key)
+    if cell is None:
+        done = unit.done if unit.track.done else unit.finished
+        stage = unit.track.stages[unit.reached]
+        cell = made[key] = Cell(stage.id, stage.label, stage.brief, done, key[1])
+    return cell
 
 
 def _row_who(units: list[Unit]) -> str:

@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import NamedTuple
 
 import regex
 
@@ -120,13 +121,14 @@ class Hits:
     folded: int = 0  # lines of other processes that Ray's de-duplication folded into these
 
 
-@dataclass(frozen=True, slots=True)
-class StageEvent:
+class StageEvent(NamedTuple):
     """A line that marks a stage of a track: what a :class:`~sparktui.core.analysis.stages.StageTracker`
     is fed. ``process`` names the process the line comes from (how, the track says; "" where the line does
     not say it); ``at`` is the time the line was read (a live source's clock; 0 for a file read after the
     fact); ``time`` is the time the line itself says, if any; ``repeated`` how many processes' lines it
-    stands for (Ray folds identical lines of several workers into one)."""
+    stands for (Ray folds identical lines of several workers into one). A named tuple: a scan makes one per
+    marker, tens of thousands per 20 MB of NCCL logs, and one made elsewhere (a worker process, a node) is
+    pickled, which a tuple is made and pickled several times faster than a frozen dataclass."""
 
     track: str
     stage: int
@@ -139,27 +141,6 @@ class StageEvent:
     at: float
     time: float | None = None
     repeated: int = 1
-
-    def __reduce__(self) -> tuple[type[StageEvent], tuple[object, ...]]:
-        """Pickled as its fields, made again by the constructor: a scan elsewhere (a worker process, a node)
-        hands over tens of thousands of these per 20 MB of NCCL logs, and this unpickles them about twice as
-        fast as a slotted dataclass's own way, attribute by attribute."""
-        return (
-            StageEvent,
-            (
-                self.track,
-                self.stage,
-                self.facts,
-                self.node,
-                self.process,
-                self.rank,
-                self.position,
-                self.text,
-                self.at,
-                self.time,
-                self.repeated,
-            ),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,11 +239,10 @@ class Scan:
         rules = self.rules.rules
         for found in self.rules.matcher.scan(text):
             matches = [(rules[key], m) for key, m in found.matches]
-            lines = self._line(base, found.index, found.text, matches, text, lines, now)
+            lines = self._line(base, found.row, found.text, matches, text, lines, now)
         for over in self.rules.matcher.overruns():
             self._disabled.append(Disabled(self.rules.where(over.key), self.name, base + over.index + 1, over.seconds))
-        if record.TAG in text:
-            self._read(text, base, now)
+        self._read(text, base, now)
         count = text.count("\n") + 1
         if count >= CONTEXT_LINES:
             lines = lines if lines is not None else text.rsplit("\n", CONTEXT_LINES)[-CONTEXT_LINES:]
@@ -274,9 +254,14 @@ class Scan:
         self._saw_time(classify(text[last : last + STAMP_CHARS]).time)
 
     def _read(self, text: str, base: int, now: float) -> None:
-        """The readings among a block's lines (a metrics source's: only a block holding its tag is looked at)."""
-        for index, line in enumerate(text.split("\n")):
-            if record.TAG in line and (found := record.parse(line)) is not None:
+        """The readings among a block's lines (a metrics source's; only lines holding its tag are looked at)."""
+        index, counted_to, at = 0, 0, text.find(record.TAG)
+        while at >= 0:  # only the lines that hold the tag: a block may be megabytes of other lines
+            start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+            end = end if end >= 0 else len(text)
+            index += text.count("\n", counted_to, start)
+            counted_to, line, at = start, text[start:end], text.find(record.TAG, end)
+            if (found := record.parse(line)) is not None:
                 position = Position(self.name, base + index + 1)
                 time = classify(line).time
                 self._readings.append(ReadingEvent(self.node, found.endpoint, found.reading, position, line, now, time))
@@ -343,7 +328,8 @@ class Scan:
     ) -> list[str] | None:
         position = Position(self.name, base + index + 1)
         cls: Classification | None = None
-        vetoed = {r.owner for r, _ in matches if r.role is Role.VETO}
+        # A veto concerns the other patterns of its signature: a line only one pattern matched has none.
+        vetoed = {r.owner for r, _ in matches if r.role is Role.VETO} if len(matches) > 1 else ()
         for rule, m in matches:
             if rule.role is Role.STAGE:
                 cls = cls or classify(line)

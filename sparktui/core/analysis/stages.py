@@ -219,13 +219,12 @@ class StageTracker:
     def _learn(self, unit: Unit, event: StageEvent, *, overwrite: bool) -> None:
         """Take the facts of a line; a line that names its communicator is believed over one that does not
         (a channel line may belong to another communicator of the same process)."""
-        track = unit.track
-        names = (track.group, track.parent, *track.split, "rank", "nranks")
-        before = tuple(unit.facts.get(n) for n in names)
+        filing, facts, refile = unit.track.filing, unit.facts, False
         for k, v in event.facts.items():
-            if v and (overwrite or k not in unit.facts):
-                unit.facts[k] = v
-        if tuple(unit.facts.get(n) for n in names) != before:
+            if v and (overwrite or k not in facts):
+                refile = refile or (k in filing and facts.get(k) != v)
+                facts[k] = v
+        if refile:
             self._file(unit)
 
     def _group_of(self, unit: Unit) -> str:
