@@ -69,7 +69,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="processes that scan a directory's files (default: one per core; 1 scans in this process)",
+        help="processes that scan the files (default: one per core, at most one per file; 1: in this process)",
     )
     d.add_argument("--follow", action="store_true", help="keep reading as the sources grow (live sources)")
     d.add_argument(

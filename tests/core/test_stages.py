@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from sparktui.core.analysis import progress
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.findings import STALL_EVIDENCE_MAX
 from sparktui.core.analysis.progress import Cell, Grid, Row
@@ -281,3 +284,30 @@ def test_a_stall_over_many_nodes_quotes_a_few_and_counts_the_rest(catalogue: Cat
         two.feed(f"{rank}.log", (capture / f"{rank}.log").read_text().rstrip("\n"))
     (small,) = [f for f in two.finish().findings if f.signature == "nccl-second-communicator-not-joined"]
     assert {e.node for e in small.evidence} == {"rank0", "rank1"}
+
+
+def test_a_grid_too_big_to_look_at_keeps_its_most_concerning_part(
+    catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def init(host: str, rank: int, commid: str, end: str) -> str:
+        text = (
+            f"ncclCommInitRankConfig comm 0x{rank}{commid[-1]} rank {rank} nranks 4 cudaDev 0 busId 60 commId {commid}"
+        )
+        return nccl(host, 10 + rank, f"{text} - Init {end}")
+
+    hosts = ["node-a", "node-b", "node-c", "node-d"]
+    lines = [init(h, r, "0x2", "START") for r, h in enumerate(hosts)] + [
+        init(h, r, "0x2", "COMPLETE") for r, h in enumerate(hosts)
+    ]
+    lines += [init(h, r, "0x1", "START") for r, h in enumerate(hosts)] + [
+        init(h, r, "0x1", "COMPLETE") for r, h in enumerate(hosts[:3])
+    ]
+    monkeypatch.setattr(progress, "GRID_ROWS", 2)
+    monkeypatch.setattr(progress, "GRID_COLUMNS", 1)
+    (grid,) = diagnose(catalogue, ("x.log", "\n".join(lines))).finish().progress
+    assert grid.columns == ("0x1 (4 ranks)",)  # the communicator someone is behind in
+    assert [(r.node, r.behind) for r in grid.rows] == [("node-a", False), ("node-d", True)]
+    assert grid.verdict == (
+        "rank 3 on node-d is behind the other ranks. "
+        "(1 more communicator and 2 more processes, ready or alike, are left out of this grid.)"
+    )

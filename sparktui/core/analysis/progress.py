@@ -21,6 +21,10 @@ BRIEF_COLUMNS = 8
 #: How many grids a report prints, and the cockpit shows, where the logs hold many jobs.
 REPORT_GRIDS = 4
 SCREEN_GRIDS = 12
+#: The most communicators (columns) and processes (rows) one grid holds: beyond them (a job of thousands of
+#: processes) the most concerning are kept and the verdict says how many were left out.
+GRID_COLUMNS = 64
+GRID_ROWS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,26 +164,80 @@ def _grid(units: list[Unit], label: str) -> Grid:
     for unit in units:
         column = unit.group if track.unit == "communicator" else track.id
         rows.setdefault(unit.process, {})[column] = unit  # a later unit of the same group replaces it
-    furthest = {c: max((r[c].reached for r in rows.values() if c in r), default=-1) for c in columns}
-    absent = {c: _absent(c, rows) for c in columns}
+    in_column: dict[str, list[Unit]] = {c: [] for c in columns}
+    for cells_of in rows.values():
+        for column, unit in cells_of.items():
+            in_column[column].append(unit)
+    furthest = {c: max((u.reached for u in in_column[c]), default=-1) for c in columns}
+    absent = {c: _absent(c, in_column[c], rows) for c in columns}
+    kept = list(range(len(columns)))
+    if len(columns) > GRID_COLUMNS:
+        kept = _first(
+            range(len(columns)),
+            GRID_COLUMNS,
+            lambda i: _column_concern(in_column[columns[i]], furthest[columns[i]], absent[columns[i]]),
+        )
+    shown = list(rows)
+    if len(shown) > GRID_ROWS:
+        kept_columns = [columns[i] for i in kept]
+        ranked = [_row_concern(p, rows[p], kept_columns, furthest, absent) for p in shown]
+        shown = [shown[i] for i in _first(range(len(shown)), GRID_ROWS, ranked.__getitem__)]
     out = []
     made: dict[tuple[int, bool], Cell] = {}
-    for process, cells_of in rows.items():
+    for process in shown:
+        cells_of = rows[process]
         any_unit = next(iter(cells_of.values()))
-        cells = tuple(ABSENT if process in absent[c] else _cell(cells_of.get(c), furthest[c], made) for c in columns)
+        cells = tuple(
+            ABSENT if process in absent[c] else _cell(cells_of.get(c), furthest[c], made)
+            for c in (columns[i] for i in kept)
+        )
         out.append(Row(any_unit.node, _row_who(list(cells_of.values())), cells))
-    return Grid(track.id, label, titles, tuple(out), _verdict(out, titles))
+    kept_titles = tuple(titles[i] for i in kept)
+    verdict = _verdict(out, kept_titles)
+    left_out = []
+    if len(kept) < len(columns):
+        hidden = len(columns) - len(kept)
+        left_out.append(f"{hidden} more {'communicator' if hidden == 1 else 'communicators'}")
+    if len(shown) < len(rows):
+        hidden = len(rows) - len(shown)
+        left_out.append(f"{hidden} more {'process' if hidden == 1 else 'processes'}")
+    if left_out:  # too big to look at: cut to its most concerning part, so that its cost stays linear
+        verdict = f"{verdict} ({join(left_out)}, ready or alike, are left out of this grid.)".lstrip()
+    return Grid(track.id, label, kept_titles, tuple(out), verdict)
 
 
-def _absent(column: str, rows: dict[str, dict[str, Unit]]) -> set[str]:
+def _column_concern(present: list[Unit], furthest: int, absent: set[str]) -> int:
+    """:func:`_concern` of a column's cells, from its units (the cells are made only for what is kept)."""
+    if absent or any(u.reached < furthest for u in present):
+        return 0
+    return 1 if any(not _ready(u) for u in present) else 2
+
+
+def _row_concern(
+    process: str, cells_of: dict[str, Unit], columns: list[str], furthest: dict[str, int], absent: dict[str, set[str]]
+) -> int:
+    """:func:`_concern` of a row's cells in ``columns``, from its units."""
+    if any(process in absent[c] or (c in cells_of and cells_of[c].reached < furthest[c]) for c in columns):
+        return 0
+    return 1 if any(c in cells_of and not _ready(cells_of[c]) for c in columns) else 2
+
+
+def _ready(unit: Unit) -> bool:
+    """Whether a unit's cell shows it done: its track's ``done`` stage reached, or its last where none."""
+    return unit.done if unit.track.done else unit.finished
+
+
+def _absent(column: str, present: list[Unit], rows: dict[str, dict[str, Unit]]) -> set[str]:
     """The processes that never joined a communicator the others wait in: only where the ranks that did
-    join are short of its size by exactly the rows without it (so a split of a subset names nobody)."""
-    present = [r[column] for r in rows.values() if column in r]
+    join (``present``) are short of its size by exactly the rows without it (so a split of a subset names
+    nobody). The rows are only looked through when the counts say so."""
     size = present[0].facts.get("nranks")
-    without = {p for p, r in rows.items() if column not in r}
-    if not size or not without or any(u.done or u.finished for u in present):
+    missing = len(rows) - len(present)
+    if not size or not missing or any(u.done or u.finished for u in present):
         return set()
-    return without if size.isdigit() and int(size) - len(present) == len(without) else set()
+    if not size.isdigit() or int(size) - len(present) != missing:
+        return set()
+    return {p for p, r in rows.items() if column not in r}
 
 
 def _cell(unit: Unit | None, furthest: int, made: dict[tuple[int, bool], Cell]) -> Cell:
@@ -189,9 +247,8 @@ def _cell(unit: Unit | None, furthest: int, made: dict[tuple[int, bool], Cell]) 
     key = (unit.reached, unit.reached < furthest)
     cell = made.get(key)
     if cell is None:
-        done = unit.done if unit.track.done else unit.finished
         stage = unit.track.stages[unit.reached]
-        cell = made[key] = Cell(stage.id, stage.label, stage.brief, done, key[1])
+        cell = made[key] = Cell(stage.id, stage.label, stage.brief, _ready(unit), key[1])
     return cell
 
 
