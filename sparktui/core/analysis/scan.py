@@ -26,7 +26,7 @@ from sparktui.core.analysis.matcher import Engine, Matcher, best_engine
 from sparktui.core.analysis.serving import ReadingEvent
 from sparktui.core.catalogue import Catalogue, Signature, Track, is_builtin
 from sparktui.core.classify import Classification, classify
-from sparktui.core.events import Evidence, Position
+from sparktui.core.events import ByFields, Evidence, Position
 from sparktui.core.serving import record
 from sparktui.core.text import display
 
@@ -108,7 +108,7 @@ class Rules:
 
 
 @dataclass(slots=True)
-class Hits:
+class Hits(ByFields):
     """The hits of one signature within one context scope, from one source, since the last hand-over."""
 
     signature: str
@@ -171,7 +171,7 @@ class Disabled:
 
 
 @dataclass(frozen=True, slots=True)
-class Scanned:
+class Scanned(ByFields):
     """What one source's scan found since its previous hand-over."""
 
     source: str
