@@ -80,7 +80,7 @@ def workers_for(sizes: Sequence[int], jobs: int | None = None) -> int:
     cores = len(os.sched_getaffinity(0))
     if sum(sizes) < WORTH_A_WORKER or cores < 2:
         return 0
-    return max(1, min(cores, len(sizes)))
+    return min(cores, len(sizes))
 
 
 class ScanPool:
