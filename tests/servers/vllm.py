@@ -125,6 +125,10 @@ def start(folder: Path, limit: float = START_LIMIT) -> VllmServer:
     log = folder / "vllm-serve.log"
     command = [str(python), str(CLI), "serve", str(model), "--host", "127.0.0.1", "--port", str(port)]
     command += ["--served-model-name", MODEL, "--max-model-len", "512", "--max-num-seqs", "8", "--enforce-eager"]
+    # float32, not the model's bfloat16: for bfloat16 vLLM's CPU attention takes its AMX kernel wherever the
+    # CPU reports AMX, and on a virtual machine whose CPU reports it (one of the team's) the engine's worker
+    # then dies of an illegal instruction at a completion, at random.
+    command += ["--dtype", "float32"]
     t0 = time.monotonic()
     with log.open("wb") as out:
         process = subprocess.Popen(
