@@ -170,56 +170,39 @@ def _grid(units: list[Unit], label: str) -> Grid:
             in_column[column].append(unit)
     furthest = {c: max((u.reached for u in in_column[c]), default=-1) for c in columns}
     absent = {c: _absent(c, in_column[c], rows) for c in columns}
+    made: dict[tuple[int, bool], Cell] = {}
     kept = list(range(len(columns)))
-    if len(columns) > GRID_COLUMNS:
+    if len(columns) > GRID_COLUMNS:  # a column's concern from its units' cells, made once each (cached)
         kept = _first(
             range(len(columns)),
             GRID_COLUMNS,
-            lambda i: _column_concern(in_column[columns[i]], furthest[columns[i]], absent[columns[i]]),
+            lambda i: _concern(
+                [_cell(u, furthest[columns[i]], made) for u in in_column[columns[i]]]
+                + ([ABSENT] if absent[columns[i]] else [])
+            ),
         )
-    shown = list(rows)
-    if len(shown) > GRID_ROWS:
-        kept_columns = [columns[i] for i in kept]
-        ranked = [_row_concern(p, rows[p], kept_columns, furthest, absent) for p in shown]
-        shown = [shown[i] for i in _first(range(len(shown)), GRID_ROWS, ranked.__getitem__)]
     out = []
-    made: dict[tuple[int, bool], Cell] = {}
-    for process in shown:
-        cells_of = rows[process]
+    for process, cells_of in rows.items():
         any_unit = next(iter(cells_of.values()))
         cells = tuple(
             ABSENT if process in absent[c] else _cell(cells_of.get(c), furthest[c], made)
             for c in (columns[i] for i in kept)
         )
         out.append(Row(any_unit.node, _row_who(list(cells_of.values())), cells))
+    if len(out) > GRID_ROWS:
+        out = [out[i] for i in _first(range(len(out)), GRID_ROWS, lambda i: _concern(out[i].cells))]
     kept_titles = tuple(titles[i] for i in kept)
     verdict = _verdict(out, kept_titles)
     left_out = []
     if len(kept) < len(columns):
         hidden = len(columns) - len(kept)
         left_out.append(f"{hidden} more {'communicator' if hidden == 1 else 'communicators'}")
-    if len(shown) < len(rows):
-        hidden = len(rows) - len(shown)
+    if len(out) < len(rows):
+        hidden = len(rows) - len(out)
         left_out.append(f"{hidden} more {'process' if hidden == 1 else 'processes'}")
     if left_out:  # too big to look at: cut to its most concerning part, so that its cost stays linear
         verdict = f"{verdict} ({join(left_out)}, ready or alike, are left out of this grid.)".lstrip()
     return Grid(track.id, label, kept_titles, tuple(out), verdict)
-
-
-def _column_concern(present: list[Unit], furthest: int, absent: set[str]) -> int:
-    """:func:`_concern` of a column's cells, from its units (the cells are made only for what is kept)."""
-    if absent or any(u.reached < furthest for u in present):
-        return 0
-    return 1 if any(not _ready(u) for u in present) else 2
-
-
-def _row_concern(
-    process: str, cells_of: dict[str, Unit], columns: list[str], furthest: dict[str, int], absent: dict[str, set[str]]
-) -> int:
-    """:func:`_concern` of a row's cells in ``columns``, from its units."""
-    if any(process in absent[c] or (c in cells_of and cells_of[c].reached < furthest[c]) for c in columns):
-        return 0
-    return 1 if any(c in cells_of and not _ready(cells_of[c]) for c in columns) else 2
 
 
 def _ready(unit: Unit) -> bool:
