@@ -1,6 +1,6 @@
 """Diagnosis accuracy: how often the first finding of ``sparktui diagnose`` names the labelled root cause.
 
-    python bench/accuracy.py [--corpus DIR] [--fixtures DIR] [--only wild|fixtures] [--json OUT]
+    python bench/accuracy.py [--corpus DIR] [--fixtures DIR] [--only wild|fixtures] [--sealed BATCH] [--json OUT]
 
 Two corpora, each case diagnosed by the CLI in a subprocess (``python -m sparktui diagnose --json --quiet``),
 several at a time:
@@ -11,6 +11,10 @@ several at a time:
     ``expected.toml``. A ``root`` case is right when the first finding has that signature; its category (for
     grouping) is the one the JSON output gives that signature. ``quiet = true`` cases are healthy.
 A healthy case is right when no finding has severity ``error`` or ``critical``; one that has is a false positive.
+
+The wild corpus is reported per collection batch (a label's ``batch``, 1 where it has none): a batch that nobody
+has studied yet is scored with ``--sealed BATCH``, which prints its figures but not which of its cases were wrong
+nor what they gave, and leaves its cases out of ``--json``, so that scoring it does not teach its contents.
 
 Prints, per corpus, top-1 accuracy per label category, over all failure cases and over the hang cases
 (``nccl_multinode_hang``), the healthy false positives, then one line per wrong case. ``--json OUT`` also
@@ -52,6 +56,7 @@ class Case:
     category: str | None = None  # None for a fixture: its category comes from the signature `root`
     accept: tuple[str, ...] = ()
     root: str | None = None
+    batch: int | None = None  # the wild corpus's collection batch; None for a fixture
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,7 @@ class Result:
     seconds: float
     accept: list[str] = field(default_factory=list)
     root: str | None = None
+    batch: int | None = None
 
 
 def wild_cases(corpus: Path) -> list[Case]:
@@ -93,6 +99,7 @@ def wild_cases(corpus: Path) -> list[Case]:
                 healthy=healthy,
                 category=HEALTHY if healthy else label["category"],
                 accept=tuple(label.get("accept", ())),
+                batch=int(label.get("batch", 1)),
             )
         )
     return cases
@@ -160,6 +167,7 @@ def judge(case: Case, run: Run, categories: dict[str, str]) -> Result:
         seconds=round(run.seconds, 3),
         accept=list(case.accept),
         root=case.root,
+        batch=case.batch,
     )
 
 
@@ -178,7 +186,7 @@ def outcome(result: Result) -> str:
     return f"{first['category']}/{first['signature']} [{first['severity']}]"
 
 
-def report(title: str, results: list[Result], unlabelled: list[str]) -> None:
+def report(title: str, results: list[Result], unlabelled: list[str], sealed: bool = False) -> None:
     failures = [r for r in results if not r.healthy]
     healthy = [r for r in results if r.healthy]
     print(f"== {title}: {len(results)} cases ==")
@@ -189,6 +197,12 @@ def report(title: str, results: list[Result], unlabelled: list[str]) -> None:
     print(score_line(f"hang ({HANG})", [r for r in failures if r.expected == HANG]))
     false_positives = [r for r in healthy if r.severe]
     print(f"  healthy: {len(healthy)} cases, {len(false_positives)} with an error/critical finding (false positives)")
+    silent = [r for r in failures if r.error is None and r.first is None]
+    print(f"  failure cases with no finding at all: {len(silent)}")
+    if sealed:
+        print("  sealed: which cases were wrong is not shown")
+        print()
+        return
     for r in false_positives:
         print(f"    {r.case}: {', '.join(r.severe)}")
     errors = [r for r in results if r.error is not None]
@@ -209,6 +223,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, metavar="DIR", help="wild corpus directory")
     parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES, metavar="DIR", help="fixtures directory")
     parser.add_argument("--only", choices=("wild", "fixtures"), help="run one corpus only")
+    parser.add_argument(
+        "--sealed",
+        type=int,
+        action="append",
+        default=[],
+        metavar="BATCH",
+        help="a wild batch not yet studied: print its figures only (repeatable)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the per-case results to OUT")
     return parser.parse_args(argv)
 
@@ -234,12 +256,17 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     categories = signature_categories(runs)
     results = [judge(case, run, categories) for case, run in zip(cases, runs, strict=True)]
-    for name in selected:
-        skipped = unlabelled if name == "fixtures" else []
-        report(f"{name} ({corpora[name]})", [r for r in results if r.corpus == name], skipped)
+    if "wild" in selected:
+        wild = [r for r in results if r.corpus == "wild"]
+        for batch in sorted({r.batch for r in wild if r.batch is not None}):
+            title = f"wild batch {batch} ({args.corpus})"
+            report(title, [r for r in wild if r.batch == batch], [], sealed=batch in args.sealed)
+    if "fixtures" in selected:
+        report(f"fixtures ({args.fixtures})", [r for r in results if r.corpus == "fixtures"], unlabelled)
     print(f"{len(cases)} cases in {elapsed:.1f} s ({workers} workers)")
     if args.json:
-        payload = {"elapsed_s": round(elapsed, 2), "results": [asdict(r) for r in results]}
+        shown = [r for r in results if r.batch not in args.sealed]
+        payload = {"elapsed_s": round(elapsed, 2), "results": [asdict(r) for r in shown]}
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 0
 
