@@ -82,6 +82,23 @@ class Example:
 
 
 @dataclass(frozen=True, slots=True)
+class Family:
+    """Words that put a failure line the catalogue does not name into a category (see a fallback signature's
+    ``[[families]]``): the first family whose ``words`` one is found in the line takes it. ``examples`` are
+    lines it must take, ``counter_examples`` lines with near words it must leave."""
+
+    name: str
+    category: str
+    title: str
+    what: str
+    words: tuple[str, ...]
+    fix: str = ""
+    playbooks: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    counter_examples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Signature:
     id: str
     path: Path
@@ -104,6 +121,16 @@ class Signature:
     match_examples: tuple[Example, ...] = ()
     no_match_examples: tuple[Example, ...] = ()
     log_examples: tuple[Example, ...] = ()
+    #: A fallback signature names what no other signature does: its patterns are the shapes of any failure
+    #: line (an exception, an ERROR line, a signal), a line another signature hits is not its hit, and its
+    #: ``families`` sort the lines it takes into categories. Each family is a signature of its own in the
+    #: catalogue (``<id>-<family>``, with ``family_of`` naming this one), so that its findings are told apart.
+    fallback: bool = False
+    families: tuple[Family, ...] = ()
+    family_of: str = ""
+    #: A fallback signature takes no more hits in a source after a line of one of these (an orderly shutdown
+    #: began: what fails after it fails because of it).
+    quiet_after: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -264,7 +291,31 @@ def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:
     for sig in signatures.values():
         if sig.stall is not None:
             _check_stall_refs(sig, tracks)
-    return Catalogue(tuple(signatures.values()), tuple(tracks.values()))
+    return Catalogue(tuple(_with_families(signatures.values())), tuple(tracks.values()))
+
+
+def _with_families(signatures: Iterable[Signature]) -> Iterable[Signature]:
+    """Every signature, each fallback one followed by one signature per family of it."""
+    for sig in signatures:
+        yield sig
+        for family in sig.families:
+            yield replace(
+                sig,
+                id=f"{sig.id}-{family.name}",
+                category=family.category,
+                title=family.title,
+                what=family.what,
+                fix=family.fix or sig.fix,
+                playbooks=family.playbooks,
+                any=(),
+                none=(),
+                match_examples=(),
+                no_match_examples=(),
+                log_examples=(),
+                families=(),
+                quiet_after=(),
+                family_of=sig.id,
+            )
 
 
 def load_signature(path: Path) -> Signature:
@@ -335,8 +386,49 @@ def load_signature(path: Path) -> Signature:
         raise CatalogueError(path, "examples.match", "needs at least one example line that must match")
     if not no_matches:
         raise CatalogueError(path, "examples.no_match", "needs at least one example line that must not match")
+    fallback = r.flag("fallback", default=False)
+    families = tuple(_family(path, i, f) for i, f in enumerate(r.tables("families", required=False)))
+    quiet_after = tuple(
+        _pattern(path, f"match.quiet_after[{i}]", p) for i, p in enumerate(match.texts("quiet_after", required=False))
+    )
+    if (families or quiet_after) and not fallback:
+        raise CatalogueError(path, "fallback", "families and match.quiet_after need fallback = true")
+    names = [f.name for f in families]
+    if len(set(names)) != len(names):
+        raise CatalogueError(path, "families", "two families have the same name")
     return Signature(
-        **common, any=any_, none=none, context=context, match_examples=matches, no_match_examples=no_matches
+        **common,
+        any=any_,
+        none=none,
+        context=context,
+        match_examples=matches,
+        no_match_examples=no_matches,
+        fallback=fallback,
+        families=families,
+        quiet_after=quiet_after,
+    )
+
+
+def _family(path: Path, i: int, f: Table) -> Family:
+    f.known(("name", "category", "title", "what", "fix", "words", "playbooks", "examples", "counter_examples"))
+    name, category = f.text("name"), f.text("category")
+    if not ID.match(name):
+        raise CatalogueError(path, f"families[{i}].name", "use lower-case letters, digits and single dashes")
+    if category not in CATEGORIES:
+        raise CatalogueError(path, f"families[{i}].category", f"unknown category {category!r}")
+    examples = tuple(f.texts("examples"))
+    if not examples:
+        raise CatalogueError(path, f"families[{i}].examples", "needs at least one line the family takes")
+    return Family(
+        name=name,
+        category=category,
+        title=f.text("title"),
+        what=f.text("what"),
+        words=tuple(_pattern(path, f"families[{i}].words[{j}]", w) for j, w in enumerate(f.texts("words"))),
+        fix=f.text("fix", required=False),
+        playbooks=tuple(f.texts("playbooks", required=False)),
+        examples=examples,
+        counter_examples=tuple(f.texts("counter_examples", required=False)),
     )
 
 

@@ -44,7 +44,8 @@ def test_ids_are_unique_and_match_files(catalogue: cat.Catalogue) -> None:
     ids = [s.id for s in catalogue.signatures]
     assert len(ids) == len(set(ids))
     for sig in catalogue.signatures:
-        assert sig.path.stem == sig.id
+        assert sig.path.stem == (sig.family_of or sig.id)
+        assert not sig.family_of or sig.id.startswith(f"{sig.family_of}-")
 
 
 def test_every_pattern_has_a_required_literal(catalogue: cat.Catalogue) -> None:

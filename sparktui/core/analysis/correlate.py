@@ -25,6 +25,7 @@ from sparktui.core.analysis.progress import grids
 from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Disabled, Hits, Role, Scanned
 from sparktui.core.analysis.serving import ServingWatch
 from sparktui.core.analysis.stages import StageTracker, StallHit
+from sparktui.core.analysis.unrecognised import judge
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Position, SourceSummary
 
@@ -167,6 +168,7 @@ class Correlation:
         sources = tuple(
             SourceSummary(s.name, s.node, s.lines, s.error, s.hosts, tuple(s.notes)) for s in self._sources.values()
         )
+        findings = judge(findings, self._signatures)
         ranked = name_consequences(rank(findings, self.catalogue, order), self.tracker.nodes())
         warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()))
         pending.sort(key=lambda p: -p.waited)

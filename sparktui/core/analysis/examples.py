@@ -45,16 +45,19 @@ def check(sig: Signature, catalogue: Catalogue) -> list[str]:
                 problems.append(f"{sig.path}: {where}: matched, but must not")
     except _TooSlow as slow:  # the engines would only run out of time on it too
         return [*problems, f"{sig.path}: {where}: {slow}"]
-    single = Catalogue((sig,), catalogue.tracks)
+    problems += [f"{sig.path}: {p}" for p in _family_problems(sig)]
+    families = tuple(s for s in catalogue.signatures if s.family_of == sig.id)
+    single = Catalogue((sig, *families), catalogue.tracks)
+    ids = {sig.id, *(s.id for s in families)}  # a fallback signature's hits are filed under its families
     for engine in ENGINES:
         for i, ex in enumerate(sig.log_examples):
-            fired = _fires(single, sig.id, ex.text, engine)
+            fired = _fires(single, ids, ex.text, engine)
             if fired != ex.fires:
                 verb = "did not fire" if ex.fires else "fired"
                 problems.append(f"{sig.path}: examples.log[{i}]: {verb} with the {_name(engine)} engine")
         if sig.context is None and sig.stall is None:
             for i, ex in enumerate(sig.match_examples):
-                if not _fires(single, sig.id, ex.text, engine):
+                if not _fires(single, ids, ex.text, engine):
                     problems.append(f"{sig.path}: examples.match[{i}]: no finding through the {_name(engine)} engine")
     return problems
 
@@ -105,6 +108,30 @@ def check_prefix(prefix: Prefix) -> list[str]:
         for key in ("program", "node", "rank", "repeated"):
             if key in ex and str(seen[key]) != ex[key]:
                 problems.append(f"{where}: {key} is {seen[key]!r}, expected {ex[key]!r}")
+    return problems
+
+
+def filed_under(sig: Signature, line: str) -> str:
+    """The family of a fallback signature a line of it is filed under ("" for none), as the scan files it."""
+    for family in sig.families:
+        if any(_search(f"(?i:{w})", line) for w in family.words):
+            return family.name
+    return ""
+
+
+def _family_problems(sig: Signature) -> list[str]:
+    """Each family's examples must be hits of the signature filed under it; its counter-examples not under it."""
+    problems = []
+    for i, family in enumerate(sig.families):
+        for j, line in enumerate(family.examples):
+            where = f"families[{i}].examples[{j}]"
+            if _hits(sig, line) is None:
+                problems.append(f"{where}: not a hit of the signature")
+            elif (got := filed_under(sig, line)) != family.name:
+                problems.append(f"{where}: filed under {got or 'no family'!r}, not {family.name!r}")
+        for j, line in enumerate(family.counter_examples):
+            if filed_under(sig, line) == family.name:
+                problems.append(f"families[{i}].counter_examples[{j}]: filed under {family.name!r}")
     return problems
 
 
@@ -159,11 +186,11 @@ def _line_verdict(sig: Signature, line: str, facts: dict[str, str] | object) -> 
     return ""
 
 
-def _fires(catalogue: Catalogue, sig_id: str, text: str, engine: EngineFactory) -> bool:
+def _fires(catalogue: Catalogue, ids: set[str], text: str, engine: EngineFactory) -> bool:
     analyzer = Analyzer(catalogue, engine)
     analyzer.add_source("example.log", "example")
     analyzer.feed("example.log", text.strip("\n"))
-    return any(f.signature == sig_id for f in analyzer.finish().findings)
+    return any(f.signature in ids for f in analyzer.finish().findings)
 
 
 def _name(engine: EngineFactory) -> str:

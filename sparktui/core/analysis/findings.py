@@ -261,6 +261,9 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
     nodes) first.
     """
     consequence_of = {sig.id: set(sig.consequence_of) for sig in catalogue.signatures}
+    # What no signature names ranks below what one does at the same severity; sorted by its words into a
+    # category, above what it could not sort.
+    tier = {sig.id: 2 if sig.fallback else 1 for sig in catalogue.signatures if sig.fallback or sig.family_of}
 
     def causes(f: Finding) -> list[Finding]:
         wanted = consequence_of.get(f.signature, set())
@@ -295,11 +298,12 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
         depth[id(f)] = d
         return d
 
-    def key(f: Finding) -> tuple[int, int, int, tuple[int, float], int, int, int, int]:
+    def key(f: Finding) -> tuple[int, int, int, int, tuple[int, float], int, int, int, int]:
         return (
             1 if f.severity < Severity.WARNING else 0,
             depth_of(f),
             -int(f.severity),
+            tier.get(f.signature, 0),
             (0, f.time) if f.time is not None else (1, 0.0),
             source_order.get(f.first_seen.source, len(source_order)),
             f.first_seen.line,

@@ -39,6 +39,11 @@ EVIDENCE_MAX = 8
 STAMP_CHARS = 256
 
 
+def _words(words: Sequence[str]) -> list[regex.Pattern[str]]:
+    """A family's words, compiled to be found whatever their case."""
+    return [regex.compile(w, regex.IGNORECASE) for w in words]
+
+
 class Role(IntEnum):
     """What a pattern of the table is for."""
 
@@ -47,6 +52,7 @@ class Role(IntEnum):
     WHEN = 2  # its context.when: seen somewhere in the scope
     UNLESS = 3  # its context.unless
     STAGE = 4  # a stage marker of a track
+    QUIET = 5  # a fallback signature's match.quiet_after: no more of its hits in the source after it
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +81,8 @@ class Rules:
                 add(p, _Rule(Role.HIT, i))
             for p in sig.none:
                 add(p, _Rule(Role.VETO, i))
+            for p in sig.quiet_after:
+                add(p, _Rule(Role.QUIET, i))
             if sig.context is not None:
                 for p in sig.context.when:
                     add(p, _Rule(Role.WHEN, i))
@@ -86,6 +94,21 @@ class Rules:
                     add(p, _Rule(Role.STAGE, t, s))
         untrusted = [key for key in range(len(patterns)) if not is_builtin(self.owner(key).path)]
         self.matcher = Matcher(patterns, engine(patterns), untrusted=untrusted)
+        index = {sig.id: i for i, sig in enumerate(self.signatures)}
+        #: Per fallback signature, its families in order: the index of each one's signature and its words.
+        self.families: dict[int, list[tuple[int, list[regex.Pattern[str]]]]] = {
+            i: [(index[f"{sig.id}-{f.name}"], _words(f.words)) for f in sig.families]
+            for i, sig in enumerate(self.signatures)
+            if sig.fallback
+        }
+
+    def family(self, owner: int, line: str) -> int:
+        """The signature a fallback signature's hit on ``line`` is filed under: that of the first of its
+        families whose words the line holds, else the fallback signature itself."""
+        for family, words in self.families.get(owner, ()):
+            if any(w.search(line) for w in words):
+                return family
+        return owner
 
     def owner(self, key: int) -> Signature | Track:
         """The signature or stage track a pattern of the table belongs to."""
@@ -103,6 +126,7 @@ class Rules:
             Role.VETO: ("match.none", owner.none),
             Role.WHEN: ("context.when", context.when if context else ()),
             Role.UNLESS: ("context.unless", context.unless if context else ()),
+            Role.QUIET: ("match.quiet_after", owner.quiet_after),
         }[rule.role]
         return f"{owner.path}: {field}[{patterns.index(pattern)}]"
 
@@ -225,6 +249,7 @@ class Scan:
         self._stages: list[StageEvent] = []
         self._disabled: list[Disabled] = []
         self._readings: list[ReadingEvent] = []
+        self._quiet: set[int] = set()  # the fallback signatures that take no more hits here (match.quiet_after)
         self.last_time: float | None = None
 
     def feed(self, text: str, now: float = 0.0) -> None:
@@ -330,17 +355,26 @@ class Scan:
         cls: Classification | None = None
         # A veto concerns the other patterns of its signature: a line only one pattern matched has none.
         vetoed = {r.owner for r, _ in matches if r.role is Role.VETO} if len(matches) > 1 else ()
+        fallback: tuple[_Rule, regex.Match[str]] | None = None  # a failure line no other signature may name
+        named = False
         for rule, m in matches:
             if rule.role is Role.STAGE:
                 cls = cls or classify(line)
                 self._stage(rule, m, cls, position, now)
                 continue
+            if rule.role is Role.QUIET:
+                self._quiet.add(rule.owner)
+                continue
             if rule.role is Role.VETO or rule.owner in vetoed:
                 continue
             sig = self.rules.signatures[rule.owner]
+            if sig.fallback and rule.role is Role.HIT:
+                fallback = fallback or (rule, m)
+                continue
             cls = cls or classify(line)
             if sig.programs and cls.program not in sig.programs:
                 continue
+            named = named or rule.role is Role.HIT
             node = self.home(cls)
             scope = scope_key(sig, self.name, node, cls)
             if rule.role in (Role.WHEN, Role.UNLESS):
@@ -350,6 +384,13 @@ class Scan:
                     self._new_seen.append(seen)
                 continue
             lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
+        if fallback is not None and not named and fallback[0].owner not in self._quiet:
+            rule, m = fallback
+            owner = self.rules.family(rule.owner, line)
+            sig, cls = self.rules.signatures[owner], cls or classify(line)
+            node = self.home(cls)
+            scope = scope_key(sig, self.name, node, cls)
+            lines = self._hit(owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
         if cls is not None:
             self._saw_time(cls.time)
         return lines

@@ -1,0 +1,69 @@
+"""Failures no signature names: the findings of a fallback signature and of its families (see
+:class:`~sparktui.core.catalogue.Signature`), kept where nothing better explains them and told in the words of
+the failure itself.
+
+A failure line that no signature names becomes a finding of the fallback signature, filed by its words under
+a family (a port in use, out of memory, ...). Where another signature already names an error of the same
+category on one of its nodes, that finding says it better and the fallback's is left out; one that no family
+could sort is left out where any other error is named on one of its nodes. What is kept says the exception or message it quotes and, for a
+Python traceback, the frame that raised it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import regex
+
+from sparktui.core.catalogue import Signature
+from sparktui.core.events import Finding, Severity
+
+#: A traceback's frame line: ``File "/path/x.py", line 12, in func``.
+_FRAME = regex.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[\w.<>]+)')
+#: How much of the failure's own text a detail quotes.
+QUOTED_CHARS = 240
+
+
+def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> list[Finding]:
+    """``findings`` without the fallback findings that another finding explains, and with the others told."""
+
+    def fallback(f: Finding) -> Signature | None:
+        sig = signatures.get(f.signature)
+        return sig if sig is not None and (sig.fallback or sig.family_of) else None
+
+    named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR]
+    # (category, node) of every error a signature names, and "" for any category on a node
+    explained = {(c, n) for f in named for c in (f.category, "") for n in f.nodes}
+    kept = []
+    for f in findings:
+        sig = fallback(f)
+        if sig is None:
+            kept.append(f)
+        elif not any(("" if sig.fallback else f.category, n) in explained for n in f.nodes):
+            kept.append(told(f))
+    return kept
+
+
+def told(finding: Finding) -> Finding:
+    """A fallback finding with its first failure quoted and, where a traceback shows it, the frame it came
+    from (also as the facts ``frame`` and ``failure``)."""
+    if not finding.evidence:
+        return finding
+    first = finding.evidence[0]
+    failure = first.text.strip()
+    if len(failure) > QUOTED_CHARS:
+        failure = failure[: QUOTED_CHARS - 1] + "…"
+    facts = {**finding.facts, "failure": failure}
+    where = f"{first.node or first.source} at {first.source}:{first.line}"
+    detail = f"No signature names this failure; first seen on {where}: {failure}"
+    frame = next((m for text in reversed(first.before) if (m := _FRAME.search(text)) is not None), None)
+    if frame is not None:
+        raised = f"{frame['file']}:{frame['line']} in {frame['func']}"
+        facts["frame"] = raised
+        detail += f" (raised in {raised})"
+    detail += "."
+    if finding.count > 1:
+        detail += f" {finding.count} such lines in all, on {', '.join(finding.nodes) or 'one source'}."
+    if finding.detail:
+        detail = f"{detail} {finding.detail}"
+    return replace(finding, facts=facts, detail=detail)
