@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from sparktui.cli import main
 from sparktui.core.analysis import progress
 from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.findings import STALL_EVIDENCE_MAX
 from sparktui.core.analysis.progress import Cell, Grid, Row
 from sparktui.core.analysis.stages import NAMED, PENDING_AFTER
@@ -176,6 +178,117 @@ def test_a_rank_that_never_opened_the_second_communicator_is_absent_from_its_col
     assert [[c.short for c in r.cells] for r in grid.rows] == [["in use", "init"], ["in use", "absent"]]
     assert [r.behind for r in grid.rows] == [False, True]
     assert grid.verdict == "rank 1 on node-b never joined 0x2b0b, which the other ranks wait in."
+
+
+CUT = FIXTURES / "nccl" / "two-hosts-second-group-cut-at-comm-config"
+
+
+def test_a_rank_that_began_a_communicator_its_peers_never_began_is_the_second_group_deadlock(
+    catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real capture post mortem (NCCL lines only, rank 0 cut at its second communicator's first line):
+    rank 1 completed the first communicator with rank 0 and went quiet, so more than the end of the logs says
+    rank 0 waits: an error first, naming both ranks and what tells a hang from a cut log; diagnose exits 1."""
+    d = diagnose(catalogue, *((p.name, p.read_text().rstrip("\n")) for p in sorted(CUT.glob("rank*.log")))).finish()
+    root = d.findings[0]
+    assert (root.signature, root.severity, root.nodes) == (
+        "nccl-second-communicator-not-joined",
+        Severity.CRITICAL,
+        ("spark-a", "spark-b"),
+    )
+    assert "process 839 on spark-a (rank 0 of commId 0x9d9ed4d7c9124a21) stopped at 'communicator requested'" in (
+        root.detail
+    )
+    assert "Rank 1 on spark-b completed the communicator before it" in root.detail
+    assert "still running" in root.detail and "a later line from it" in root.detail
+    assert "Nothing else in the logs says it was stuck" not in root.detail
+    assert root.facts["ranks_never_began"] == "1"
+    assert d.progress[0].verdict == "rank 1 on spark-b never joined communicator 2, which the other ranks wait in."
+    assert main(["diagnose", str(CUT)]) == 1
+    assert "never completed on the ranks that began it" in capsys.readouterr().out
+
+
+def job(ranks: int, per_node: int, *, second: dict[int, str], version: bool = True) -> list[tuple[str, str]]:
+    """A socket start-up of ``ranks`` ranks, ``per_node`` to a node (one log per node), as NCCL 2.28 prints
+    it: the first communicator complete and its rings connected on every rank, then the second one on the
+    ranks of ``second`` as far as the stage given (``config``, ``init_start``, ``done``)."""
+    logs: dict[str, list[str]] = {}
+    for r in range(ranks):
+        host, pid = f"gpu-{r // per_node:02d}", 1000 + r
+        lines = logs.setdefault(host, [])
+        first = f"ncclCommInitRankConfig comm 0x{r + 1:x}00 rank {r} nranks {ranks} cudaDev {r % per_node} busId 60"
+        lines += [nccl(host, pid, "NCCL version 2.28.9+cuda13.0")] if version else []
+        lines += [
+            nccl(host, pid, "NET/Socket : Using [0]eth0:10.0.0.1<0>"),
+            nccl(host, pid, "Comm config Blocking set to 1"),
+            nccl(host, pid, "Using network Socket"),
+            nccl(host, pid, f"{first} commId 0x11 - Init START"),
+            nccl(host, pid, f"{first} commId 0x11 - Init COMPLETE"),
+            nccl(host, pid, f"Channel 00/0 : {(r - 1) % ranks}[0] -> {r}[0] [receive] via NET/Socket/0"),
+            nccl(host, pid, "Connected all rings, use ring PXN 0 GDR 0"),
+        ]
+        stage = second.get(r)
+        if stage is None:
+            continue
+        lines.append(nccl(host, pid, "Comm config Blocking set to 1"))
+        again = f"ncclCommInitRankConfig comm 0x{r + 1:x}01 rank {r} nranks {ranks} cudaDev {r % per_node} busId 60"
+        if stage in ("init_start", "done"):
+            lines.append(nccl(host, pid, f"{again} commId 0x22 - Init START"))
+        if stage == "done":
+            lines.append(nccl(host, pid, f"{again} commId 0x22 - Init COMPLETE"))
+    return [(f"{host}.log", "\n".join(lines)) for host, lines in logs.items()]
+
+
+def loud(d: Diagnosis) -> list[tuple[str, Severity]]:
+    return [(f.signature, f.severity) for f in d.findings if f.severity >= Severity.ERROR]
+
+
+def test_a_large_healthy_socket_start_up_is_not_a_hang(catalogue: Catalogue) -> None:
+    """64 ranks on 8 nodes over sockets: complete, cut after the first communicator, or cut anywhere in a
+    second one that every rank began, nothing is an error."""
+    everyone = dict.fromkeys(range(64), "done")
+    assert diagnose(catalogue, *job(64, 8, second=everyone)).finish().findings == ()
+    assert diagnose(catalogue, *job(64, 8, second={})).finish().findings == ()
+    midway = {r: ("config", "init_start")[r % 2] for r in range(64)}  # no line names half of them yet
+    d = diagnose(catalogue, *job(64, 8, second=midway)).finish()
+    assert loud(d) == [] and {f.severity for f in d.findings} == {Severity.WARNING}
+    assert "last seen" not in d.findings[0].detail and "ranks_never_began" not in d.findings[0].facts
+
+
+def test_any_rank_absent_from_a_new_communicator_is_named(catalogue: Catalogue) -> None:
+    """Of 64 ranks, all began the second communicator (at its first line or its Init START) but one, which
+    went quiet after the first: an error naming that rank."""
+    second = {r: ("config", "init_start")[r % 2] for r in range(64) if r != 37}
+    d = diagnose(catalogue, *job(64, 8, second=second)).finish()
+    root = d.findings[0]
+    assert (root.signature, root.severity) == ("nccl-second-communicator-not-joined", Severity.CRITICAL)
+    assert "Rank 37 on gpu-04 completed the communicator before it" in root.detail
+    assert root.facts["ranks_never_began"] == "37"
+    assert "gpu-04" in root.nodes
+    # Where some ranks completed it, the others are behind those (a peer got further), and none went quiet.
+    second = {r: ("config", "init_start", "done")[r % 3] for r in range(64)}
+    (behind,) = diagnose(catalogue, *job(64, 8, second=second)).finish().findings
+    assert "ranks_never_began" not in behind.facts and "completed the communicator before" not in behind.detail
+
+
+def test_ranks_outside_a_smaller_new_communicator_are_not_taken_for_absent(catalogue: Catalogue) -> None:
+    """Ranks 0 and 1 of four begin a two-rank group and stop in its init; ranks 2 and 3 are not in it and
+    stay quiet: only the end of the logs speaks for the stall."""
+    logs = job(4, 1, second={})
+    pair = [
+        nccl(
+            f"gpu-0{r}",
+            1000 + r,
+            f"ncclCommInitRankConfig comm 0x{r}77 rank {r} nranks 2 cudaDev 0 busId 60 commId 0x33 - Init START",
+        )
+        for r in (0, 1)
+    ]
+    logs = [(name, text + "\n" + pair[i]) if i < 2 else (name, text) for i, (name, text) in enumerate(logs)]
+    d = diagnose(catalogue, *logs).finish()
+    assert [(f.signature, f.severity) for f in d.findings] == [
+        ("nccl-second-communicator-not-joined", Severity.WARNING)
+    ]
+    assert "Nothing else in the logs says it was stuck" in d.findings[0].detail
 
 
 def test_a_stall_only_the_end_of_the_log_speaks_for_is_a_warning(catalogue: Catalogue) -> None:

@@ -74,4 +74,4 @@ def test_a_follow_shorter_than_the_stall_window_says_the_stall_is_pending(
     assert code == 0 and "no findings" in out
     (line,) = [line for line in out.splitlines() if "stall pending" in line]
     assert "rank 0 on spark-a has stopped at 'communicator init started'" in line
-    assert "of 60)" in line and "A second NCCL communicator started and never completed" in line
+    assert "of 60)" in line and "A later NCCL communicator never completed on the ranks that began it" in line

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from sparktui.core.analysis.serving import MetricHit
-from sparktui.core.analysis.stages import StallHit, Unit, join, ranges, who
+from sparktui.core.analysis.stages import WENT_QUIET, StallHit, Unit, join, ranges, who
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.classify import classify
 from sparktui.core.events import Evidence, Finding, Position, Severity
@@ -146,6 +146,7 @@ def _group_part(hits: list[StallHit]) -> Part:
     nodes: list[str] = []
     ahead: dict[int, Unit] = {}
     seen: dict[int, Unit] = {}
+    quiet: dict[int, Unit] = {}
     for told_of, hit in enumerate(hits):
         unit = hit.unit
         # The line where it reached the rule's stage, or its first line where that stage is only implied.
@@ -165,7 +166,14 @@ def _group_part(hits: list[StallHit]) -> Part:
         ahead.update((id(u), u) for u in told)
     for told in _distinct(h.last_seen for h in hits):
         seen.update((id(u), u) for u in told)
-    for other in list(seen.values())[:UNITS_SHOWN]:
+    for told in _distinct(h.quiet for h in hits):
+        quiet.update((id(u), u) for u in told)
+    if quiet:
+        ranks = sorted({int(r) for u in quiet.values() if (r := u.facts.get("rank", "")).isdigit()})
+        if ranks:
+            facts.setdefault("ranks_never_began", ",".join(map(str, ranks)))
+    # Where the ranks that never joined were last seen, and where the quiet peers' logs end: each once.
+    for other in list({**seen, **quiet}.values())[:UNITS_SHOWN]:
         if other.last is not None:
             evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
     shown: set[str] = set()
@@ -174,7 +182,7 @@ def _group_part(hits: list[StallHit]) -> Part:
         if done is not None and peer.node not in shown and len(shown) < PEERS_SHOWN:
             shown.add(peer.node)
             evidence.append(Evidence(done.source, done.line, peer.node, display(peer.texts.get(rule.not_reached, ""))))
-    nodes += [u.node for u in ahead.values()] + [u.node for u in seen.values()]
+    nodes += [u.node for u in ahead.values()] + [u.node for u in seen.values()] + [u.node for u in quiet.values()]
     first = min((e for e in evidence), key=lambda e: (e.source, e.line))
     weak = not any(h.corroboration for h in hits)
     return Part(Position(first.source, first.line), len(hits), nodes, facts, evidence, _describe(hits, weak), weak=weak)
@@ -203,22 +211,26 @@ def _describe(hits: list[StallHit], weak: bool) -> str:
     by_stage: dict[str, list[Unit]] = {}
     for hit in hits:
         by_stage.setdefault(hit.unit.stage_label, []).append(hit.unit)
-    stopped = "; ".join(f"{who(units)} stopped at '{stage}'" for stage, units in by_stage.items())
+    stopped = "; ".join(f"{_stalled_who(units)} stopped at '{stage}'" for stage, units in by_stage.items())
     never = track.stages[track.index(rule.not_reached)].label
     text = f"{_capital(what)}: {stopped}, and never reached '{never}'."
     ahead = list({id(u): u for told in _distinct(h.peers_ahead for h in hits) for u in told}.values())
     if ahead:
         text += f" {_capital(who(ahead))} reached it."
+    quiet = list({id(u): u for told in _distinct(h.quiet for h in hits) for u in told}.values())
     missing = sorted({r for h in hits for r in h.peers_missing})
     if missing:
         text += f" Rank{'s' if len(missing) > 1 else ''} {ranges(missing)} never started it"
         where = [
             f"{u.who} was last seen at {u.last.source}:{u.last.line}"
             for u in {id(u): u for told in _distinct(h.last_seen for h in hits) for u in told}.values()
-            if u.last is not None
+            if u.last is not None and u not in quiet
         ]
         text += f" ({'; '.join(where)})." if where else "."
-    reasons = sorted({h.corroboration for h in hits if h.corroboration and h.corroboration != "peers got further"})
+    if quiet:
+        text += " " + _went_quiet(quiet, any(h.corroboration == WENT_QUIET for h in hits))
+    told = {"peers got further", WENT_QUIET}
+    reasons = sorted({h.corroboration for h in hits if h.corroboration and h.corroboration not in told})
     if reasons:
         text += f" Stuck: {'; '.join(reasons)}."
     if any(h.folded for h in hits):
@@ -230,6 +242,43 @@ def _describe(hits: list[StallHit], weak: bool) -> str:
         text += (
             " Nothing else in the logs says it was stuck: it hangs there if the job was still running when the"
             " log was taken, or the log was only cut there."
+        )
+    return text
+
+
+def _stalled_who(units: list[Unit]) -> str:
+    """Stalled units named as :func:`who` names them; a communicator that stopped before any line gave its
+    rank is named by the rank its process had in the communicator it completed before."""
+    named = who(units)
+    if any("rank" in u.facts for u in units):
+        return named
+    before = [u.previous for u in units if u.previous is not None and u.previous.facts.get("rank", "").isdigit()]
+    if not before or len(before) < len(units):
+        return named
+    ranks = sorted({int(u.facts["rank"]) for u in before})
+    groups = {u.group for u in before}
+    where = group_label(before[0]) if len(groups) == 1 else ""
+    return f"{named} ({'rank' if len(ranks) == 1 else 'ranks'} {ranges(ranks)} of {where or 'the communicator before'})"
+
+
+def _went_quiet(quiet: list[Unit], corroborates: bool) -> str:
+    """The sentence on the peers that completed the communicator before and never began this one, and, where
+    that is what says it was stuck, what would tell a hang from a log cut at that moment."""
+    one = len(quiet) == 1
+    label = group_label(quiet[0]) if len({u.group for u in quiet}) == 1 else ""
+    ends = "; ".join(f"{u.last.source}:{u.last.line}" for u in quiet[:UNITS_SHOWN] if u.last is not None)
+    text = (
+        f"{_capital(who(quiet))} completed the communicator before it{f' ({label})' if label else ''} and"
+        f" then began no other communicator: {'its last NCCL progress line is' if one else 'their last NCCL'}"
+        f"{'' if one else ' progress lines are'} {ends or 'shown above'}."
+    )
+    if corroborates:
+        them = "it" if one else "them"
+        text += (
+            f" Only logs cut just before {who(quiet)} began it would read the same: whether"
+            f" {'its process was' if one else 'their processes were'} still running when the logs were taken"
+            f" (a py-spy dump of {them} shows where {'it waits' if one else 'they wait'}), or a later line from"
+            f" {them}, tells the hang from a cut log."
         )
     return text
 

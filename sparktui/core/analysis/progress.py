@@ -213,8 +213,11 @@ def _ready(unit: Unit) -> bool:
 def _absent(column: str, present: list[Unit], rows: dict[str, dict[str, Unit]]) -> set[str]:
     """The processes that never joined a communicator the others wait in: only where the ranks that did
     join (``present``) are short of its size by exactly the rows without it (so a split of a subset names
-    nobody). The rows are only looked through when the counts say so."""
-    size = present[0].facts.get("nranks")
+    nobody). Before a line gives its size (a communicator that stopped at its first line), the size of the one
+    its processes completed before stands for it. The rows are only looked through when the counts say so."""
+    size = present[0].facts.get("nranks") or next(
+        (u.previous.facts["nranks"] for u in present if u.previous is not None and "nranks" in u.previous.facts), None
+    )
     missing = len(rows) - len(present)
     if not size or not missing or any(u.done or u.finished for u in present):
         return set()

@@ -12,8 +12,9 @@ every rank form one peer group, named by the commId, by the parent and split of 
 another, or failing both by its place among its process's communicators.
 
 A stall found in a finished log is *corroborated* when something besides the log's end says the unit was
-stuck: a peer that got further, a missing rank seen busy elsewhere, or the log's own clock running on past
-the stage's ``stuck_after``. A live unit is stuck after ``stuck_after`` seconds without progress; before
+stuck: a peer that got further, a missing rank seen busy elsewhere, a peer that went quiet without beginning
+it (see :meth:`StageTracker.quiet_peers`), or the log's own clock running on past the stage's
+``stuck_after``. A live unit is stuck after ``stuck_after`` seconds without progress; before
 that, once it has made none for :data:`PENDING_AFTER` seconds, it is a *pending* stall (a live session that
 ends sooner can say what it would have named, and when).
 
@@ -54,6 +55,7 @@ class Unit:
     last_progress_time: float | None = None  # the log's own time of that line, where the line says it
     facts: dict[str, str] = field(default_factory=dict)
     completed_before: bool = False  # the process had completed another unit of the track first
+    previous: Unit | None = None  # the unit of the same process that completed last before this one opened
     group: str = ""  # the peer group, set by the tracker
 
     @property
@@ -101,6 +103,7 @@ class StallHit:
     folded: bool = False  # Ray folded some of the track's lines: who looks behind may only look so
     pending: float | None = None  # live, short of ``stuck_after``: the seconds without progress so far
     window: float = 0.0  # the stage's ``stuck_after``
+    quiet: tuple[Unit, ...] = ()  # peers in the unit's previous communicator that began nothing after it
 
 
 class StageTracker:
@@ -113,7 +116,7 @@ class StageTracker:
         self._latest: dict[tuple[str, str], Unit] = {}  # (track, process) -> its most recently opened unit
         self._count: dict[tuple[str, str], int] = {}  # (track, process) -> units opened
         self._on_node: dict[tuple[str, str], Unit] = {}  # (track, node) -> its most recently opened unit
-        self._done: set[tuple[str, str]] = set()  # (track, process) that completed a unit
+        self._done: dict[tuple[str, str], Unit] = {}  # (track, process) -> the unit it completed last
         self._after: dict[tuple[str, str], list[Unit]] = {}  # (track, process) -> done units not finished
         self._busy: dict[tuple[str, str], Unit] = {}  # (track, process) -> unit that last took an after-done line
         # (track, peer group) -> its units, and (track, rank, nranks) -> units, each by id(unit) in the order
@@ -152,7 +155,7 @@ class StageTracker:
             unit.last_progress_time = event.time
             slot = (track.id, unit.process)
             if unit.done and not was_done:
-                self._done.add(slot)
+                self._done[slot] = unit
                 self._after.setdefault(slot, []).append(unit)
             if unit.finished and unit in self._after.get(slot, ()):
                 self._after[slot].remove(unit)
@@ -209,7 +212,17 @@ class StageTracker:
         slot = (track.id, event.process)
         ordinal = self._count.get(slot, 0)
         self._count[slot] = ordinal + 1
-        unit = Unit(track, event.node, "", event.process, ordinal, event.rank, completed_before=slot in self._done)
+        previous = self._done.get(slot)
+        unit = Unit(
+            track,
+            event.node,
+            "",
+            event.process,
+            ordinal,
+            event.rank,
+            completed_before=previous is not None,
+            previous=previous,
+        )
         self.units.append(unit)
         self._latest[slot] = unit
         self._on_node[(track.id, event.node)] = unit
@@ -281,6 +294,7 @@ class StageTracker:
         claimed_ahead: set[tuple[str, str, int]] = set()
         reaching: dict[tuple[str, str, int], int] = {}
         ranks_in: dict[tuple[str, str], set[int]] = {}
+        quiet_of: dict[tuple[str, str, str], tuple[Unit, ...]] = {}  # (track, group, previous group) -> quiet
         for sig in ordered:
             rule = sig.stall
             assert rule is not None
@@ -320,26 +334,64 @@ class StageTracker:
                     claimed.update(id(u) for u in ahead)
                 missing = _missing_ranks(unit, ranks_in[group])
                 last_seen = self._last_units(unit, missing)
+                before = unit.previous
+                if before is not None and (*group, before.group) not in quiet_of:
+                    quiet_of[(*group, before.group)] = self.quiet_peers(unit)
+                quiet = quiet_of[(*group, before.group)] if before is not None else ()
                 # With Ray folding identical lines, a rank that looks behind may have printed the same line.
                 folded = track.id in self.folded
                 if waited is not None:
                     why = f"no progress for {waited:.0f} s"
+                elif folded:
+                    why = _corroboration(unit, (), (), last_seen, stuck_after, log_end or {})
                 else:
-                    why = _corroboration(unit, () if folded else ahead, last_seen, stuck_after, log_end or {})
-                    if not why and track.stages[unit.reached].settled:
-                        continue
-                yield StallHit(sig, unit, ahead, missing, last_seen, why, folded)
+                    why = _corroboration(unit, ahead, quiet, last_seen, stuck_after, log_end or {})
+                if not why and track.stages[unit.reached].settled:
+                    continue
+                yield StallHit(sig, unit, ahead, missing, last_seen, why, folded, quiet=quiet)
+
+    def quiet_peers(self, unit: Unit) -> tuple[Unit, ...]:
+        """The peers that went quiet where ``unit``'s process went on: the units of the communicator its process
+        completed last before opening ``unit`` (``unit.previous``) whose processes completed it too and then
+        opened nothing more, so never began ``unit``'s communicator (nor any other) while this process did.
+
+        A finished log in which one rank began a new communicator and its peers in the one before went quiet
+        is asymmetric: in a healthy start-up every rank of a group calls into its new communicator, so a log
+        cut at an arbitrary moment shows the others beginning it too, or a peer further on. Only ranks that
+        fit into the new communicator are named: its size (or, before a line says it, the size of the one
+        before, which a new group over the same ranks has) must leave room for every one of them beside the
+        processes that did begin it, so that the ranks left out of a smaller group (the other half of a
+        split) are never taken for absent. A process with any later unit, done or not, is not quiet."""
+        before = unit.previous
+        if before is None or unit.done:
+            return ()
+        track = unit.track
+        began = {u.process for u in self._groups.get((track.id, unit.group), {}).values()}
+        quiet = tuple(
+            peer
+            for peer in self.peers(before)
+            if peer.done and peer.process not in began and self._latest.get((track.id, peer.process)) is peer
+        )
+        size = unit.facts.get("nranks") or before.facts.get("nranks", "")
+        if not quiet or not size.isdigit() or len(began) + len(quiet) > int(size):
+            return ()
+        return quiet
 
     def _last_units(self, unit: Unit, ranks: tuple[int, ...]) -> tuple[Unit, ...]:
         """Where the ranks that never joined ``unit`` were last seen: their latest unit of the same size
-        (so the evidence shows the other node too)."""
+        (so the evidence shows the other node too). A rank whose process has since begun a communicator that
+        no line names yet (stopped at its first lines) is not counted: that may be ``unit``'s own."""
         found = []
         nranks = unit.facts.get("nranks", "")
         for rank in ranks:
             same = self._by_rank.get((unit.track.id, str(rank), nranks), {})
             latest = next((u for u in reversed(same.values()) if u.process != unit.process), None)
-            if latest is not None:
-                found.append(latest)
+            if latest is None:
+                continue
+            since = self._latest.get((unit.track.id, latest.process))
+            if since is not None and since is not latest and not since.done and since.group.startswith("#"):
+                continue
+            found.append(latest)
         return tuple(found)
 
     def nodes(self) -> list[str]:
@@ -359,12 +411,23 @@ class StageTracker:
         return out
 
 
+#: The corroboration of a stall by peers that went quiet without beginning it (:meth:`StageTracker.quiet_peers`).
+WENT_QUIET = "its peers in the communicator before went quiet without beginning it"
+
+
 def _corroboration(
-    unit: Unit, ahead: tuple[Unit, ...], last_seen: tuple[Unit, ...], stuck_after: float, log_end: Mapping[str, float]
+    unit: Unit,
+    ahead: tuple[Unit, ...],
+    quiet: tuple[Unit, ...],
+    last_seen: tuple[Unit, ...],
+    stuck_after: float,
+    log_end: Mapping[str, float],
 ) -> str:
     """What, besides the end of the log, says a unit of a finished log was stuck ("" for nothing)."""
     if ahead:
         return "peers got further"
+    if quiet:
+        return WENT_QUIET
     if last_seen:
         return "a rank that never joined was busy elsewhere"
     end = log_end.get(unit.last.source) if unit.last is not None else None
