@@ -5,8 +5,8 @@ the failure itself.
 A failure line that no signature names becomes a finding of the fallback signature, filed by its words under
 a family (a port in use, out of memory, ...). Where another signature already names an error of the same
 category on one of its nodes, that finding says it better and the fallback's is left out; one that no family
-could sort is left out where any other error is named on one of its nodes. What is kept says the exception or message it quotes and, for a
-Python traceback, the frame that raised it."""
+could sort is left out where any other error is named on one of its nodes. What is kept quotes the failure
+and, for a Python traceback, names the frame that raised it."""
 
 from __future__ import annotations
 
