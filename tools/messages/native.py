@@ -4,7 +4,7 @@ Python so that the result does not hang on binutils), kept where they look like 
 Heuristics (every kind):
 
 - a run of at least 12 printable ASCII characters with a space in it and at least three words of two or more
-  letters, at least half of it letters (or holding a printf conversion);
+  letters (two where it holds a printf conversion), at least half of it letters (or holding a conversion);
 - not PTX (``.extern ...``), not a C++ signature or template name (``ncclResult_t f(int)``, ``a<b>``,
   ``x::y``), not a path or a format made only of conversions.
 
@@ -14,9 +14,13 @@ Then per kind:
   timeout, invalid, mismatch, abort, connect, socket, bootstrap, ``NET/``, ``Using``, ...;
 - ``c10d`` (libtorch, libc10): C++ builds its messages from pieces (``c10::str``), so the pieces are kept where
   they name distributed things: c10d, TCPStore, ProcessGroup, Watchdog, NCCL, Gloo, store, rendezvous, rank,
-  collective, heartbeat, barrier, socket, timed out;
+  collective, heartbeat, barrier, socket, timed out, send/recv, connect, address, server/client, or CUDA's
+  out of memory and capability;
 - ``ray`` (raylet, gcs_server, _raylet.so; RAY_LOG streams pieces too): the pieces that name Ray things: GCS,
-  raylet, node, worker, actor, placement group, object store, plasma, Redis, cluster, lease, or are failures.
+  raylet, node, worker, actor, placement group, object store, plasma, Redis, cluster, lease, without the
+  vendored gRPC and protobuf strings;
+- ``generic`` (ptxas, nvcc, safetensors' Rust library): failure wording or a printf conversion;
+- ``all`` (libcudart, whose strings are its error descriptions): every string that looks like a message.
 
 The level is ``native-error`` where the text reads as a failure (fail, error, unable, cannot, timeout, ...),
 else ``native``: a binary does not say at what level it prints a string.
@@ -50,23 +54,30 @@ KEYWORDS = {
     ),
     "c10d": re.compile(
         r"c10d|TCPStore|ProcessGroup|Watchdog|watchdog|NCCL|Gloo|gloo|\bstore\b|Store|rendezvous|\brank\b|Rank|"
-        r"collective|heartbeat|barrier|[Ss]ocket|[Tt]imed out|timeout|world size|\bPG\b|Work"
+        r"collective|heartbeat|barrier|[Ss]ocket|[Tt]imed out|timeout|world size|\bPG\b|Work|recv|send|[Cc]onnect|"
+        r"address|[Ss]erver|[Cc]lient|shutdown|out of memory|CUDA capability|GPU"
     ),
     "ray": re.compile(
         r"GCS|gcs|[Rr]aylet|\bnode\b|Node|[Ww]orker|[Aa]ctor|placement group|[Oo]bject store|plasma|[Rr]edis|"
-        r"[Cc]luster|lease|[Hh]ead|RPC|rpc|port|address"
+        r"[Cc]luster|lease|[Hh]ead|RPC|rpc|port|address|dead|heartbeat|[Rr]esource|infeasible|[Ss]chedul"
     ),
+    # the CUDA runtime's error strings, the compilers' (ptxas, nvcc) and safetensors' messages: any failure
+    # wording or printf format (the rule of ``nccl`` without its keywords)
+    "generic": re.compile(r"(?!)"),
+    "all": re.compile(r""),
 }
 
 
 def runs(data: bytes) -> Iterator[str]:
     """The printable runs of a binary (as ``strings -n 12`` finds them)."""
     for m in RUN.finditer(data):
-        yield m.group().decode("ascii").strip()
+        # Rust strings end in no NUL, so a run may begin with the tail of the string before: a quote or comma
+        yield m.group().decode("ascii").strip().lstrip("\"'`,;")
 
 
 def looks_like_message(text: str) -> bool:
-    if len(text) < 12 or len(text) > 400 or " " not in text or len(WORD.findall(text)) < 3:
+    formatted = PRINTF.search(text) is not None
+    if len(text) < 12 or len(text) > 400 or " " not in text or len(WORD.findall(text)) < (2 if formatted else 3):
         return False
     letters = sum(ch.isalpha() for ch in text)
     if letters < 0.5 * len(text) and not PRINTF.search(text):
@@ -83,11 +94,11 @@ def messages(data: bytes, kind: str) -> Iterator[tuple[str, str]]:
             continue
         seen.add(text)
         failure = bool(FAILURE.search(text))
-        if kind == "nccl" and not (failure or PRINTF.search(text) or keyword.search(text)):
-            continue
-        if kind != "nccl" and not keyword.search(text):
-            continue
-        if kind == "ray" and VENDORED.search(text):
+        if kind in ("nccl", "generic"):
+            keep = failure or PRINTF.search(text) is not None or keyword.search(text) is not None
+        else:
+            keep = keyword.search(text) is not None and not (kind == "ray" and VENDORED.search(text))
+        if not keep:
             continue
         yield ("native-error" if failure else "native"), template(text)
 

@@ -3,10 +3,12 @@ signature's example lines matches (what ``checked`` records), and the real captu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
+import regex
+
+from sparktui.core.analysis.literals import required_literals
 from sparktui.core.catalogue import Signature
 from tools.messages.releases import programs
 from tools.messages.templates import Tables
@@ -16,33 +18,74 @@ ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = (ROOT / "tests" / "fixtures", ROOT / "diagnostics" / "examples")
 
 
+#: How much of a signature's required literal (or, where its pattern has none, of its match) a template's
+#: match must cover.
+OVERLAP = 12
+
+
 def example_lines(sig: Signature) -> list[str]:
-    """The signature's example lines that must fire: its match lines, then the lines of its firing logs."""
+    """The signature's example lines that must fire: its match lines, then the lines of its firing logs that
+    its patterns hit (a log's other lines are context, not its wording)."""
     lines = [ex.text for ex in sig.match_examples]
     for ex in sig.log_examples:
         if ex.fires:
-            lines.extend(line for line in ex.text.splitlines() if line.strip())
+            lines.extend(line for line in ex.text.splitlines() if line.strip() and hit(sig, line))
     return lines
 
 
+def hit(sig: Signature, line: str) -> tuple[int, int, frozenset[str] | None] | None:
+    """Where the signature's first matching pattern matches the line, and that pattern's required literals."""
+    if any(regex.search(p, line) for p in sig.none):
+        return None
+    for p in sig.any:
+        m = regex.search(p, line)
+        if m:
+            return m.start(), m.end(), required_literals(p)
+    return None
+
+
+def line_provenance(sig: Signature, line: str, tables: Tables) -> dict[str, set[str]]:
+    """Program -> versions of the templates that give the line the wording the signature matches in it: a
+    template's match must hold the text the signature's pattern cannot match without (a required literal),
+    so that a template of some other part of the line (``{}: No such file or directory`` after a
+    ``nvidia-container-cli: ...`` message) proves nothing."""
+    where = hit(sig, line)
+    if where is None:
+        return {}
+    start, end, literals = where
+    anchors = [
+        (i, i + len(lit))
+        for lit in sorted(literals or ())
+        for i in _occurrences(line, lit)
+        if start <= i and i + len(lit) <= end
+    ]
+    out: dict[str, set[str]] = {}
+    for entry, a, b in tables.spans(line):
+        # a piece of a C++ message may lack the literal's edges (", last completed NCCL work: " against the
+        # piece "last completed NCCL work:"): most of the literal, or OVERLAP characters of it, is enough
+        covered = any(min(b, j) - max(a, i) >= min(OVERLAP, j - i - 2) for i, j in anchors)
+        if covered or (not anchors and min(b, end) - max(a, start) >= OVERLAP):
+            out.setdefault(entry.program, set()).update(entry.versions)
+    return out
+
+
+def _occurrences(text: str, sub: str) -> list[int]:
+    out, i = [], text.find(sub)
+    while i >= 0:
+        out.append(i)
+        i = text.find(sub, i + 1)
+    return out
+
+
 def checked(sig: Signature, tables: Tables) -> list[str]:
-    """``"<program> <version>"`` of every release whose table holds a template matched by one of the
-    signature's match examples (the lines that fire; log examples are context), in releases.toml's order."""
+    """``"<program> <version>"`` of every release whose table holds a template that gives one of the
+    signature's match examples its wording, in releases.toml's order."""
     found: dict[str, set[str]] = {}
-    for line in (ex.text for ex in sig.match_examples):
-        if not sig_hits(sig, line):
-            continue
-        for program, versions in tables.provenance(line).items():
+    for ex in sig.match_examples:
+        for program, versions in line_provenance(sig, ex.text, tables).items():
             found.setdefault(program, set()).update(versions)
     order = programs()
     return [f"{p} {v}" for p in order if p in found for v in order[p].labels() if v in found[p]]
-
-
-def sig_hits(sig: Signature, line: str) -> bool:
-    """Whether the line is one the signature itself matches (a log example's other lines are not its own)."""
-    import regex
-
-    return any(regex.search(p, line) for p in sig.any) and not any(regex.search(p, line) for p in sig.none)
 
 
 @cache
@@ -61,14 +104,14 @@ def captures(folders: tuple[Path, ...] = CAPTURES) -> str:
     return "\n".join(parts)
 
 
-def proven(sig: Signature, tables: Tables, lines: Iterable[str] | None = None) -> list[str]:
-    """How the signature's wording is known to be real: ``"<program> <version>"`` for table matches, then
+def proven(sig: Signature, tables: Tables) -> list[str]:
+    """How the signature's wording is known to be real: ``"<program> <version>"`` for table matches, and
     ``"capture"`` where an example line occurs verbatim in a real capture. Empty: not proven."""
-    out: list[str] = []
+    out: set[str] = set()
     text = captures()
-    for line in example_lines(sig) if lines is None else lines:
-        for program, versions in tables.provenance(line).items():
-            out.extend(f"{program} {v}" for v in versions)
-        if line.strip() and line.strip() in text:
-            out.append("capture")
-    return sorted(set(out))
+    for line in example_lines(sig):
+        for program, versions in line_provenance(sig, line, tables).items():
+            out.update(f"{program} {v}" for v in versions)
+        if line.strip() in text:
+            out.add("capture")
+    return sorted(out)

@@ -7,7 +7,12 @@ What counts as a message:
   ``_LOGGER``...) and level is debug, info, warning, warn, error, exception, critical or fatal (vLLM's
   ``warning_once`` / ``info_once`` / ``debug_once`` count as their level): the first argument;
 - ``warnings.warn(...)`` / ``warn(...)``: the first argument, level ``warning``;
-- ``print(...)``: the positional arguments joined by spaces, level ``print``.
+- ``print(...)``: the positional arguments joined by spaces, level ``print``;
+- ``assert cond, msg``: the message, level ``AssertionError``;
+- ``<x>.add_once_per_interval(msg, ...)`` (Ray's autoscaler events, printed by the driver as
+  ``(autoscaler +1m5s) ...``): level ``event``;
+- a string assigned to a name that says message (``msg``, ``message``, ``err``, ``error``, ``warn``,
+  ``hint``, ``info_str``, ``text``...: messages built first and logged or raised after), level ``message``.
 
 A template is written with every placeholder in braces (``{rank}``, ``{%d}``, ``{}``) and literal braces
 doubled, whatever the source's formatting was: f-strings (the expression's text where it is short, else
@@ -58,6 +63,22 @@ def placeholder(expr: ast.expr) -> str:
     return "{" + text + "}" if SIMPLE.fullmatch(text) else "{}"
 
 
+#: In a string whose use is not seen (a message assigned to a name), what may be a placeholder: a ``%``
+#: conversion or a ``str.format`` field (``{}``, ``{name}``, ``{0!r}``); other braces are literal.
+EITHER = re.compile(PRINTF.pattern + r"|\{\{|\}\}|\{\w*(?:\.\w+)*(?:![rsa])?(?::[^{}]*)?\}")
+
+
+def from_either(text: str) -> str:
+    out, last = [], 0
+    for m in EITHER.finditer(text):
+        out.append(escape(text[last : m.start()]))
+        tok = m.group()
+        out.append("%" if tok == "%%" else tok if tok[0] == "{" else "{" + tok + "}")
+        last = m.end()
+    out.append(escape(text[last:]))
+    return "".join(out)
+
+
 def template(node: ast.expr, *, printf: bool = False) -> str | None:
     """The template of an expression that builds a string, or None where it is not one."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -73,7 +94,7 @@ def template(node: ast.expr, *, printf: bool = False) -> str | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         return template(node.left, printf=True)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = template(node.left), template(node.right)
+        left, right = template(node.left, printf=printf), template(node.right, printf=printf)
         if left is None and right is None:
             return None
         return (left if left is not None else placeholder(node.left)) + (
@@ -120,7 +141,23 @@ def messages(source: str) -> Iterator[Message]:
             yield found
 
 
+#: Methods that print their first argument later or elsewhere: Ray's autoscaler's event summary.
+SINKS = {"add_once_per_interval"}
+MESSAGE_NAME = re.compile(r"(?i)msg|message|err|warn|hint|reason|info|_str$|text")
+
+
 def _message(node: ast.AST) -> Message | None:
+    if isinstance(node, ast.Assert) and node.msg is not None:
+        tmpl = template(node.msg)
+        return Message("AssertionError", tmpl, node.lineno) if tmpl is not None else None
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) and node.value is not None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(MESSAGE_NAME.search(name_of(t)) for t in targets):
+            value = node.value
+            plain = isinstance(value, ast.Constant) and isinstance(value.value, str)
+            tmpl = from_either(value.value) if plain else template(value)  # type: ignore[union-attr]
+            return Message("message", tmpl, node.lineno) if tmpl is not None else None
+        return None
     if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
         call = node.exc
         kind = name_of(call.func)
@@ -137,6 +174,9 @@ def _message(node: ast.AST) -> Message | None:
             tmpl = template(node.args[0], printf=len(node.args) > 1)
             level = {"warn": "warning", "fatal": "critical"}.get(level, level)
             return Message(level, tmpl, node.lineno) if tmpl is not None else None
+        if func.attr in SINKS:
+            tmpl = template(node.args[0])
+            return Message("event", tmpl, node.lineno) if tmpl is not None else None
         if func.attr == "warn" and name_of(func.value) == "warnings":
             tmpl = template(node.args[0])
             return Message("warning", tmpl, node.lineno) if tmpl is not None else None

@@ -23,7 +23,7 @@ PIECE = re.compile(r"\{\{|\}\}|\{[^{}]*\}|[^{}]+|[{}]")
 WORD = re.compile(r"\w{4,}")
 #: Levels that say something went wrong: Python's warning and up, every exception, and native strings that
 #: read as a failure.
-QUIET = {"debug", "info", "print", "native"}
+QUIET = {"debug", "info", "print", "native", "message"}
 
 
 def pieces(template: str) -> list[str | None]:
@@ -176,15 +176,22 @@ class Tables:
         chosen = list(names) if names is not None else sorted(programs())
         return cls([e for p in chosen if (folder / f"{p}.tsv").exists() for e in load(p, folder)])
 
-    def matches(self, line: str) -> list[Entry]:
-        """The templates found in ``line`` (each once)."""
+    def spans(self, line: str) -> list[tuple[Entry, int, int]]:
+        """The templates found in ``line``, each once, with where in the line (its first printed line's match)."""
         seen = set(WORD.findall(line))
         candidates = [c for w in seen for c in self.by_word.get(w, ())]
-        found: dict[int, Entry] = {}
+        found: dict[int, tuple[Entry, int, int]] = {}
         for e, pattern in [*candidates, *self.unindexed]:
-            if id(e) not in found and pattern.search(line):
-                found[id(e)] = e
+            if id(e) in found:
+                continue
+            m = pattern.search(line)
+            if m:
+                found[id(e)] = (e, m.start(), m.end())
         return list(found.values())
+
+    def matches(self, line: str) -> list[Entry]:
+        """The templates found in ``line`` (each once)."""
+        return [e for e, _, _ in self.spans(line)]
 
     def provenance(self, line: str) -> dict[str, tuple[str, ...]]:
         """Program -> the versions whose tables hold a template ``line`` matches."""
