@@ -131,6 +131,9 @@ class Signature:
     #: A fallback signature takes no more hits in a source after a line of one of these (an orderly shutdown
     #: began: what fails after it fails because of it).
     quiet_after: tuple[str, ...] = ()
+    #: The releases ("vllm 0.11.0") whose own messages the match examples were checked against (written by
+    #: tools/messages/stamp.py from the message tables; documentation, never used to match).
+    checked: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -355,6 +358,7 @@ def load_signature(path: Path) -> Signature:
         consequence_of=tuple(r.texts("consequence_of", required=False)),
         waits_for_peers=r.flag("waits_for_peers", default=False),
         log_examples=_log_examples(path, examples),
+        checked=_checked(path, r.texts("checked", required=False)),
     )
     if kind == "stall":
         return Signature(**common, stall=_stall(path, r.table("stall")))
@@ -542,6 +546,19 @@ def _check_stall_refs(sig: Signature, tracks: Mapping[str, Track]) -> None:
             raise CatalogueError(
                 sig.path, f"stall.{key}", f"track {track.id} has no stage {stage!r} ({known})"
             ) from None
+
+
+#: One entry of ``checked``: a program and a release of it, one space between ("nccl 2.27.7-cu13").
+RELEASE = regex.compile(r"[a-z][a-z0-9_\-]* [0-9][\w.+\-]*")
+
+
+def _checked(path: Path, entries: list[str]) -> tuple[str, ...]:
+    for i, entry in enumerate(entries):
+        if not RELEASE.fullmatch(entry):
+            raise CatalogueError(path, f"checked[{i}]", f"{entry!r} is not '<program> <version>' (e.g. 'vllm 0.11.0')")
+    if len(set(entries)) != len(entries):
+        raise CatalogueError(path, "checked", "lists a release twice")
+    return tuple(entries)
 
 
 def _line_examples(path: Path, examples: Mapping[str, Any], key: str, *, with_facts: bool) -> tuple[Example, ...]:
