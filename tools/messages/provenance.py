@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = (ROOT / "tests" / "fixtures", ROOT / "diagnostics" / "examples")
 
 
-#: How much of a signature's required literal (or, where its pattern has none, of its match) a template's
-#: match must cover.
+#: The least of a signature's required literal (or, where its pattern has none, of its match) that a
+#: template's match must cover.
 OVERLAP = 12
 
 
@@ -59,14 +59,32 @@ def line_provenance(sig: Signature, line: str, tables: Tables) -> dict[str, set[
         for i in _occurrences(line, lit)
         if start <= i and i + len(lit) <= end
     ]
+    if not anchors:
+        anchors = [(start, end)]
+    spans = tables.spans(line)
     out: dict[str, set[str]] = {}
-    for entry, a, b in tables.spans(line):
-        # a piece of a C++ message may lack the literal's edges (", last completed NCCL work: " against the
-        # piece "last completed NCCL work:"): most of the literal, or OVERLAP characters of it, is enough
-        covered = any(min(b, j) - max(a, i) >= min(OVERLAP, j - i - 2) for i, j in anchors)
-        if covered or (not anchors and min(b, end) - max(a, start) >= OVERLAP):
-            out.setdefault(entry.program, set()).update(entry.versions)
+    for i, j in anchors:
+        need = _needed(j - i) if literals else OVERLAP
+        pieces: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
+        for entry, a, b in spans:
+            if min(b, j) - max(a, i) >= need:
+                out.setdefault(entry.program, set()).update(entry.versions)
+            elif min(b, j) - max(a, i) >= OVERLAP:
+                pieces.setdefault(entry.program, []).append((max(a, i), min(b, j), frozenset(entry.versions)))
+        # C++ streams a message in pieces ("... has been marked dead because the detector" << " has missed
+        # too many heartbeats ..."): pieces of one program that together cover the literal prove it, for
+        # the releases that have every one of them
+        for program, found in pieces.items():
+            covered = set().union(*(range(x, y) for x, y, _ in found))
+            if len(covered) >= need:
+                out.setdefault(program, set()).update(frozenset.intersection(*(v for _, _, v in found)))
     return out
+
+
+def _needed(length: int) -> int:
+    """How much of a required literal of this length a template must cover: 60 %, at least OVERLAP
+    characters, and never more than the literal less its two edge characters."""
+    return min(length - 2, max(OVERLAP, -(-length * 3 // 5)))
 
 
 def _occurrences(text: str, sub: str) -> list[int]:
