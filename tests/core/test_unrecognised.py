@@ -1,0 +1,80 @@
+"""Failures no signature names: the fallback signature, its families, what it leaves out and how it ranks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from sparktui.core import catalogue as cat
+from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.diagnosis import Diagnosis
+
+ROOT = Path(__file__).resolve().parents[2]
+EXCEPTION = ROOT / "tests" / "fixtures" / "nccl4" / "four-hosts-rank-exception"
+CATALOGUE = cat.load()
+
+# Ray's raylet, as its binary words it (tools/messages/tables/ray.tsv), behind its C++ log prefix
+RAYLET_PORT = (
+    "[2025-10-14 08:01:12,004 C 2291 2291] grpc_server.cc:143:  Failed to start the grpc server. The specified port"
+    " is 8076. This means that Ray's core components will not be able to function correctly. If the server startup"
+    " error message is `Address already in use`, it indicates the server fails to start because the port is already"
+    " used by other processes"
+)
+# vLLM's own lines, from the real capture tests/fixtures/vllm/healthy/server.log
+SHUTDOWN = "(APIServer pid=25297) INFO 11-30 04:47:58 [launcher.py:254] [shutdown] API server: shutdown triggered"
+AFTER_SHUTDOWN = "(APIServer pid=25297) ERROR 11-30 04:47:58 [async_llm.py:906] AsyncLLM output_handler failed."
+
+
+def diagnose(*logs: tuple[str, str]) -> Diagnosis:
+    analyzer = Analyzer(CATALOGUE)
+    for node, text in logs:
+        analyzer.add_source(f"{node}.log", node)
+        analyzer.feed(f"{node}.log", text)
+    return analyzer.finish()
+
+
+def test_a_failure_no_signature_names_is_an_error_with_its_frame() -> None:
+    rank2 = (EXCEPTION / "rank2.log").read_text(encoding="utf-8")
+    found = diagnose(("node-c", rank2)).findings
+    first = found[0]
+    assert (first.signature, first.category, first.severity.label) == ("unrecognised-failure", "engine_crash", "error")
+    assert first.facts["exception"] == "RuntimeError"
+    assert first.facts["frame"].endswith("scenario.py:266 in fail")
+    assert "raised in" in first.detail and "simulated worker failure on rank 2" in first.detail
+
+
+def test_the_exception_ranks_before_the_timeouts_it_caused() -> None:
+    logs = [(p.stem, p.read_text(encoding="utf-8")) for p in sorted(EXCEPTION.glob("rank*.log"))]
+    found = diagnose(*logs).findings
+    assert found[0].signature == "unrecognised-failure"
+    assert "torch-nccl-watchdog-timeout" in [f.signature for f in found[1:]]
+
+
+def test_a_family_files_it_by_its_words() -> None:
+    first = diagnose(("head", RAYLET_PORT)).findings[0]
+    assert (first.signature, first.category) == ("unrecognised-failure-port-in-use", "port_in_use")
+    assert first.remediations == ("free-port",)
+
+
+def test_a_signature_of_the_same_category_on_the_node_says_it_better() -> None:
+    uvicorn = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use"
+    found = diagnose(("head", f"{uvicorn}\n{RAYLET_PORT}")).findings
+    assert [f.signature for f in found] == ["server-port-in-use"]
+    elsewhere = diagnose(("head", uvicorn), ("worker", RAYLET_PORT)).findings
+    assert {f.signature for f in elsewhere} == {"server-port-in-use", "unrecognised-failure-port-in-use"}
+
+
+def test_what_fails_after_an_orderly_shutdown_stays_quiet() -> None:
+    assert not diagnose(("node", f"{SHUTDOWN}\n{AFTER_SHUTDOWN}")).findings
+    assert diagnose(("node", f"{AFTER_SHUTDOWN}\n{SHUTDOWN}")).findings
+
+
+def test_diagnose_exits_1_on_it(tmp_path: Path) -> None:
+    log = tmp_path / "raylet.out"
+    log.write_text(RAYLET_PORT + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "sparktui", "diagnose", "--quiet", str(log)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 1, done.stderr
+    assert "A process could not bind an address already in use" in done.stdout
