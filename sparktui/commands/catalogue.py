@@ -12,6 +12,7 @@ from rich.text import Text
 from sparktui.commands.common import UsageError, catalogue, out, signatures_option
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.examples import check, check_prefix, check_track
+from sparktui.core.analysis.userfiles import id_problems
 from sparktui.core.classify import PREFIXES
 from sparktui.core.inventory import rules
 from sparktui.richtext import SEVERITY_STYLE
@@ -101,11 +102,14 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
         for p in problems:
             shown.print(Text(p, style="red"))
     items: list[cat.Signature | cat.Track] = [*found.signatures, *found.tracks]
+    builtin = cat.load() if any(not cat.is_builtin(item.path) for item in items) else found
     for item in items:
         if wanted is not None and item.path.resolve() not in wanted:
             continue
         checked += 1
         problems = check(item, found) if isinstance(item, cat.Signature) else check_track(item)
+        if not cat.is_builtin(item.path) and not (isinstance(item, cat.Signature) and item.family_of):
+            problems = id_problems(item, builtin) + problems
         if problems:
             failed += 1
             for p in problems:

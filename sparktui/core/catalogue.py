@@ -134,6 +134,9 @@ class Signature:
     #: The releases ("vllm 0.11.0") whose own messages the match examples were checked against (written by
     #: tools/messages/stamp.py from the message tables; documentation, never used to match).
     checked: tuple[str, ...] = ()
+    #: A user's file says it stands in for the built-in signature of its id (without it, such a file is
+    #: left out: see :mod:`sparktui.core.analysis.userfiles`).
+    replaces: bool = False
 
     @property
     def kind(self) -> str:
@@ -206,6 +209,8 @@ class Track:
     parent: str = ""
     split: tuple[str, ...] = ()
     examples: tuple[Example, ...] = ()
+    #: A user's file says it stands in for the built-in track of its id (as a signature's ``replaces``).
+    replaces: bool = False
     #: Each stage's place by its id, and the facts that file a unit under its peer group and rank (the
     #: stage tracker asks both for every marker).
     places: dict[str, int] = field(init=False, repr=False, compare=False)
@@ -222,8 +227,9 @@ class Track:
 
 @dataclass(frozen=True, slots=True)
 class Catalogue:
-    """Signatures and stage tracks; ``refused``: one line for each of the user's files left out (see
-    :mod:`sparktui.core.analysis.userfiles`)."""
+    """Signatures and stage tracks; ``refused``: one line for each of the user's files left out, and for each
+    that replaces a built-in one by its leave (``replaces = true``), said as the catalogue loads and among a
+    diagnosis' warnings (see :mod:`sparktui.core.analysis.userfiles`)."""
 
     signatures: tuple[Signature, ...]
     tracks: tuple[Track, ...]
@@ -278,7 +284,9 @@ def is_builtin(path: Path) -> bool:
 
 def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:
     """Load the built-in catalogue plus ``extra_dirs``; a signature id in a later folder replaces an
-    earlier one of the same id (so a user can override a built-in signature)."""
+    earlier one of the same id. Whether a user's file may replace a built-in one (it must say
+    ``replaces = true``) is for :func:`sparktui.core.analysis.userfiles.load` to judge: a shipment's files
+    (:mod:`sparktui.core.edge.shipment`) were judged before they left."""
     dirs = ([builtin_dir()] if builtin else []) + [Path(d) for d in extra_dirs]
     signatures: dict[str, Signature] = {}
     tracks: dict[str, Track] = {}
@@ -359,6 +367,7 @@ def load_signature(path: Path) -> Signature:
         waits_for_peers=r.flag("waits_for_peers", default=False),
         log_examples=_log_examples(path, examples),
         checked=_checked(path, r.texts("checked", required=False)),
+        replaces=r.flag("replaces", default=False),
     )
     if kind == "stall":
         return Signature(**common, stall=_stall(path, r.table("stall")))
@@ -463,7 +472,11 @@ def load_track(path: Path) -> Track:
             raise CatalogueError(path, f"stages[{i}].once_done", f"{stage.once_done!r} is not a later stage")
         if not stage.any and stage.id not in targets:
             raise CatalogueError(path, f"stages[{i}].any", "needs patterns (or the stage is another's once_done)")
-    return replace(_track(path, r, tuple(stages)), examples=_stage_examples(r, set(ids)))
+    return replace(
+        _track(path, r, tuple(stages)),
+        examples=_stage_examples(r, set(ids)),
+        replaces=r.flag("replaces", default=False),
+    )
 
 
 def _stage_examples(r: Table, stages: set[str]) -> tuple[Example, ...]:

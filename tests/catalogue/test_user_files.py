@@ -4,6 +4,7 @@ built-in catalogue always."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,7 @@ def test_a_refused_replacement_of_a_builtin_signature_gives_the_builtin_back(tmp
     builtin = cat.builtin_dir() / "server-port-in-use.toml"
     text = builtin.read_text().replace("'\\[Errno (?:98|48)\\] Address already in use'", "'(a+)+$'")
     assert text != builtin.read_text()
+    text = "replaces = true\n" + text  # else its id alone refuses it
     write(tmp_path, text, builtin.name)
     loaded = userfiles.load([tmp_path])
     assert loaded.get("server-port-in-use").path == builtin
@@ -100,3 +102,89 @@ def test_the_cli_says_each_file_left_out_in_one_line(tmp_path: Path, capsys: pyt
         f"sparktui: left out {path}: match.any[0]: no plain literal of 4+ characters that every match contains"
     ]
     assert "my-sig" in out and "no-literal" not in out
+
+
+#: Any good line signature, in a file named as the built-in one the README's hang fixture is found by.
+HANG = "nccl-second-communicator-not-joined"
+SHADOW = """id = "nccl-second-communicator-not-joined"
+category = "engine_crash"
+severity = "info"
+title = "boom boom"
+[match]
+any = ['boom boom']
+[explain]
+what = "Made up for the test."
+why = "Its id is a built-in signature's."
+[[examples.match]]
+line = 'boom boom'
+[[examples.no_match]]
+line = 'boom'
+"""
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "nccl" / "two-hosts-second-group-not-joined"
+
+
+def diagnose(folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object], str]:
+    """``sparktui diagnose --json --signatures folder`` on the README's hang fixture."""
+    capsys.readouterr()
+    code = main(["diagnose", "--json", "--signatures", str(folder), str(FIXTURE)])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def test_a_user_signature_with_a_builtins_id_is_refused_and_the_builtin_still_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, SHADOW, f"{HANG}.toml")
+    code, found, err = diagnose(tmp_path, capsys)
+    assert code != 0 and [f["signature"] for f in found["findings"]] == [HANG]  # type: ignore[index]
+    line = f"left out {path}: id: '{HANG}' is a built-in signature's id (say replaces = true to replace it, or"
+    assert err.splitlines() == [f"sparktui: {line} choose another id)"]
+    assert found["warnings"] == [f"{line} choose another id)"]
+    capsys.readouterr()
+    assert main(["catalogue", "test", str(tmp_path)]) == 1
+    assert f"{path}: id: '{HANG}' is a built-in signature's id" in capsys.readouterr().out
+
+
+def test_replaces_true_replaces_the_builtin_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "replaces = true\n" + SHADOW, f"{HANG}.toml")
+    code, found, err = diagnose(tmp_path, capsys)
+    line = f"{path} replaces the built-in signature '{HANG}' (replaces = true)"
+    assert (code, found["findings"], found["warnings"]) == (0, [], [line])
+    assert err.splitlines() == [f"sparktui: {line}"]
+    capsys.readouterr()
+    assert main(["catalogue", "test", str(tmp_path)]) == 0
+    loaded = userfiles.load([tmp_path])
+    assert loaded.get(HANG).title == "boom boom"
+    assert [s.id for s in loaded.signatures] == [s.id for s in cat.load().signatures]  # in the built-in's place
+
+
+def test_replaces_needs_a_builtin_of_that_id(tmp_path: Path) -> None:
+    path = write(tmp_path, "replaces = true\n" + GOOD)
+    loaded = userfiles.load([tmp_path])
+    assert "my-sig" not in {s.id for s in loaded.signatures}
+    assert loaded.refused == (f"left out {path}: replaces: no built-in signature has the id 'my-sig'",)
+
+
+def test_a_user_track_with_a_builtin_tracks_id_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "stages").mkdir()
+    builtin = cat.builtin_dir() / "stages" / "nccl.toml"
+    track = write(tmp_path / "stages", builtin.read_text().replace("label = ", 'label = "Mine"\n#', 1), "nccl.toml")
+    loaded = userfiles.load([tmp_path])
+    assert loaded.track("nccl") == cat.load().track("nccl")
+    assert loaded.refused == (
+        f"left out {track}: id: 'nccl' is a built-in stage track's id (say replaces = true to replace it, or choose"
+        " another id)",
+    )
+    write(tmp_path / "stages", "replaces = true\n" + track.read_text(), "nccl.toml")
+    assert userfiles.load([tmp_path]).track("nccl").label == "Mine"
+
+
+def test_a_user_fallback_signature_replaces_the_builtin_families_with_its_own(tmp_path: Path) -> None:
+    builtin = cat.builtin_dir() / "unrecognised-failure.toml"
+    write(tmp_path, builtin.read_text(), builtin.name)
+    refused = userfiles.load([tmp_path])
+    assert refused.signatures == cat.load().signatures and len(refused.refused) == 1
+    write(tmp_path, "replaces = true\n" + builtin.read_text(), builtin.name)
+    replaced = userfiles.load([tmp_path])
+    assert [s.id for s in replaced.signatures] == [s.id for s in cat.load().signatures]
+    assert all(s.path.parent == tmp_path for s in replaced.signatures if s.id.startswith("unrecognised-failure"))
