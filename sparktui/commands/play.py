@@ -75,7 +75,9 @@ def main(args: argparse.Namespace) -> int:
     if args.incident and not bundle.is_bundle(Path(args.incident)):
         raise UsageError(f"--incident {args.incident}: not an incident folder (no bundle.toml)")
     nodes, whence = placed(cluster, args.node, finding_nodes)
-    plan = Plan(book, nodes, cluster, facts, finding_nodes, given)
+    plan = Plan(book, nodes, cluster, facts, finding_nodes, given, chosen=bool(args.node))
+    if unplaced := plan.unplaced():  # before anything is read on nodes it may not be meant for
+        raise UsageError(unplaced)
     shown.print(Text(f"runs on {whence}", style="dim"))
     for name, translation in plan.translations():
         if isinstance(translation, str):

@@ -6,6 +6,7 @@ Looked up as ``./sparktui.toml``, then ``$SPARKTUI_CONFIG_DIR/cluster.toml``, th
     [[nodes]]
     name = "spark-a"                  # how the node is shown; NCCL host names in its logs should match
     ssh = "nvidia@192.168.100.10"     # [user@]host[:port] or a Host alias from ~/.ssh/config
+    aliases = ["gx10-a1c2"]           # other names its logs give it (the host name NCCL prints), if any
     role = "head"                     # head (exactly one) or worker
     sources = ["ssh://spark-a/journal/docker"]   # extra sources besides the deployment's containers
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import regex
 
@@ -52,6 +54,16 @@ class Node:
     ssh: str
     role: str
     sources: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name this machine goes by: its name, the host of its ``ssh``, its aliases."""
+        return tuple(dict.fromkeys((self.name, ssh_host(self.ssh), *self.aliases)))
+
+    def is_named(self, host: str) -> bool:
+        """Whether ``host`` (as a log or the user names a machine) is this node, by :func:`same_host`."""
+        return any(same_host(host, name) for name in self.names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +115,10 @@ class Cluster:
             values["hca"] = self.network.hca
         return values
 
+    def node_for(self, host: str) -> Node | None:
+        """The node ``host`` names (its name, its ssh host, an alias, as :func:`same_host` compares), or None."""
+        return next((n for n in self.nodes if n.is_named(host)), None)
+
     def source_uris(self) -> list[str]:
         """Every node's containers (over its SSH connection) and its extra sources."""
         return [uri for node in self.nodes for uri in self.containers_of(node) + list(node.sources)]
@@ -110,6 +126,32 @@ class Cluster:
     def containers_of(self, node: Node) -> list[str]:
         """The deployment's containers on ``node``, as sources over its SSH connection."""
         return [f"ssh://{node.ssh}/docker/{c}" for c in self.deployment.containers]
+
+
+_IPV4 = regex.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def ssh_host(target: str) -> str:
+    """The host of ``[user@]host[:port]`` (an IPv6 address without its brackets)."""
+    try:
+        return urlsplit(f"//{target}").hostname or target
+    except ValueError:
+        return target
+
+
+def same_host(a: str, b: str) -> bool:
+    """The one rule by which two names are one machine: equal but for case and a trailing dot, or a short
+    host name and a fully qualified one that starts with it (``spark-a`` and ``spark-a.lan``; never for
+    addresses)."""
+    x, y = a.casefold().rstrip("."), b.casefold().rstrip(".")
+    if not x or not y:
+        return False
+    if x == y:
+        return True
+    if _IPV4.match(x) or _IPV4.match(y) or ":" in x or ":" in y:
+        return False
+    short, full = (x, y) if len(x) < len(y) else (y, x)
+    return "." not in short and full.startswith(short + ".")
 
 
 def find(cwd: Path | None = None) -> Path | None:
@@ -144,7 +186,7 @@ def load(path: Path) -> Cluster:
 
 
 def _node(raw: Table) -> Node:
-    raw.known(("name", "ssh", "role", "sources"))
+    raw.known(("name", "ssh", "role", "sources", "aliases"))
     name = raw.data.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise raw.fail("name", "a node name of letters, digits, '.', '_' or '-'")
@@ -158,7 +200,10 @@ def _node(raw: Table) -> Node:
     sources = raw.texts("sources", required=False)
     if not all(sources):
         raise raw.fail("sources", "needs an array of source URIs")
-    return Node(name, ssh, role, tuple(sources))
+    aliases = raw.texts("aliases", required=False)
+    if not all(fits("host", a) for a in aliases):
+        raise raw.fail("aliases", "needs an array of host names")
+    return Node(name, ssh, role, tuple(sources), tuple(aliases))
 
 
 def _deployment(raw: Table) -> Deployment:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sparktui.core.audit import AuditLog
-from sparktui.core.cluster import Cluster
+from sparktui.core.cluster import Cluster, same_host
 from sparktui.core.dirs import state_dir
 from sparktui.core.errors import Refused
 from sparktui.core.inventory import probes
@@ -23,7 +23,7 @@ from sparktui.core.launch.docker_run import Recreate
 from sparktui.core.launch.sglang_to_vllm import Translation
 from sparktui.core.remedy import actions
 from sparktui.core.remedy.approvals import Approvals, cluster_id
-from sparktui.core.remedy.playbook import Param, Playbook
+from sparktui.core.remedy.playbook import Param, Playbook, PlaybookError
 from sparktui.core.remedy.render import Nodes, Rendered, missing, probed_on, render, resolve, translated
 from sparktui.core.remote.runner import Output, SshRunner
 from sparktui.core.sources.bundle import AUDIT
@@ -70,6 +70,7 @@ class Plan:
     given: dict[str, str] = field(default_factory=dict)
     probed: dict[str, dict[str, str]] | None = None  # values read on the nodes, once read
     notes: list[str] = field(default_factory=list)  # what the reading could not carry over
+    chosen: bool = False  # the user named the nodes (--node): a finding's node none of them is runs on them all
 
     # -- values --------------------------------------------------------------------------------------
 
@@ -93,6 +94,46 @@ class Plan:
                         found.append((param.name, translation))
         return found
 
+    # -- where the finding is --------------------------------------------------------------------------
+
+    def finding_on(self) -> tuple[str, ...]:
+        """The nodes a step for the finding's nodes runs on: each node of the finding placed on the node it
+        runs on that is the same machine (its name, its ssh host, an alias: :func:`~sparktui.core.cluster.
+        same_host`); all the nodes chosen with ``--node`` where the finding's cannot all be placed. Raises
+        :class:`PlaybookError` naming the nodes that cannot be placed, and how to choose."""
+        found = {host: self._placed(host) for host in self.finding_nodes}
+        lost = [host for host, node in found.items() if node is None]
+        if not lost or not self._for_finding():
+            return tuple(dict.fromkeys(n for n in found.values() if n is not None))
+        if self.chosen:
+            return self.nodes.all
+        raise PlaybookError(self.unplaced(lost))
+
+    def unplaced(self, lost: Sequence[str] = ()) -> str:
+        """Why the finding's nodes cannot be placed on the nodes this runs on, and how to choose; "" when they
+        can (or no step runs on the finding's nodes)."""
+        lost = lost or [host for host in self.finding_nodes if self._placed(host) is None]
+        if not lost or not self._for_finding() or self.chosen:
+            return ""
+        hosts = ", ".join(lost)
+        where = f"the nodes of {self.cluster.path}" if self.cluster is not None else "the nodes it runs on"
+        fix = f', or name it in {self.cluster.path} (aliases = ["{lost[0]}"] in its [[nodes]])' if self.cluster else ""
+        return (
+            f"{self.playbook.id}: cannot place {hosts} (where the finding is) on {where} "
+            f"({', '.join(self.nodes.all)}): choose the node with `sparktui play {self.playbook.id} --node NAME`{fix}"
+        )
+
+    def _for_finding(self) -> bool:
+        return any(step.on == "finding" for step in (*self.playbook.steps, *self.playbook.rollback))
+
+    def _placed(self, host: str) -> str | None:
+        """The node this runs on that ``host`` names, or None."""
+        for name in self.nodes.all:
+            node = self.cluster.node_for(name) if self.cluster is not None else None
+            if node.is_named(host) if node is not None else same_host(name, host):
+                return name
+        return None
+
     @property
     def reach(self) -> dict[str, str]:
         """How to reach each node over SSH: its ``ssh`` entry in the cluster file, else its name (a host or a
@@ -115,6 +156,10 @@ class Plan:
         per node, over SSH connections closed afterwards. Raises :class:`ProbeError` with one line."""
         values = self.values()
         try:
+            finding_on = self.finding_on()
+        except PlaybookError as exc:
+            raise ProbeError(str(exc)) from None
+        try:
             runner = SshRunner.to(self.reach)
         except Refused as exc:
             raise ProbeError(str(exc)) from None
@@ -132,7 +177,7 @@ class Plan:
                         f"{self.playbook.id}: no value for container, whose settings {param.name} is read from; "
                         "give one with --set container=NAME (or containers = [...] in the cluster file)"
                     )
-                for node in probed_on(self.playbook, param.name, self.nodes, self.finding_nodes):
+                for node in probed_on(self.playbook, param.name, self.nodes, finding_on):
                     if node not in read:
                         read[node] = await probes.container(runner, node, container)
                         notes += [f"{node}: {note}" for note in read[node].notes]
@@ -146,7 +191,7 @@ class Plan:
         lacks as ``<name>`` (never to be run); otherwise a missing or refused value raises
         :class:`~sparktui.core.remedy.playbook.PlaybookError`."""
         return render(
-            self.playbook, self.values(), self.nodes, self.finding_nodes, per_node=self.probed, preview=preview
+            self.playbook, self.values(), self.nodes, self.finding_on(), per_node=self.probed, preview=preview
         )
 
     # -- approving, running ----------------------------------------------------------------------------
