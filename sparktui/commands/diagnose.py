@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -116,6 +119,27 @@ def main(args: argparse.Namespace) -> int:
     edges = [a for a in args.sources if a.startswith("ray://")]
     if args.edge and (len(edges) != 1 or len(args.sources) != 1):
         raise UsageError("--edge takes one ray://head[:port] source and nothing else (one Ray driver per run)")
+    with _ending_as_ctrl_c():
+        return _main(args, fail_on)
+
+
+@contextmanager
+def _ending_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM and SIGHUP (what ``timeout``, systemd, CI runners and a closed terminal send) end the run as
+    ctrl+c does: reading stops, what was read is diagnosed and printed, the spool is closed, the exit status
+    is the one ctrl+c gives."""
+    if threading.current_thread() is not threading.main_thread():  # signals can only be handled there
+        yield
+        return
+    before = {number: signal.signal(number, signal.default_int_handler) for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def _main(args: argparse.Namespace, fail_on: Severity) -> int:
     found = catalogue(args.signatures)
     problems = err()
     edge = _edge(args, found) if args.edge else None
