@@ -4,6 +4,8 @@ sources, the cluster file's nodes, a bundle replayed, or the demo (a welcome scr
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 from pathlib import Path
 
 from sparktui.commands.common import (
@@ -15,7 +17,7 @@ from sparktui.commands.common import (
     trust_option,
 )
 from sparktui.core import cluster as clusterfile
-from sparktui.core.sources import bundle
+from sparktui.core.sources import bundle, files
 
 NAMES = ("open", "demo", "replay")
 DEMO = "second-communicator"
@@ -43,7 +45,29 @@ def demo_bundle() -> Path:
     return Path(__file__).resolve().parents[1] / "demo" / DEMO
 
 
+def keys_from_terminal() -> None:
+    """Make sure the cockpit's keys come from the terminal. Textual reads them from descriptor 0: when standard
+    input is a pipe or a file (``cat rank0.log | sparktui -``), log bytes would become key presses (and ``-``
+    and Textual would share what comes). Standard input then moves to a descriptor of its own, which ``-``
+    reads, and the terminal (``/dev/tty``) takes descriptor 0. With no terminal at all, a one-line refusal."""
+    if os.isatty(0):
+        return
+    try:
+        terminal = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError as exc:
+        raise UsageError(
+            f"the cockpit needs a terminal for its keys, and there is none (/dev/tty: {exc.strerror or exc}); "
+            "without one, use `sparktui diagnose`"
+        ) from None
+    with contextlib.suppress(OSError):  # no standard input at all: nothing to keep for `-`
+        files.stdin_fd = os.dup(0)
+    if terminal != 0:  # 0 when standard input was closed: the terminal took its place already
+        os.dup2(terminal, 0)
+        os.close(terminal)
+
+
 def main(args: argparse.Namespace) -> int:
+    keys_from_terminal()
     from sparktui.tui.app import Session, SparkApp  # Textual loads only for the interface
 
     found = catalogue(getattr(args, "signatures", []))

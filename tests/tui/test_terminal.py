@@ -1,12 +1,16 @@
-"""`sparktui demo` in a real terminal (tmux): the screen fills, the hang is named, keys work."""
+"""The cockpit in a real terminal (tmux): `sparktui demo` fills the screen, names the hang, and keys work; a log
+piped in never types keys; SIGTERM and SIGHUP end it with the terminal given back."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +56,72 @@ def test_demo_in_tmux() -> None:
         assert session not in subprocess.run([TMUX, "list-sessions"], capture_output=True, text=True).stdout
     finally:
         subprocess.run([TMUX, "kill-session", "-t", session], capture_output=True)
+
+
+HANG = Path(__file__).resolve().parents[1] / "fixtures" / "nccl" / "two-hosts-second-group-not-joined" / "rank0.log"
+needs_tmux = pytest.mark.skipif(TMUX is None, reason="tmux is installed by the test command (tools/test.sh)")
+
+
+def tmux(*args: str) -> str:
+    assert TMUX is not None
+    return subprocess.run([TMUX, *args], capture_output=True, text=True, check=False).stdout
+
+
+def start(session: str, line: str, where: Path) -> None:
+    """A bash line in a new tmux session of its own, from ``where``, with a home of its own."""
+    env = f"HOME={shlex.quote(str(where))} XDG_STATE_HOME={shlex.quote(str(where / 'state'))}"
+    command = f"cd {shlex.quote(str(where))} && {env} exec bash -c {shlex.quote(line)}"
+    tmux("new-session", "-d", "-s", session, "-x", "170", "-y", "48", command)
+    tmux("set-option", "-t", session, "remain-on-exit", "on")  # the pane stays to be looked at once it ends
+
+
+def ended(session: str, seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if tmux("display-message", "-p", "-t", session, "#{pane_dead}").strip() == "1":
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@needs_tmux
+def test_a_log_piped_into_the_cockpit_never_types_keys(tmp_path: Path) -> None:
+    """The trial's repro: the `x` bytes of the log once exported a report, and `cat rank0.log | sparktui -` typed
+    into the palette; the keys now come from the terminal, and `-` reads the whole log."""
+    session = f"sparktui-{uuid.uuid4().hex[:8]}"
+    sparktui = f"{shlex.quote(sys.executable)} -m sparktui"
+    log = f"sleep 2; printf 'xxxx'; sleep 1; printf 'x\\n:'; cat {shlex.quote(str(HANG))}; sleep 60"
+    line = f"({log}) | ({sparktui} -; echo $? > ended)"  # bash waits for the pipe's writer: its end is written
+    start(session, line, tmp_path)
+    try:
+        shown = wait_for(session, "communicators ready", seconds=40)  # the log after the x bytes is read
+        assert "stdin" in shown
+        assert not list(tmp_path.glob("sparktui-report-*")), "log bytes were taken for the export key"
+        assert "Command palette" not in shown and "Search for commands" not in shown
+        tmux("send-keys", "-t", session, "q")  # the keyboard is the terminal's, while the pipe is still open
+        deadline = time.monotonic() + 15
+        while not (tmp_path / "ended").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert (tmp_path / "ended").read_text() == "0\n"
+    finally:
+        tmux("kill-session", "-t", session)
+    assert not list(tmp_path.glob("sparktui-report-*"))
+
+
+def test_the_cockpit_with_no_terminal_refuses_in_one_line(tmp_path: Path) -> None:
+    """No terminal at all (a new session, standard input a pipe): one line, exit 2, not a screen of escapes."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "sparktui", "-"],
+        input=HANG.read_bytes(),
+        capture_output=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+        start_new_session=True,  # no controlling terminal: /dev/tty cannot be opened
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == b""
+    err = done.stderr.decode()
+    assert err.count("\n") == 1 and "needs a terminal" in err and "sparktui diagnose" in err, err

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import lzma
 import stat
+import threading
 import zlib
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
@@ -162,7 +163,9 @@ class FileSource:
         another, as gunzip reads them); damage raises after everything decompressed before it."""
         make = _DECOMPRESSORS.get(self.path.suffix)
         if make is None:
-            while chunk := fh.read(BLOCK):
+            # read1: what has come, up to a block; a pipe's first lines are not held until a block is full
+            read = getattr(fh, "read1", fh.read)
+            while chunk := read(BLOCK):
                 counted.read += len(chunk)
                 yield chunk
             return
@@ -205,9 +208,9 @@ class FileRead(LiveSource):
         skip = int(cursor) if isinstance(cursor, int) else 0
         done = 0
         self.counted = BytesRead()
-        blocks = self.file.blocks(self.counted)
+        blocks = _DaemonBlocks(self.file.blocks(self.counted), self.name)
         try:
-            while (block := await asyncio.to_thread(next, blocks, None)) is not None:
+            while (block := await blocks.next()) is not None:
                 lines = block.split("\n")
                 if done == 0:
                     self.node = self.file.node_after(block, self.node)
@@ -218,6 +221,60 @@ class FileRead(LiveSource):
             raise Refused(str(exc)) from None
         finally:
             blocks.close()
+
+
+class _DaemonBlocks:
+    """A generator of blocks advanced on daemon threads: a read that blocks (a FIFO with no writer yet, a pipe
+    whose writer is quiet) neither keeps the process from exiting (the loop's executor threads are waited for
+    at exit) nor stops the source from ending. Closed while a read is under way, the generator is closed by
+    that read's thread once the read returns."""
+
+    def __init__(self, blocks: Generator[str, None, None], name: str) -> None:
+        self.blocks = blocks
+        self.name = name
+        self.lock = threading.Lock()
+        self.reading = False
+        self.closed = False
+
+    async def next(self) -> str | None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[str | None] = loop.create_future()
+
+        def settle(block: str | None, error: BaseException | None) -> None:
+            if done.done():
+                return
+            if error is None:
+                done.set_result(block)
+            else:
+                done.set_exception(error)
+
+        def read() -> None:
+            block: str | None = None
+            error: BaseException | None = None
+            try:
+                block = next(self.blocks, None)
+            except BaseException as exc:  # handed to the awaiting task, raised there
+                error = exc
+            with self.lock:
+                self.reading = False
+                closed = self.closed
+            if closed:
+                self.blocks.close()
+                return
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, block, error)
+
+        with self.lock:
+            self.reading = True
+        threading.Thread(target=read, name=f"read {self.name}", daemon=True).start()
+        return await done
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            if self.reading:
+                return
+        self.blocks.close()
 
 
 def _decompress(decompressor: zlib._Decompress | lzma.LZMADecompressor, raw: bytes) -> Iterator[bytes]:
@@ -235,9 +292,14 @@ def _decompress(decompressor: zlib._Decompress | lzma.LZMADecompressor, raw: byt
         raise
 
 
+#: The descriptor that ``-`` reads: 0, standard input, unless the cockpit moved standard input elsewhere to give
+#: descriptor 0 to the terminal for its keys (:func:`sparktui.commands.cockpit.keys_from_terminal`).
+stdin_fd = 0
+
+
 def stdin() -> FileSource:
     """Standard input (the argument ``-``), read once as a stream."""
-    return FileSource(Path("/dev/stdin"), "stdin")
+    return FileSource(Path("/dev/stdin" if stdin_fd == 0 else f"/dev/fd/{stdin_fd}"), "stdin")
 
 
 def node_from_path(path: Path) -> str:
