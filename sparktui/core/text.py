@@ -28,9 +28,9 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u
 DISPLAY_LIMIT = 2000
 
 
-def decode(data: bytes) -> str:
-    """Decode log bytes as UTF-8, replacing what is not, and strip escape sequences."""
-    return without_escapes(data.decode("utf-8", errors="replace"))
+def decode(data: bytes, encoding: str = "utf-8") -> str:
+    """Decode log bytes (UTF-8 unless said otherwise), replacing what is not, and strip escape sequences."""
+    return without_escapes(data.decode(encoding, errors="replace"))
 
 
 def without_escapes(text: str) -> str:
