@@ -9,6 +9,9 @@ a session on thousands of files costs a few widgets, not a few per file."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -166,6 +169,7 @@ class SparkApp(App[None]):
         self.status_bar = Static(id="status")
         self.collector = Collector()
         self._status_shown = Text()
+        self._signals: tuple[int, ...] = ()  # handled while mounted: see _quit_on_signals
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -180,6 +184,7 @@ class SparkApp(App[None]):
         yield SteadyFooter()
 
     def on_mount(self) -> None:
+        self._quit_on_signals()
         self.view.fits(self.size.width // NARROW_COLUMN)
         self.collector.hold()
         self.set_interval(FULL_EVERY, self.collector.full)
@@ -193,6 +198,21 @@ class SparkApp(App[None]):
     def on_unmount(self) -> None:
         self.pipeline.stop()  # its sources end, and so does the worker that reads it
         self.collector.release()
+        if self._signals:
+            loop = asyncio.get_running_loop()
+            for number in self._signals:
+                loop.remove_signal_handler(number)
+
+    def _quit_on_signals(self) -> None:
+        """SIGTERM and SIGHUP (``kill``, a closed terminal window, systemd) end the cockpit as ``q`` does,
+        the terminal given back (main screen, no mouse reporting), rather than killing it in the alternate
+        screen. Only where the loop runs on the main thread (signals are delivered there)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        loop = asyncio.get_running_loop()
+        self._signals = (signal.SIGTERM, signal.SIGHUP)
+        for number in self._signals:
+            loop.add_signal_handler(number, self.action_quit)
 
     def _welcomed(self, run_demo: bool | None) -> None:
         if not run_demo or self.demo is None:

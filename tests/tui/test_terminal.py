@@ -125,3 +125,25 @@ def test_the_cockpit_with_no_terminal_refuses_in_one_line(tmp_path: Path) -> Non
     assert done.stdout == b""
     err = done.stderr.decode()
     assert err.count("\n") == 1 and "needs a terminal" in err and "sparktui diagnose" in err, err
+
+
+@needs_tmux
+@pytest.mark.parametrize("name", ["TERM", "HUP"])
+def test_sigterm_and_sighup_end_the_cockpit_with_the_terminal_given_back(tmp_path: Path, name: str) -> None:
+    """The trial's repro: `kill -TERM <cockpit pid>` left the pane in the alternate screen with mouse reporting
+    on; the signal now ends the cockpit as `q` does."""
+    session = f"sparktui-{uuid.uuid4().hex[:8]}"
+    start(session, f"{shlex.quote(sys.executable)} -m sparktui demo --speed 60; echo $? > ended", tmp_path)
+    try:
+        wait_for(session, "communicators ready")
+        modes = "#{alternate_on} #{mouse_any_flag}"
+        assert tmux("display-message", "-p", "-t", session, modes).split() == ["1", "1"]  # the cockpit's own
+        shell = tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip()
+        pid = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True, check=True).stdout.split()
+        assert len(pid) == 1
+        subprocess.run(["kill", f"-{name}", pid[0]], check=True)
+        assert ended(session), screen(session)
+        assert tmux("display-message", "-p", "-t", session, modes).split() == ["0", "0"]
+        assert (tmp_path / "ended").read_text() == "0\n"  # ended as q ends it
+    finally:
+        tmux("kill-session", "-t", session)
