@@ -29,7 +29,7 @@ from sparktui.core.clock import Clock, WallClock
 from sparktui.core.edge.sink import EdgeScan
 from sparktui.core.events import SourceSummary, State, StateChange
 from sparktui.core.sources.base import Extent, LiveSource, Received, SourceGroup, expand, supervise
-from sparktui.core.sources.files import FileRead, FileSource
+from sparktui.core.sources.files import DaemonNext, FileRead, FileSource
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 
@@ -353,10 +353,11 @@ class Pipeline:
         sizes = {f.name: f.size for f in files}
         for f in files:
             self._report(StateChange(f.name, State.CONNECTING))
+        handed = DaemonNext(results, "scan")
         try:
-            # Each next hand-over is waited for on a thread: a worker's, or a block read and scanned there (a
-            # FIFO with no writer keeps that thread waiting, not the loop, and a stop is still heard).
-            while (item := await asyncio.to_thread(next, results, None)) is not None:
+            # Each next hand-over is waited for on a daemon thread: a worker's, or a block read and scanned there
+            # (a FIFO with no writer keeps that thread waiting, not the loop nor the exit, and a stop is heard).
+            while (item := await handed.next()) is not None:
                 if isinstance(item, Done):
                     if not item.error:
                         self._scanned(item.source, read.get(item.source, 0), sizes[item.source] or 0, sizes)
@@ -373,6 +374,7 @@ class Pipeline:
                     self._fresh.set()
                 self._scanned(item.source, item.lines, item.read_bytes, sizes)
         finally:
+            handed.close()
             if pool is not None:
                 await asyncio.to_thread(pool.close)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -147,3 +148,37 @@ def test_sigterm_and_sighup_end_the_cockpit_with_the_terminal_given_back(tmp_pat
         assert (tmp_path / "ended").read_text() == "0\n"  # ended as q ends it
     finally:
         tmux("kill-session", "-t", session)
+
+
+@needs_tmux
+def test_q_ends_a_cockpit_on_a_fifo_with_no_writer(tmp_path: Path) -> None:
+    """The trial's repro: `q` blanked the screen and never exited (the FIFO's open() waited on a thread that the
+    exit waits for)."""
+    fifo = tmp_path / "rank0.fifo"
+    os.mkfifo(fifo)
+    session = f"sparktui-{uuid.uuid4().hex[:8]}"
+    start(session, f"{shlex.quote(sys.executable)} -m sparktui {fifo}; echo $? > ended", tmp_path)
+    try:
+        wait_for(session, "rank0.fifo")
+        tmux("send-keys", "-t", session, "q")
+        assert ended(session), screen(session)
+        assert (tmp_path / "ended").read_text() == "0\n"
+    finally:
+        tmux("kill-session", "-t", session)
+
+
+def test_ctrl_c_ends_diagnose_on_a_fifo_with_no_writer(tmp_path: Path) -> None:
+    """The trial's repro: ctrl+c on `diagnose FIFO` printed its summary, then hung."""
+    fifo = tmp_path / "rank0.fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "HOME": str(tmp_path)}
+    command = [sys.executable, "-m", "sparktui", "diagnose", str(fifo)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path) as run:
+        time.sleep(3)
+        run.send_signal(signal.SIGINT)
+        try:
+            _out, err = run.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            raise AssertionError("diagnose did not end after ctrl+c") from None
+    assert b"Traceback" not in err

@@ -20,14 +20,15 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Generic, TypeVar
 
 from sparktui.core.classify import logged, node_in
 from sparktui.core.errors import Refused
-from sparktui.core.lines import UTF8, BytesRead, LineSplitter, encoding_of
+from sparktui.core.lines import BytesRead, LineSplitter
 from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
 
 BLOCK = 1 << 20
+T = TypeVar("T")
 _SNIFF = 8192
 #: Compressed bytes fed to a decompressor at a time.
 PIECE = 16 << 10
@@ -208,7 +209,7 @@ class FileRead(LiveSource):
         skip = int(cursor) if isinstance(cursor, int) else 0
         done = 0
         self.counted = BytesRead()
-        blocks = _DaemonBlocks(self.file.blocks(self.counted), self.name)
+        blocks = DaemonNext(self.file.blocks(self.counted), self.name)
         try:
             while (block := await blocks.next()) is not None:
                 lines = block.split("\n")
@@ -223,24 +224,24 @@ class FileRead(LiveSource):
             blocks.close()
 
 
-class _DaemonBlocks:
-    """A generator of blocks advanced on daemon threads: a read that blocks (a FIFO with no writer yet, a pipe
-    whose writer is quiet) neither keeps the process from exiting (the loop's executor threads are waited for
-    at exit) nor stops the source from ending. Closed while a read is under way, the generator is closed by
-    that read's thread once the read returns."""
+class DaemonNext(Generic[T]):
+    """An iterator (of blocks, of hand-overs) advanced on daemon threads: a read that blocks (a FIFO with no
+    writer yet, a pipe whose writer is quiet) neither keeps the process from exiting (the loop's executor
+    threads are waited for at exit) nor stops the source from ending. Closed while a read is under way, the
+    iterator is closed by that read's thread once the read returns."""
 
-    def __init__(self, blocks: Generator[str, None, None], name: str) -> None:
+    def __init__(self, blocks: Iterator[T], name: str) -> None:
         self.blocks = blocks
         self.name = name
         self.lock = threading.Lock()
         self.reading = False
         self.closed = False
 
-    async def next(self) -> str | None:
+    async def next(self) -> T | None:
         loop = asyncio.get_running_loop()
-        done: asyncio.Future[str | None] = loop.create_future()
+        done: asyncio.Future[T | None] = loop.create_future()
 
-        def settle(block: str | None, error: BaseException | None) -> None:
+        def settle(block: T | None, error: BaseException | None) -> None:
             if done.done():
                 return
             if error is None:
@@ -249,7 +250,7 @@ class _DaemonBlocks:
                 done.set_exception(error)
 
         def read() -> None:
-            block: str | None = None
+            block: T | None = None
             error: BaseException | None = None
             try:
                 block = next(self.blocks, None)
@@ -259,7 +260,7 @@ class _DaemonBlocks:
                 self.reading = False
                 closed = self.closed
             if closed:
-                self.blocks.close()
+                self._close()
                 return
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
                 loop.call_soon_threadsafe(settle, block, error)
@@ -274,7 +275,12 @@ class _DaemonBlocks:
             self.closed = True
             if self.reading:
                 return
-        self.blocks.close()
+        self._close()
+
+    def _close(self) -> None:
+        close = getattr(self.blocks, "close", None)  # a generator's; a plain iterator has nothing to close
+        if close is not None:
+            close()
 
 
 def _decompress(decompressor: zlib._Decompress | lzma.LZMADecompressor, raw: bytes) -> Iterator[bytes]:
@@ -321,7 +327,7 @@ def looks_binary(path: Path) -> bool:
             head = fh.read(_SNIFF)
     except OSError:
         return False  # reported when it is read
-    return head.count(0) > len(head) // 10 and encoding_of(head) == UTF8  # UTF-16 text is half zeros
+    return head.count(0) > len(head) // 10
 
 
 def unique_names(sources: list[FileSource]) -> list[FileSource]:
