@@ -46,8 +46,10 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
             console.print(Text(f"  ! {s.name}: {display(note)}", style="yellow"), soft_wrap=True)
     for phrase in also_named(diagnosis):
         console.print(Text(f"  = {display(phrase)}", style="dim"), soft_wrap=True)
+    errors = {s.error for s in diagnosis.sources}
     for warning in diagnosis.warnings:
-        console.print(Text(f"  ! {display(warning)}", style="yellow"), soft_wrap=True)  # one line, for grep
+        if warning not in errors:  # a source's error is said under the sources, above
+            console.print(Text(f"  ! {display(warning)}", style="yellow"), soft_wrap=True)  # one line, for grep
     for pending in diagnosis.pending:
         console.print(Text(f"  … {display(pending.sentence)}", style="yellow"), soft_wrap=True)
     for rank, finding in enumerate(diagnosis.findings, 1):

@@ -1,7 +1,8 @@
 """``sparktui diagnose``: the analysis without the interface, for scripts and CI.
 
-Exit status: 0 when no finding reaches ``--fail-on``, 1 when one does, 2 for bad usage or input that could
-not be read at all, always with a one-line message on stderr.
+Exit status: 0 when no finding reaches ``--fail-on``, 1 when one does, 2 for bad usage or an input that could
+not be read (to its end; followed, never opened or connected), always with a one-line message on stderr:
+2 outranks 1, so it never says healthy while an input went unread.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -211,9 +213,6 @@ def _files(
         raise UsageError(str(exc)) from None
     reading = run(found, inputs, show=False, refresh=False, workers=args.jobs)
     diagnosis = _analyse(reading, args, problems, "reading", states=False)
-    for s in diagnosis.sources:
-        if s.error:
-            problems.print(Text(f"sparktui: {s.error}", style="yellow"))
     single = Path(args.sources[0]) if len(args.sources) == 1 else None
     if single is not None and bundle.is_bundle(single):
         return diagnosis, Incident.of_bundle(bundle.load(single), diagnosis, command=args.launch)
@@ -265,7 +264,14 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
                 raise UsageError(f"the analysis stopped: {update.error}")
             if update.done:
                 assert pipeline.result is not None
-                return pipeline.result
+                return _unread_warned(pipeline.result)
+
+
+def _unread_warned(diagnosis: Diagnosis) -> Diagnosis:
+    """``diagnosis`` with each input that could not be read (to its end) among its warnings too, as its
+    source's error says it: in the JSON's ``warnings`` and on stderr, not only under its source."""
+    unread = tuple(s.error for s in diagnosis.sources if s.error and s.error not in diagnosis.warnings)
+    return replace(diagnosis, warnings=(*diagnosis.warnings, *unread)) if unread else diagnosis
 
 
 def progress(doing: str, update: Update, elapsed: float) -> str:

@@ -198,6 +198,7 @@ class Pipeline:
         self._stop: asyncio.Event | None = None
         self._fresh = asyncio.Event()
         self._stopping = threading.Event()
+        self._read: set[str] = set()  # the sources that were streamed (opened, connected) at least once
         for source in self.sources:
             if isinstance(source, LiveSource):
                 self._add(source)
@@ -323,6 +324,7 @@ class Pipeline:
             await asyncio.gather(consumer, ticker, return_exceptions=True)
             if self.spool is not None:
                 self.spool.close()
+        self._never_read()
         self.result = self._final()
         self._outbox.finish(self.result)
 
@@ -530,7 +532,24 @@ class Pipeline:
         ]
         return replace(diagnosis, sources=(*diagnosis.sources, *missing)) if missing else diagnosis
 
+    def _never_read(self) -> None:
+        """Each source still connecting or retrying at the end that was never opened or connected in the
+        whole session fails with why: an input that could not be read is said, never taken for a quiet one."""
+        states = self._outbox.states
+        queued = {f.name for f in self._read_after_the_fact()}  # files a stop came before: not tried, not failed
+        for name in self._by_name:
+            last = states.get(name)
+            if name in self._read or last is None or last.state not in (State.CONNECTING, State.RETRYING):
+                continue
+            if last.state is State.CONNECTING and name in queued:
+                continue
+            why = last.detail.partition("; retrying in ")[0] if last.state is State.RETRYING else ""
+            reason = f"never read: {why}" if why else "never read: it did not answer (still connecting)"
+            self.analyzer.source_failed(name, f"{name}: {reason}")
+
     def _report(self, change: StateChange) -> None:
+        if change.state in (State.STREAMING, State.ENDED):
+            self._read.add(change.source)
         known = change.source in self._by_name or change.source in self._remote
         if change.state is State.FAILED and known:
             self.analyzer.source_failed(change.source, change.detail)
