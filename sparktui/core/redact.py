@@ -3,8 +3,15 @@ live session), host names and addresses replaced on request.
 
 Secrets are recognised by where they stand (``HF_TOKEN=…``, ``--api-key …``, ``"api_key": "…"``,
 ``Authorization: Bearer …``, ``https://user:…@host``) and by their shape wherever they stand (Hugging
-Face, OpenAI-style, AWS, GitHub tokens, JWTs, PEM private keys). The name, the option or the scheme stays,
-so a reader still sees *that* a token was given; only the value becomes :data:`REDACTED`.
+Face, OpenAI-style, AWS, GitHub tokens, JWTs). The name, the option or the scheme stays, so a reader still
+sees *that* a token was given; only the value becomes :data:`REDACTED`.
+
+Armoured blocks (PEM private keys, certificates, PGP blocks: ``-----BEGIN … KEY-----`` to ``-----END …-----``)
+go whole, each of their lines becoming :data:`REDACTED`, and so does the part of one that a text holds when
+it was cut out of a longer one (:func:`redact`: some lines around an evidence line, a block of a log file):
+its lines up to an END line whose BEGIN came before the text, and from a BEGIN line whose END comes after it
+(at most :data:`PEM_LINES` lines either way). A text that comes in pieces is followed from piece to piece
+(:class:`PieceRedactor`).
 
 With ``anonymise_hosts`` a :class:`Redactor` also replaces host names and addresses, consistently: the same
 host gets the same placeholder in every text, file name and node field it handles (``node-1``,
@@ -42,9 +49,12 @@ _VALUE = rf"{_QUOTED}|\[[^\]\n]*\]|[^\s'\",;)}}\]&]+"
 #: Values that say no secret was given; they stay so the reader knows.
 _EMPTY = frozenset({"", "none", "null", "nil", "true", "false", REDACTED.lower()})
 
-_PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
-_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
+#: The label of an armoured block whose body is redacted: a key (private or public), a certificate (or a
+#: request for one) or a PGP block.
+_ARMOUR = r"(?=[A-Z0-9 ]*(?:KEY|CERTIFICATE|PGP))[A-Z0-9 ]+"
+_PEM = re.compile(rf"-----BEGIN {_ARMOUR}-----.*?-----END {_ARMOUR}-----", re.DOTALL)
+_PEM_BEGIN = re.compile(rf"-----BEGIN {_ARMOUR}-----")
+_PEM_END = re.compile(rf"-----END {_ARMOUR}-----")
 _LINE_TEXT = re.compile(r"[^\n]+")
 #: The most lines a private key that began in one piece of a stream is followed into the next ones (one of
 #: RSA's longest, 16384 bits, takes about 210): past it, what followed a stray BEGIN line was no key.
@@ -118,10 +128,18 @@ _IPV6 = re.compile(
 
 
 def redact(text: str) -> str:
-    """``text`` with its secrets replaced by :data:`REDACTED` (host names and addresses kept)."""
+    """``text`` with its secrets replaced by :data:`REDACTED` (host names and addresses kept), ``text`` taken
+    as maybe cut out of a longer one: an armoured block that it holds only a part of goes too."""
+    return _redact(text, cut=True)
+
+
+def _redact(text: str, *, cut: bool) -> str:
+    """:func:`redact`; without ``cut``, only the armoured blocks ``text`` holds whole go."""
     low = _ascii_lower(text)
-    if "private key" in low:
+    if "-----begin " in low or "-----end " in low:
         text = _PEM.sub(_pem, text)
+        if cut:
+            text = _cut_blocks(text)
         low = _ascii_lower(text)
     # Every rule needs one of the trigger words on its line, so only those lines are looked at closely.
     pieces: list[str] = []
@@ -153,13 +171,41 @@ class PieceRedactor:
                 return _LINE_TEXT.sub(REDACTED, text)
             else:
                 self._open = 0
-        out = redact(text)
-        begin = _PEM_BEGIN.search(out) if "PRIVATE KEY-----" in out else None
+        out = _redact(text, cut=False)  # the text is followed from its start: a lone END line ends no key
+        begin = _PEM_BEGIN.search(out) if "-----BEGIN " in out else None
         if begin is not None:  # what is left is a key that ends in a later piece
             tail = out[begin.start() :]
             out = out[: begin.start()] + _LINE_TEXT.sub(REDACTED, tail)
             self._open = max(tail.count("\n"), 1)
         return head + out
+
+
+def _cut_blocks(text: str) -> str:
+    """``text``, whose whole armoured blocks are redacted already, with the part of a block that began before
+    it (up to its first END line) and of one that ends after it (from its first BEGIN line left) redacted,
+    each at most :data:`PEM_LINES` lines besides its END or BEGIN line."""
+    end = _PEM_END.search(text)  # no BEGIN is left before it: that would have made a whole block
+    if end is not None:
+        stop = text.find("\n", end.end())
+        stop = len(text) if stop < 0 else stop
+        start = stop
+        for _ in range(PEM_LINES + 1):
+            start = text.rfind("\n", 0, start)
+            if start < 0:
+                break
+        start += 1
+        text = text[:start] + _LINE_TEXT.sub(REDACTED, text[start:stop]) + text[stop:]
+    begin = _PEM_BEGIN.search(text)
+    if begin is not None:
+        start = text.rfind("\n", 0, begin.start()) + 1
+        stop = begin.start()
+        for _ in range(PEM_LINES + 1):
+            stop = text.find("\n", stop + 1)
+            if stop < 0:
+                stop = len(text)
+                break
+        text = text[:start] + _LINE_TEXT.sub(REDACTED, text[start:stop]) + text[stop:]
+    return text
 
 
 def _triggered(low: str) -> list[tuple[int, int]]:

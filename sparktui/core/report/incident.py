@@ -166,14 +166,24 @@ def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str])
                 e.line,
                 node(e.node),
                 text(e.text),
-                tuple(text(b) for b in e.before),
-                tuple(text(a) for a in e.after),
+                _around(e.before, text),
+                _around(e.after, text),
             )
             for e in f.evidence
         ),
         facts={k: text(v) for k, v in f.facts.items()},
         detail=text(f.detail),
     )
+
+
+def _around(lines: tuple[str, ...], text: Callable[[str], str]) -> tuple[str, ...]:
+    """The lines before (or after) an evidence line through ``text`` as the one text they are, so that a
+    private key among them goes whole, even where its BEGIN or END line is outside them (see
+    :func:`sparktui.core.redact.redact`); the evidence line itself, which a signature matched, is no key's."""
+    if not lines:
+        return lines
+    out = text("\n".join(lines)).split("\n")
+    return tuple(out) if len(out) == len(lines) else tuple(text(line) for line in lines)
 
 
 def _grid(g: Grid, text: Callable[[str], str], node: Callable[[str], str]) -> Grid:
