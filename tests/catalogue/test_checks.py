@@ -12,7 +12,9 @@ from sparktui.core.remedy.playbook import load_all
 CHECKS = rules.builtin()
 BOOKS = set(load_all())
 #: Checks whose remedy is a person's (a node that does not answer): no playbook can reach it.
-BY_HAND = {"node-unreachable"}
+#: The fabric's (issue 28) are a person's until its playbook writing per-node NCCL_IB_* into the launch exists:
+#: addresses and MTUs set on the nodes' network devices, a pinned NCCL_IB_GID_INDEX taken out of the launch.
+BY_HAND = {"node-unreachable", "rdma-no-shared-ipv4-gid", "rdma-gid-index-pinned-wrong", "rdma-mtu-differs"}
 #: What the pre-launch check must name (issue 16), by check id.
 NAMED = {
     "launch-world-size-exceeds-node-gpus",  # tp x pp larger than one node's GPUs, without Ray or --nnodes
@@ -30,6 +32,12 @@ NAMED = {
     "port-in-use",
     "shm-too-small",
     "launch-relies-on-executor-default",
+    "rdma-hca-not-active",  # issue 28: the RDMA fabric
+    "rdma-no-shared-ipv4-gid",
+    "rdma-gid-index-pinned-wrong",
+    "rdma-gid-index-empty",
+    "rdma-mtu-differs",
+    "rdma-none",
 }
 
 

@@ -80,6 +80,7 @@ def inventory(node: str, output: Output, request: Request) -> NodeInventory:
         "cuda": read("cuda", parse.cuda) or "",
         "interfaces": read("ip", parse.interfaces) or (),
         "rdma": read("rdma", parse.rdma) or (),
+        "fabric": read("fabric", parse.fabric) or (),
         "shm": read("shm", parse.df),
         "docker": read("docker_version", parse.docker_version) or "",
         "images": read("docker_images", parse.docker_images) or (),

@@ -4,6 +4,8 @@ evaluated here by a walker that knows only what is listed below (nothing of Pyth
     launch.gpus_per_node > gpu.count and launch.executor != 'ray'
     missing(model.architectures, probe.vllm_archs)
     distinct('probe.ray') > 1                       # over every node (a check of scope "cluster")
+    len(common('rdma.subnets')) == 0                # items every node's list holds
+    len(disagree('rdma.mtu_by_subnet')) > 0         # keys of key=value items the nodes give different values
 
 Names are fact names (:mod:`sparktui.core.inventory.names`). Logic has three values: a fact that is not
 known makes whatever depends on it :data:`UNKNOWN`, except where ``and`` / ``or`` are decided by their
@@ -97,6 +99,83 @@ def unmatched_ifnames(spec: Any, interfaces: Any) -> tuple[str, ...]:
     return tuple(w for w in wanted if not any(n.startswith(w) for n in names))
 
 
+def _hca_entries(spec: Any) -> tuple[bool, bool, list[tuple[str, str]]]:
+    """An ``NCCL_IB_HCA``: whether it excludes (``^``), whether its names are exact (``=``), and its entries
+    as (device, port or "")."""
+    text = str(spec).strip()
+    exclude = text.startswith("^")
+    text = text.lstrip("^")
+    exact = text.startswith("=")
+    entries = []
+    for entry in text.lstrip("=").split(","):
+        device, _, port = entry.strip().partition(":")
+        if device:
+            entries.append((device, port.strip()))
+    return exclude, exact, entries
+
+
+def _selects(device: str, port: str, exact: bool, key: str) -> bool:
+    """Whether an entry of an NCCL_IB_HCA names ``key`` (``device:port``, maybe ``=value`` after it): its
+    device by prefix (exactly after ``=``), and its port where it gives one, as NCCL matches them."""
+    name, _, number = key.partition("=")[0].partition(":")
+    named = name == device if exact else name.startswith(device)
+    return named and (not port or port == number)
+
+
+def hca_ports(spec: Any, ports: Any) -> tuple[str, ...]:
+    """The items of ``ports`` (``device:port``, or ``device:port=value``) an ``NCCL_IB_HCA`` selects: all of
+    them for an empty one, those it does not name after ``^``."""
+    exclude, exact, entries = _hca_entries(spec)
+    items = _names(ports)
+    if not entries:
+        return items
+    return tuple(i for i in items if any(_selects(d, p, exact, i) for d, p in entries) is not exclude)
+
+
+def unmatched_hcas(spec: Any, ports: Any) -> tuple[str, ...]:
+    """The entries of an ``NCCL_IB_HCA`` that name none of ``ports`` (``device:port``); none for a list of
+    devices to avoid (``^``)."""
+    exclude, exact, entries = _hca_entries(spec)
+    if exclude:
+        return ()
+    items = _names(ports)
+    return tuple(f"{d}:{p}" if p else d for d, p in entries if not any(_selects(d, p, exact, i) for i in items))
+
+
+def other_than(pairs: Any, value: Any) -> tuple[str, ...]:
+    """The ``key=value`` items of ``pairs`` whose value is not ``value`` (compared as text)."""
+    wanted = str(value).strip()
+    return tuple(p for p in _names(pairs) if p.partition("=")[2].strip() != wanted)
+
+
+def _known_lists(scope: Scope, name: str) -> list[tuple[str, ...]] | None:
+    values = [_names(node[name]) for node in scope.nodes.values() if name in node]
+    return values if len(values) >= 2 else None
+
+
+def _common(scope: Scope, name: str) -> tuple[str, ...] | _Unknown:
+    """The items that every node's list ``name`` holds (a node that lacks it does not count); unknown where
+    fewer than two nodes know it."""
+    lists = _known_lists(scope, name)
+    if lists is None:
+        return UNKNOWN
+    return tuple(i for i in dict.fromkeys(lists[0]) if all(i in other for other in lists[1:]))
+
+
+def _disagree(scope: Scope, name: str) -> tuple[str, ...] | _Unknown:
+    """For a list of ``key=value`` items: the keys given different values, on one node or across the nodes
+    (a node that lacks the list does not count); unknown where fewer than two nodes know it."""
+    lists = _known_lists(scope, name)
+    if lists is None:
+        return UNKNOWN
+    seen: dict[str, set[str]] = {}
+    for items in lists:
+        for item in items:
+            key, _, value = item.partition("=")
+            seen.setdefault(key, set()).add(value)
+    return tuple(key for key, values in seen.items() if len(values) > 1)
+
+
 def _distinct(scope: Scope, name: str) -> int | _Unknown:
     """How many different values of fact ``name`` the nodes have (a node that lacks it does not count);
     unknown where fewer than two nodes know it."""
@@ -124,10 +203,18 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "version": version,
     "missing": missing,
     "unmatched_ifnames": unmatched_ifnames,
+    "hca_ports": hca_ports,
+    "unmatched_hcas": unmatched_hcas,
+    "other_than": other_than,
     "lower": lambda x: str(x).lower(),
     "startswith": lambda x, prefix: str(x).startswith(str(prefix)),
 }
-CLUSTER_FUNCTIONS: dict[str, Callable[[Scope, str], Any]] = {"distinct": _distinct, "total": _total}
+CLUSTER_FUNCTIONS: dict[str, Callable[[Scope, str], Any]] = {
+    "distinct": _distinct,
+    "total": _total,
+    "common": _common,
+    "disagree": _disagree,
+}
 #: Functions that take an unknown value as a value: ``known(x)`` says whether x is known, ``default(x, y)``
 #: is x where known, else y (a fact that is often absent, such as an environment variable).
 LENIENT = ("known", "default")

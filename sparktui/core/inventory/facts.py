@@ -43,6 +43,60 @@ class RdmaDevice:
 
 
 @dataclass(frozen=True, slots=True)
+class Gid:
+    """One populated entry of a port's GID table (``ports/N/gids/I``), with its type
+    (``gid_attrs/types/I``: ``RoCE v2``, ``IB/RoCE v1``) and the network device that owns it."""
+
+    index: int
+    value: str  # as sysfs prints it: eight groups of four hex digits
+    type: str  # "RoCE v2", "IB/RoCE v1", "" where it could not be read
+    netdev: str = ""
+
+    @property
+    def ipv4(self) -> str:
+        """The IPv4 address of an IPv4-mapped GID (``::ffff:a.b.c.d``), else ""."""
+        groups = self.value.split(":")
+        if len(groups) != 8 or any(g != "0000" for g in groups[:5]) or groups[5].lower() != "ffff":
+            return ""
+        raw = bytes.fromhex(groups[6] + groups[7])
+        return ".".join(str(b) for b in raw)
+
+    @property
+    def link_local(self) -> bool:
+        return self.value.lower().startswith("fe80:")
+
+    @property
+    def roce_v2(self) -> bool:
+        return self.type.strip().lower() == "roce v2"
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaPort:
+    """One port of an RDMA device, from ``/sys/class/infiniband/DEV/ports/N`` (and ``ibv_devinfo`` where it
+    is installed): its state, its link layer, its active MTU, its network device and its GIDs."""
+
+    device: str  # rocep1s0f1
+    port: int
+    state: str  # ACTIVE, DOWN, INIT, ARMED, ... ("" where unread)
+    phys_state: str  # LinkUp, Disabled, Polling, ...
+    link_layer: str  # Ethernet (RoCE) or InfiniBand
+    rate: str
+    netdev: str  # its network device ("" where none is visible here)
+    netdev_mtu: int | None
+    active_mtu: int | None  # ibv_devinfo's, else (RoCE) what the kernel derives from the netdev's MTU
+    gids: tuple[Gid, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """``device:port``, as NCCL_IB_HCA names a port."""
+        return f"{self.device}:{self.port}"
+
+    def ipv4_roce_v2(self) -> tuple[Gid, ...]:
+        """The RoCE v2 GIDs that carry an IPv4 address: what NCCL picks by default (2.21.5 and later)."""
+        return tuple(g for g in self.gids if g.roce_v2 and g.ipv4)
+
+
+@dataclass(frozen=True, slots=True)
 class Space:
     """A filesystem: where it is mounted, its size and what is free, in bytes."""
 
@@ -141,6 +195,7 @@ class NodeInventory:
     cuda: str = ""
     interfaces: tuple[Interface, ...] = ()
     rdma: tuple[RdmaDevice, ...] = ()
+    fabric: tuple[RdmaPort, ...] = ()  # every RDMA port (empty: no RDMA devices; see unknown["fabric"])
     shm: Space | None = None
     docker: str = ""  # the engine's (server) version
     images: tuple[ImageRow, ...] = ()

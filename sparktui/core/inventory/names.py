@@ -8,11 +8,12 @@ the reasons map under the same name (``probe.vllm_archs``: "vLLM is not installe
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from sparktui.core.inventory.facts import ImageFacts, NodeInventory, Value
+from sparktui.core.inventory.facts import Gid, ImageFacts, NodeInventory, Value
 from sparktui.core.launch.serve import Launch
 
 #: Each fact, with what it is. The prefix before the first dot says where it comes from.
@@ -33,6 +34,13 @@ FACTS: dict[str, str] = {
     "net.up": "the network interfaces that are up",
     "net.rdma_devices": "the RDMA devices",
     "net.rdma_netdevs": "the network interfaces that have an RDMA device",
+    "rdma.ports": "every RDMA port, as NCCL_IB_HCA names one (device:port), from /sys/class/infiniband",
+    "rdma.active_ports": "the RDMA ports whose state is ACTIVE",
+    "rdma.port_states": "each RDMA port with its state (rocep1s0f1:1=ACTIVE)",
+    "rdma.gid_index": "each active RoCE port with the index of its IPv4 RoCE v2 GID (rocep1s0f1:1=3; =none)",
+    "rdma.subnets": "the IPv4 subnets of the active RoCE ports' IPv4 RoCE v2 GIDs",
+    "rdma.mtu_by_subnet": "the active MTU of the active RoCE ports, by subnet (10.0.0.0/24=4096)",
+    "rdma.active_mtu": "each active RDMA port with its active MTU (rocep1s0f1:1=1024)",
     "shm.bytes": "the size of the host's /dev/shm",
     "disk.free_bytes": "free space where the model is (or where it would be cached)",
     "docker.version": "the Docker engine's version",
@@ -167,6 +175,7 @@ def node_facts(inv: NodeInventory, *, head: bool, cluster: Mapping[str, Value] |
     if "rdma" not in inv.unknown:
         put("net.rdma_devices", tuple(d.device for d in inv.rdma))
         put("net.rdma_netdevs", tuple(d.netdev for d in inv.rdma if d.netdev))
+    _fabric(inv, put, why)
     put("shm.bytes", inv.shm.size if inv.shm else None, why("shm", ""))
     put("disk.free_bytes", inv.disk.free if inv.disk else None, why("disk", ""))
     put("docker.version", inv.docker or None, why("docker_version", ""))
@@ -178,6 +187,70 @@ def node_facts(inv: NodeInventory, *, head: bool, cluster: Mapping[str, Value] |
     _probe(inv.probe, put, why("probe", ""))
     _environment(inv, values)
     return Facts(values, reasons)
+
+
+#: What a node without an active RDMA port is told: NCCL then moves tensors over TCP.
+NO_RDMA = "no RDMA devices: NCCL will use sockets"
+NO_ACTIVE_RDMA = "no active RDMA port: NCCL will use sockets"
+
+
+def _fabric(inv: NodeInventory, put: _Put, why: _Why) -> None:
+    """The RDMA ports and what NCCL will pick on them, with each GID's subnet from the network device that
+    owns it (its IPv4 address and prefix, as ``ip`` listed them)."""
+    names = [n for n in FACTS if n.startswith("rdma.")]
+    if "fabric" in inv.unknown:
+        for name in names:
+            put(name, None, why("fabric", ""))
+        return
+    ports = inv.fabric
+    active = [p for p in ports if p.state == "ACTIVE"]
+    put("rdma.ports", tuple(p.name for p in ports))
+    put("rdma.active_ports", tuple(p.name for p in active))
+    put("rdma.port_states", tuple(f"{p.name}={p.state or 'unknown'}" for p in ports))
+    if not active:
+        for name in ("rdma.gid_index", "rdma.subnets", "rdma.mtu_by_subnet", "rdma.active_mtu"):
+            put(name, None, NO_ACTIVE_RDMA if ports else NO_RDMA)
+        return
+    put("rdma.active_mtu", tuple(f"{p.name}={p.active_mtu or 'unknown'}" for p in active))
+    roce = [p for p in active if p.link_layer == "Ethernet"]
+    if not roce:
+        for name in ("rdma.gid_index", "rdma.subnets", "rdma.mtu_by_subnet"):
+            put(name, None, "the active RDMA ports are InfiniBand (no RoCE GIDs)")
+        return
+    put("rdma.gid_index", tuple(f"{p.name}={_first(p.ipv4_roce_v2())}" for p in roce))
+    if "ip" in inv.unknown:
+        for name in ("rdma.subnets", "rdma.mtu_by_subnet"):
+            put(name, None, f"the network devices' addresses: {why('ip', '')}")
+        return
+    subnets: dict[str, None] = {}
+    mtus: dict[str, None] = {}
+    for port in roce:
+        for gid in port.ipv4_roce_v2():
+            subnet = _subnet(inv, gid.netdev or port.netdev, gid.ipv4)
+            if subnet:
+                subnets[subnet] = None
+                mtus[f"{subnet}={port.active_mtu or 'unknown'}"] = None
+    put("rdma.subnets", tuple(subnets))
+    put("rdma.mtu_by_subnet", tuple(mtus))
+
+
+def _first(gids: tuple[Gid, ...]) -> str:
+    return str(gids[0].index) if gids else "none"
+
+
+def _subnet(inv: NodeInventory, netdev: str, address: str) -> str:
+    """The subnet of ``address`` on ``netdev`` (else on any interface that has it); "" where no interface
+    has it (a stale GID)."""
+    ordered = sorted(inv.interfaces, key=lambda i: i.name != netdev)
+    for interface in ordered:
+        for given in interface.addresses:
+            try:
+                found = ipaddress.ip_interface(given)
+            except ValueError:
+                continue
+            if found.version == 4 and str(found.ip) == address:
+                return str(found.network)
+    return ""
 
 
 def _image(inv: NodeInventory, put: _Put, why: _Why) -> None:
@@ -281,9 +354,13 @@ def _part(probe: ImageFacts, put: _Put, name: str, value: Value, package: str, p
 
 
 def _environment(inv: NodeInventory, values: dict[str, Value]) -> None:
-    """The engine's environment: the image's, then the container's, then (in the probe) what the process
-    really has, each over the one before."""
+    """The engine's environment: NCCL's configuration files (which set only what the environment does not;
+    the user's ~/.nccl.conf before /etc/nccl.conf), the image's, then the container's, then (in the probe)
+    what the process really has, each over the one before."""
     merged: dict[str, str] = {}
+    if inv.probe is not None:
+        for path in ("/etc/nccl.conf", "~/.nccl.conf"):
+            merged.update(nccl_conf(inv.probe.nccl_conf.get(path, "")))
     if inv.image is not None:
         merged.update(inv.image.env)
     if inv.container is not None:
@@ -293,6 +370,17 @@ def _environment(inv: NodeInventory, values: dict[str, Value]) -> None:
     for name, value in merged.items():
         if name.isidentifier():
             values[ENV_PREFIX + name] = value
+
+
+def nccl_conf(text: str) -> dict[str, str]:
+    """The ``NAME=value`` lines of an nccl.conf (``#`` starts a comment line), as NCCL reads them."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        name, eq, value = line.partition("=")
+        if eq and not line.startswith("#") and name.strip().isidentifier():
+            found[name.strip()] = value.strip()
+    return found
 
 
 def launch_facts(launch: Launch) -> dict[str, Value]:

@@ -15,6 +15,7 @@ from typing import Any
 from sparktui.core.inventory.facts import (
     Container,
     ContainerRow,
+    Gid,
     Gpu,
     Image,
     ImageRow,
@@ -22,6 +23,7 @@ from sparktui.core.inventory.facts import (
     ModelFiles,
     RayStatus,
     RdmaDevice,
+    RdmaPort,
     Space,
 )
 
@@ -159,6 +161,115 @@ def rdma(text: str) -> tuple[RdmaDevice, ...]:
             found.append(RdmaDevice(device, "", net, ""))
     if tool not in ("# ibdev2netdev", "# rdma link", "# sysfs"):
         raise Unreadable("no RDMA tool named")
+    return tuple(found)
+
+
+#: The IB MTUs a RoCE port can run at, largest first.
+IB_MTUS = (4096, 2048, 1024, 512, 256)
+#: What RoCE's headers take from the network device's MTU, as the kernel counts them (``iboe_get_mtu`` in
+#: include/rdma/ib_addr.h: GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4).
+ROCE_OVERHEAD = 96
+
+
+def roce_mtu(netdev_mtu: int) -> int | None:
+    """The active MTU of a RoCE port whose network device has ``netdev_mtu``: the largest IB MTU that fits
+    once RoCE's headers are taken off (1500 gives 1024; 4200 and 9000 give 4096)."""
+    return next((m for m in IB_MTUS if m <= netdev_mtu - ROCE_OVERHEAD), None)
+
+
+def _after_colon(value: str) -> str:
+    """``4: ACTIVE`` (sysfs) and ``PORT_ACTIVE (4)`` (ibv_devinfo) both as ``ACTIVE``."""
+    value = value.strip()
+    if re.match(r"^\d+:\s", value):
+        value = value.partition(":")[2].strip()
+    value = re.sub(r"\s*\(\d+\)$", "", value)
+    return value.removeprefix("PORT_")
+
+
+_DEVINFO = re.compile(r"^[\s`*]*(hca_id|port|state|active_mtu|link_layer):\s*(.*?)[\s`*]*$")
+
+
+def ibv_devinfo(text: str) -> tuple[RdmaPort, ...]:
+    """The ports of ``ibv_devinfo`` (with or without ``-v``): device, port, state, active MTU and link layer;
+    the other fields of each are empty. Ports of a block whose ``hca_id`` is not in the text are left out."""
+    found: list[RdmaPort] = []
+    device, port = "", 0
+    fields: dict[str, str] = {}
+
+    def close() -> None:
+        if device and port:
+            mtu = re.match(r"\d+", fields.get("active_mtu", ""))
+            state, layer = _after_colon(fields.get("state", "")), fields.get("link_layer", "")
+            found.append(RdmaPort(device, port, state, "", layer, "", "", None, int(mtu[0]) if mtu else None))
+
+    for line in text.splitlines():
+        m = _DEVINFO.match(line)
+        if m is None:
+            continue
+        key, value = m[1], m[2]
+        if key in ("hca_id", "port"):
+            close()
+            fields = {}
+            if key == "hca_id":
+                device, port = value, 0
+            else:
+                port = int(value) if value.isdigit() else 0
+        else:
+            fields[key] = value
+    close()
+    return tuple(found)
+
+
+def fabric(text: str) -> tuple[RdmaPort, ...]:
+    """The fabric section (see ``script.FABRIC``): every RDMA port with its GIDs and network device, the
+    device's MTU, and the active MTU (``ibv_devinfo``'s where it ran, else derived from the MTU for RoCE).
+    No port at all means no RDMA devices."""
+    lines = text.splitlines()
+    cut = lines.index("# ibv_devinfo") if "# ibv_devinfo" in lines else len(lines)
+    nets: dict[str, list[str]] = {}
+    attrs: dict[tuple[str, int], dict[str, str]] = {}
+    gids: dict[tuple[str, int], list[Gid]] = {}
+    mtus: dict[str, int] = {}
+    for line in lines[:cut]:
+        cells = line.split("\t")
+        if cells[0] == "net" and len(cells) == 3:
+            nets.setdefault(cells[1], []).append(cells[2])
+        elif cells[0] == "port" and len(cells) == 5 and cells[2].isdigit():
+            attrs.setdefault((cells[1], int(cells[2])), {})[cells[3]] = cells[4].strip()
+        elif cells[0] == "gid" and len(cells) == 7 and cells[2].isdigit() and cells[3].isdigit():
+            key = (cells[1], int(cells[2]))
+            attrs.setdefault(key, {})
+            gids.setdefault(key, []).append(Gid(int(cells[3]), cells[4].strip(), cells[5].strip(), cells[6].strip()))
+        elif cells[0] == "mtu" and len(cells) == 3 and cells[2].strip().isdigit():
+            mtus[cells[1]] = int(cells[2])
+    devinfo = {(p.device, p.port): p for p in ibv_devinfo("\n".join(lines[cut + 1 :]))}
+    found = []
+    for (device, port), values in sorted(attrs.items()):
+        table = tuple(sorted(gids.get((device, port), ()), key=lambda g: g.index))
+        owners = [g.netdev for g in table if g.netdev]
+        own = nets.get(device, [])
+        netdev = owners[0] if owners else (own[0] if len(own) == 1 else "")
+        layer = values.get("link_layer", "")
+        said = devinfo.get((device, port))
+        mtu = mtus.get(netdev)
+        active = said.active_mtu if said is not None else None
+        if active is None and layer == "Ethernet" and mtu is not None:
+            active = roce_mtu(mtu)
+        state = _after_colon(values.get("state", "")) or (said.state if said is not None else "")
+        found.append(
+            RdmaPort(
+                device,
+                port,
+                state,
+                _after_colon(values.get("phys_state", "")),
+                layer or (said.link_layer if said is not None else ""),
+                values.get("rate", ""),
+                netdev,
+                mtu,
+                active,
+                table,
+            )
+        )
     return tuple(found)
 
 

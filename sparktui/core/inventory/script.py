@@ -29,6 +29,9 @@ RAY_STATUS_TIMEOUT = 20
 PROBE_BUDGET = 60
 #: The most bytes of a config.json read (they are small; a huge one is not a config).
 CONFIG_LIMIT = 1 << 20
+#: Where the kernel lists RDMA devices and network devices (sysfs): what the fabric section reads.
+IB_ROOT = "/sys/class/infiniband"
+NET_ROOT = "/sys/class/net"
 #: The words in a container's name, image or command that make it an engine container when none is named.
 ENGINE_WORDS = "vllm|sglang|ray"
 
@@ -40,6 +43,7 @@ SECTIONS = (
     "cuda",
     "ip",
     "rdma",
+    "fabric",
     "shm",
     "docker_version",
     "docker_images",
@@ -115,6 +119,8 @@ def script(request: Request, run: str) -> str:
         f"limit={CONFIG_LIMIT}",
         f"fmt_images={q(_IMAGES)}",
         f"fmt_ps={q(_CONTAINERS)}",
+        f"ib={q(IB_ROOT)}",
+        f"sysnet={q(NET_ROOT)}",
     ]
     helpers = _HELPERS.replace("@RAY_TIMEOUT@", str(RAY_STATUS_TIMEOUT)).replace("@ENGINE_WORDS@", ENGINE_WORDS)
     probe = _NO_PROBE
@@ -124,7 +130,8 @@ def script(request: Request, run: str) -> str:
         if any(line.strip() == heredoc for line in source.splitlines()):  # cannot happen with a random nonce
             raise ValueError("the probe contains its own delimiter")
         probe = _PROBE.replace("@HEREDOC@", heredoc).replace("@SOURCE@", source.rstrip("\n"))
-    return "\n".join(head) + "\n" + helpers + probe + _START + _QUICK + _FINISH
+    quick = _QUICK.replace("@FABRIC@", FABRIC.strip("\n"))
+    return "\n".join(head) + "\n" + helpers + probe + _START + quick + _FINISH
 
 
 def split(lines: list[str], run: str) -> Output:
@@ -224,6 +231,9 @@ else
   echo '# sysfs'
   for d in /sys/class/infiniband/*/device/net/*; do [ -e "$d" ] && echo "${d#/sys/class/infiniband/}"; done; true
 fi; e rdma
+b fabric
+@FABRIC@
+e fabric
 b shm; df -Pk /dev/shm 2>&1; e shm
 b docker_version
 if have docker; then docker version --format '{{json .}}' 2>&1; else missing docker; fi; e docker_version
@@ -258,6 +268,50 @@ if [ -n "$p" ]; then
   d=$p; while [ ! -e "$d" ] && [ "$d" != / ]; do d=$(dirname "$d"); done; df -Pk "$d" 2>&1
 else df -Pk "${HF_HOME:-$HOME/.cache/huggingface}" 2>/dev/null || df -Pk "$HOME" 2>&1; fi; e disk
 b ports; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}'; e ports
+"""
+
+#: The fabric section's body, over ``$ib`` (/sys/class/infiniband) and ``$sysnet`` (/sys/class/net): one
+#: tab-separated line per fact, read with the shell's own ``read`` (no process per file: a ConnectX port
+#: has 256 GID slots). ``net DEV NETDEV`` (the device's network devices), ``port DEV N FILE VALUE`` (state,
+#: phys_state, link_layer, rate), ``gid DEV N INDEX GID TYPE NETDEV`` for each GID that is not empty (an
+#: empty slot's type and netdev cannot even be read), ``mtu NETDEV MTU`` for each network device named;
+#: then ``ibv_devinfo`` where it is installed (the active MTU of InfiniBand ports is in no sysfs file).
+FABRIC = r"""
+nets=
+if [ -d "$ib" ]; then
+  for d in "$ib"/*; do
+    [ -d "$d" ] || continue
+    dev=${d##*/}
+    for n in "$d"/device/net/*; do
+      [ -e "$n" ] || continue
+      printf 'net\t%s\t%s\n' "$dev" "${n##*/}"; nets="$nets ${n##*/}"
+    done
+    for p in "$d"/ports/*; do
+      [ -d "$p" ] || continue
+      port=${p##*/}
+      for f in state phys_state link_layer rate; do
+        v=; read -r v 2>/dev/null <"$p/$f"
+        printf 'port\t%s\t%s\t%s\t%s\n' "$dev" "$port" "$f" "$v"
+      done
+      for g in "$p"/gids/*; do
+        [ -f "$g" ] || continue
+        i=${g##*/}; v=
+        read -r v 2>/dev/null <"$g"
+        case $v in ''|0000:0000:0000:0000:0000:0000:0000:0000) continue ;; esac
+        t=; n=
+        read -r t 2>/dev/null <"$p/gid_attrs/types/$i"
+        read -r n 2>/dev/null <"$p/gid_attrs/ndevs/$i"
+        printf 'gid\t%s\t%s\t%s\t%s\t%s\t%s\n' "$dev" "$port" "$i" "$v" "$t" "$n"
+        [ -n "$n" ] && nets="$nets $n"
+      done
+    done
+  done
+fi
+for n in $(printf '%s\n' $nets | sort -u); do
+  v=; read -r v 2>/dev/null <"$sysnet/$n/mtu"; printf 'mtu\t%s\t%s\n' "$n" "$v"
+done
+if [ -d "$ib" ] && have ibv_devinfo; then echo '# ibv_devinfo'; ibv_devinfo 2>&1; fi
+true
 """
 
 _FINISH = r"""

@@ -1,0 +1,329 @@
+"""The RDMA fabric of a node (issue 28): the parsers on real outputs (``tests/fixtures/fabric/``, copied from
+``shared/reference/fabric/`` with their source lines), the fabric section of the inventory script run here over
+sysfs-like trees built in tmp_path from those real samples' values, and the pre-launch checks over what it
+reads.
+
+The trees are not captures of a real /sys: each value written comes from a sample (a ``show_gids`` row, the
+Spark's ``ibdev2netdev`` map, ``ip link``'s MTU, the GIDs of NCCL's completion error on a Spark pair); the
+file layout and the formats (``4: ACTIVE``, ``RoCE v2``) are the kernel's, as the fabric README describes
+them (drivers/infiniband/core/sysfs.c). What a sample does not give is said where it is chosen.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from sparktui.core.events import Finding
+from sparktui.core.inventory import collect, parse, rules, script
+from sparktui.core.inventory.expr import UNKNOWN, Scope, compile_expression, evaluate
+from sparktui.core.inventory.facts import Gid, ImageFacts, Interface, NodeInventory, Value
+from sparktui.core.inventory.names import NO_RDMA, known, node_facts
+from sparktui.core.inventory.preflight import judge
+from sparktui.core.launch.serve import parse_launch
+
+from ..conftest import ROOT
+
+FABRIC = ROOT / "tests" / "fixtures" / "fabric"
+EMPTY = ":".join(["0000"] * 8)
+
+
+def sample(name: str) -> str:
+    """A sample's output, without its three lines of source, command and context."""
+    lines = (FABRIC / name).read_text().splitlines()
+    assert lines[0].startswith("# source: ")
+    return "\n".join(lines[3:])
+
+
+# The parsers, on real outputs.
+
+
+def test_ibv_devinfo_of_a_spark_all_four_functions_active_at_mtu_1024() -> None:
+    ports = parse.ibv_devinfo(sample("spark-ibv_devinfo-4hca-active-mtu-1024.txt"))
+    assert [p.name for p in ports] == ["rocep1s0f0:1", "rocep1s0f1:1", "roceP2p1s0f0:1", "roceP2p1s0f1:1"]
+    assert {(p.state, p.link_layer, p.active_mtu) for p in ports} == {("ACTIVE", "Ethernet", 1024)}
+
+
+def test_ibv_devinfo_with_a_prompt_and_tabs_as_spaces_an_infiniband_port_down() -> None:
+    (port,) = parse.ibv_devinfo(sample("ibv_devinfo-cx7-ib-port-down.txt"))  # mlx5_1's block is cut off
+    assert (port.name, port.state, port.link_layer, port.active_mtu) == ("mlx5_0:1", "DOWN", "InfiniBand", 4096)
+
+
+def test_ibv_devinfo_starting_inside_a_block_keeps_only_the_ports_of_a_named_device() -> None:
+    (port,) = parse.ibv_devinfo(sample("ibv_devinfo-mixed-cx5-roce-mtu1024-and-cx7-ib.txt"))
+    assert (port.name, port.state) == ("mlx5_7:1", "ACTIVE")  # the CX-5 before it has no hca_id here
+
+
+def test_gids_as_sysfs_prints_them_link_local_ipv4_mapped_and_empty() -> None:
+    values = re.findall(r"[0-9a-f]{4}(?::[0-9a-f]{4}){7}", sample("sysfs-gids-cat-linklocal-ipv4-and-empty-slots.txt"))
+    assert len(values) == 4 and values[2] == values[3] == EMPTY
+    local, mapped = Gid(0, values[0], "RoCE v2"), Gid(1, values[1], "RoCE v2")
+    assert local.link_local and not local.ipv4
+    assert mapped.ipv4 == "1.1.1.2" and not mapped.link_local and mapped.roce_v2
+    assert not Gid(2, values[2], "").ipv4
+
+
+@pytest.mark.parametrize(("netdev", "active"), [(1500, 1024), (4200, 4096), (9000, 4096), (1100, 512), (200, None)])
+def test_the_active_mtu_of_roce_follows_the_network_devices(netdev: int, active: int | None) -> None:
+    assert parse.roce_mtu(netdev) == active
+
+
+# Sysfs-like trees, and the script's fabric section over them.
+
+
+@dataclass
+class Port:
+    device: str
+    state: str = "4: ACTIVE"
+    phys: str = "5: LinkUp"
+    layer: str = "Ethernet"
+    gids: list[tuple[int, str, str, str]] = field(default_factory=list)  # index, GID, type, netdev
+    netdev: str = ""
+    number: int = 1
+    slots: int = 16
+
+
+def tree(root: Path, ports: list[Port], mtus: dict[str, int]) -> tuple[Path, Path]:
+    """/sys/class/infiniband and /sys/class/net as sysfs lays them out, under ``root``. Empty GID slots read
+    all zeros and have no type or netdev file (reading those fails on a real system)."""
+    ib, net = root / "infiniband", root / "net"
+    for port in ports:
+        device = ib / port.device
+        if port.netdev:
+            (device / "device" / "net" / port.netdev).mkdir(parents=True, exist_ok=True)
+        p = device / "ports" / str(port.number)
+        for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
+            (p / sub).mkdir(parents=True)
+        for name, value in (("state", port.state), ("phys_state", port.phys), ("link_layer", port.layer)):
+            (p / name).write_text(value + "\n")
+        (p / "rate").write_text("200 Gb/sec (4X HDR)\n")
+        given = {g[0]: g for g in port.gids}
+        for index in range(max([port.slots, *(g[0] + 1 for g in port.gids)])):
+            if index not in given:
+                (p / "gids" / str(index)).write_text(EMPTY + "\n")
+                continue
+            _, value, kind, owner = given[index]
+            (p / "gids" / str(index)).write_text(value + "\n")
+            (p / "gid_attrs" / "types" / str(index)).write_text(kind + "\n")
+            (p / "gid_attrs" / "ndevs" / str(index)).write_text(owner + "\n")
+    for name, mtu in mtus.items():
+        (net / name).mkdir(parents=True, exist_ok=True)
+        (net / name / "mtu").write_text(f"{mtu}\n")
+    return ib, net
+
+
+def run_fabric(ib: Path, net: Path) -> tuple[str, int]:
+    """The script's fabric section, run by sh over ``ib`` and ``net`` as it runs on a node."""
+    head = f"have() {{ command -v \"$1\" >/dev/null 2>&1; }}\nib='{ib}'\nsysnet='{net}'\n"
+    done = subprocess.run(["sh", "-c", head + script.FABRIC], capture_output=True, text=True, timeout=60)
+    return done.stdout + done.stderr, done.returncode
+
+
+def show_gids(name: str) -> list[list[tuple[str, int, int, str, str, str]]]:
+    """The tables of a ``show_gids`` sample: (device, port, index, GID, version, netdev) per row, a list per
+    table (one per pod in the two-pods sample)."""
+    tables: list[list[tuple[str, int, int, str, str, str]]] = []
+    for line in sample(name).splitlines():
+        words = line.split()
+        if words[:1] == ["DEV"]:
+            tables.append([])
+        elif len(words) >= 6 and words[1].isdigit() and words[2].isdigit():
+            tables[-1].append((words[0], int(words[1]), int(words[2]), words[3], words[-2], words[-1].rstrip(".")))
+    return tables
+
+
+def as_port(rows: list[tuple[str, int, int, str, str, str]]) -> Port:
+    kind = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
+    return Port(rows[0][0], gids=[(i, gid, kind[v], dev) for _, _, i, gid, v, dev in rows], netdev=rows[0][5])
+
+
+def test_the_fabric_section_reads_a_port_gid_table_with_its_ipv4_roce_v2_gid_at_index_5(tmp_path: Path) -> None:
+    (rows,) = show_gids("show_gids-cx6-ipv4-gid-at-index-5.txt")
+    ib, net = tree(tmp_path, [as_port(rows)], {"ens1f0": 1500})
+    text, code = run_fabric(ib, net)
+    assert code == 0 and "No such file" not in text
+    (port,) = parse.fabric(text)
+    assert (port.name, port.state, port.phys_state, port.link_layer) == ("mlx5_0:1", "ACTIVE", "LinkUp", "Ethernet")
+    assert (port.netdev, port.netdev_mtu, port.active_mtu) == ("ens1f0", 1500, 1024)
+    assert [g.index for g in port.gids] == [0, 1, 2, 3, 4, 5]  # the empty slots are left out
+    assert [g.index for g in port.ipv4_roce_v2()] == [5] and port.ipv4_roce_v2()[0].ipv4 == "172.19.0.60"
+
+
+def test_no_infiniband_folder_is_no_rdma_devices_not_a_failure(tmp_path: Path) -> None:
+    text, code = run_fabric(tmp_path / "infiniband", tmp_path / "net")
+    assert code == 0 and parse.fabric(text) == ()
+
+
+def test_this_machine_without_rdma_says_nccl_will_use_sockets() -> None:
+    """The whole script, run here (no /sys/class/infiniband on this machine)."""
+    if Path(script.IB_ROOT).exists():
+        pytest.skip("this machine has RDMA devices")
+    run = script.nonce()
+    request = script.Request(probe=False)
+    done = subprocess.run(["sh", "-c", script.script(request, run)], capture_output=True, text=True, timeout=120)
+    inv = collect.inventory("local", script.split((done.stdout + done.stderr).splitlines(), run), request)
+    assert inv.fabric == () and "fabric" not in inv.unknown
+    result = judge([inv], {"local"}, None, rules.builtin())
+    said = {f.signature: f for f in result.findings}
+    assert said["rdma-none"].facts["verdict"] == "advice"
+    assert said["rdma-none"].detail.startswith("no RDMA devices, or none ACTIVE, on local (its RDMA ports: none)")
+    assert said["rdma-none"].detail.endswith("NCCL will use sockets")
+    assert result.facts["local"].reasons["rdma.gid_index"] == NO_RDMA == "no RDMA devices: NCCL will use sockets"
+    assert not [n for n in result.not_checked if n.rule.id.startswith("rdma-")]
+
+
+# The facts and the checks: a Spark pair. Values: the ibdev2netdev map of a pair cabled in the second cage
+# (rocep1s0f1 and roceP2p1s0f1 Up), the GIDs ::ffff:10.20.21.10 and ::ffff:10.20.21.20 of NCCL's completion
+# error on rocep1s0f1 of a Spark pair, MTU 1500 from ip link on a Spark, link-local GIDs from the MACs of
+# that ip link sample. Chosen here: the GID layout (link-local v1/v2 at 0/1, IPv4 v1/v2 at 2/3) of the H100
+# show_gids sample, a /24 prefix, and no IPv4 address on the second twin (none is cited).
+MAC_A, MAC_B = "32c5:99ff:fe3e:6a14", "32c5:99ff:fe3e:6a13"
+SPARK_DOWN = {"roceP2p1s0f0": "enP2p1s0f0np0", "rocep1s0f0": "enp1s0f0np0"}
+SPARK_UP = {"roceP2p1s0f1": "enP2p1s0f1np1", "rocep1s0f1": "enp1s0f1np1"}
+
+
+def ipv4_gid(address: str) -> str:
+    a, b, c, d = (int(x) for x in address.split("."))
+    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+
+
+def spark(tmp_path: Path, name: str, address: str, mac: str, *, ipv4_at: int = 2, mtu: int = 1500) -> NodeInventory:
+    """A Spark's inventory with its fabric read by the script from a tree: ``address`` on rocep1s0f1's
+    network device with its IPv4 GIDs at ``ipv4_at`` and the next index ("" address: link-local only)."""
+    ports = [Port(d, state="1: DOWN", phys="3: Disabled", netdev=n) for d, n in SPARK_DOWN.items()]
+    for device, netdev in SPARK_UP.items():
+        local = f"fe80:0000:0000:0000:{mac}"
+        gids = [(0, local, "IB/RoCE v1", netdev), (1, local, "RoCE v2", netdev)]
+        if device == "rocep1s0f1" and address:
+            gids += [(ipv4_at, ipv4_gid(address), "IB/RoCE v1", netdev)]
+            gids += [(ipv4_at + 1, ipv4_gid(address), "RoCE v2", netdev)]
+        ports.append(Port(device, gids=gids, netdev=netdev))
+    ib, net = tree(tmp_path / name, ports, {n: mtu for n in [*SPARK_DOWN.values(), *SPARK_UP.values()]})
+    text, code = run_fabric(ib, net)
+    assert code == 0
+    interfaces = tuple(
+        Interface(n, "UP", mtu, (f"{address}/24",) if address and n == "enp1s0f1np1" else ())
+        for n in [*SPARK_DOWN.values(), *SPARK_UP.values()]
+    )
+    return NodeInventory(name, hostname=name, interfaces=interfaces, fabric=parse.fabric(text))
+
+
+def fabric_findings(
+    nodes: list[NodeInventory], launch: str = "vllm serve /m --tensor-parallel-size 2"
+) -> dict[str, Finding]:
+    result = judge(nodes, {nodes[0].node}, parse_launch(launch), rules.builtin())
+    return {f.signature: f for f in result.findings if f.signature.startswith("rdma-")}
+
+
+def test_a_clean_spark_pair_gives_no_fabric_finding(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A)
+    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B)
+    facts = node_facts(a, head=True).values
+    assert facts["rdma.active_ports"] == ("roceP2p1s0f1:1", "rocep1s0f1:1")
+    assert facts["rdma.port_states"][0] == "roceP2p1s0f0:1=DOWN"
+    assert facts["rdma.gid_index"] == ("roceP2p1s0f1:1=none", "rocep1s0f1:1=3")
+    assert facts["rdma.subnets"] == ("10.20.21.0/24",)
+    assert facts["rdma.mtu_by_subnet"] == ("10.20.21.0/24=1024",)
+    assert fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f1 vllm serve /m --tensor-parallel-size 2") == {}
+
+
+def test_the_ipv4_gid_moved_on_one_node_under_a_pinned_index_blocks_with_the_index_to_use(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A)
+    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B, ipv4_at=3)  # its IPv4 RoCE v2 GID at 4
+    launch = "NCCL_IB_HCA=rocep1s0f1 NCCL_IB_GID_INDEX=3 vllm serve /m --tensor-parallel-size 2"
+    found = fabric_findings([a, b], launch)
+    assert set(found) == {"rdma-gid-index-pinned-wrong"}
+    finding = found["rdma-gid-index-pinned-wrong"]
+    assert finding.nodes == ("spark-b",) and finding.facts["verdict"] == "block"
+    assert "the IPv4 RoCE v2 GID is at rocep1s0f1:1=4" in finding.detail
+
+
+def test_a_pinned_index_on_both_twins_of_which_one_has_only_link_local_gids_blocks(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A)
+    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B)
+    found = fabric_findings([a, b], "NCCL_IB_GID_INDEX=3 vllm serve /m --tensor-parallel-size 2")
+    assert found["rdma-gid-index-pinned-wrong"].nodes == ("spark-a", "spark-b")
+    assert "roceP2p1s0f1:1=none" in found["rdma-gid-index-pinned-wrong"].detail
+
+
+def test_a_node_left_with_link_local_gids_only_blocks(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A)
+    b = spark(tmp_path, "spark-b", "", MAC_B)
+    found = fabric_findings([a, b])
+    assert set(found) == {"rdma-no-shared-ipv4-gid"}
+    assert "spark-b: none" in found["rdma-no-shared-ipv4-gid"].detail
+
+
+def test_one_end_at_mtu_9000_the_other_at_1500_blocks(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A, mtu=9000)
+    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B)
+    found = fabric_findings([a, b])
+    assert set(found) == {"rdma-mtu-differs"}
+    assert "spark-a: 10.20.21.0/24=4096, spark-b: 10.20.21.0/24=1024" in found["rdma-mtu-differs"].detail
+
+
+def test_nccl_ib_hca_naming_the_cage_with_no_cable_blocks(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A)
+    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B)
+    found = fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f0,rocep1s0f1 vllm serve /m --tensor-parallel-size 2")
+    assert set(found) == {"rdma-hca-not-active"} and found["rdma-hca-not-active"].nodes == ("spark-a", "spark-b")
+    assert "no ACTIVE port for rocep1s0f0; its RDMA ports: roceP2p1s0f0:1=DOWN" in found["rdma-hca-not-active"].detail
+
+
+def test_two_pods_on_one_hca_with_the_ipv4_gid_at_5_and_7(tmp_path: Path) -> None:
+    first, second = show_gids("show_gids-two-pods-same-hca-different-index.txt")
+    nodes = []
+    for name, rows in (("pod-a", first), ("pod-b", second)):
+        ib, net = tree(tmp_path / name, [as_port(rows)], {"net1": 1500})
+        fabric = parse.fabric(run_fabric(ib, net)[0])
+        address = fabric[0].ipv4_roce_v2()[0].ipv4
+        nodes.append(
+            NodeInventory(name, interfaces=(Interface("net1", "UP", 1500, (f"{address}/16",)),), fabric=fabric)
+        )
+    assert node_facts(nodes[1], head=False).values["rdma.gid_index"] == ("mlx5_4:1=7",)
+    found = fabric_findings(nodes, "NCCL_IB_GID_INDEX=5 vllm serve /m --tensor-parallel-size 2")
+    assert set(found) == {"rdma-gid-index-pinned-wrong"} and found["rdma-gid-index-pinned-wrong"].nodes == ("pod-b",)
+    assert fabric_findings(nodes, "NCCL_IB_GID_INDEX= vllm serve /m --tensor-parallel-size 2").keys() == {
+        "rdma-gid-index-empty"
+    }
+
+
+def test_nccl_conf_sets_what_the_environment_does_not() -> None:
+    probe = ImageFacts(
+        "container vllm",
+        env={"NCCL_IB_HCA": "rocep1s0f1"},
+        nccl_conf={
+            "/etc/nccl.conf": "# site\nNCCL_IB_GID_INDEX=3\nNCCL_IB_HCA=mlx5\n",
+            "~/.nccl.conf": "NCCL_IB_GID_INDEX = 4",
+        },
+    )
+    values = node_facts(NodeInventory("n", probe=probe), head=True).values
+    assert values["env.NCCL_IB_GID_INDEX"] == "4" and values["env.NCCL_IB_HCA"] == "rocep1s0f1"
+
+
+# The functions the checks gained.
+
+
+def value(text: str, facts: dict[str, Value], nodes: dict[str, dict[str, Value]] | None = None) -> object:
+    return evaluate(compile_expression(text, known), Scope(facts, nodes or {}))[0]
+
+
+def test_nccl_ib_hca_matching_as_nccl_does() -> None:
+    ports = ("mlx5_0:1", "mlx5_1:1", "mlx5_10:1")
+    assert value("hca_ports('mlx5_1', rdma.ports)", {"rdma.ports": ports}) == ("mlx5_1:1", "mlx5_10:1")
+    assert value("hca_ports('=mlx5_1', rdma.ports)", {"rdma.ports": ports}) == ("mlx5_1:1",)
+    assert value("hca_ports('^=mlx5_1', rdma.ports)", {"rdma.ports": ports}) == ("mlx5_0:1", "mlx5_10:1")
+    assert value("hca_ports('mlx5_0:2', rdma.ports)", {"rdma.ports": ports}) == ()
+    assert value("unmatched_hcas('mlx5_0:2,mlx5_1', rdma.ports)", {"rdma.ports": ports}) == ("mlx5_0:2",)
+
+
+def test_common_and_disagree_over_the_nodes() -> None:
+    nodes = {"a": {"rdma.subnets": ("x", "y")}, "b": {"rdma.subnets": ("y",)}, "c": {}}
+    assert value("common('rdma.subnets')", {}, nodes) == ("y",)
+    assert value("common('rdma.subnets')", {}, {"a": nodes["a"]}) is UNKNOWN
+    mtus = {"a": {"rdma.mtu_by_subnet": ("x=1024", "y=4096")}, "b": {"rdma.mtu_by_subnet": ("x=4096",)}}
+    assert value("disagree('rdma.mtu_by_subnet')", {}, mtus) == ("x",)
