@@ -24,7 +24,7 @@ from typing import BinaryIO, Generic, TypeVar
 
 from sparktui.core.classify import logged, node_in
 from sparktui.core.errors import Refused
-from sparktui.core.lines import BytesRead, LineSplitter
+from sparktui.core.lines import UTF8, BytesRead, LineSplitter, encoding_of
 from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
 
 BLOCK = 1 << 20
@@ -327,7 +327,7 @@ def looks_binary(path: Path) -> bool:
             head = fh.read(_SNIFF)
     except OSError:
         return False  # reported when it is read
-    return head.count(0) > len(head) // 10
+    return head.count(0) > len(head) // 10 and encoding_of(head) == UTF8  # UTF-16 text is half zeros
 
 
 def unique_names(sources: list[FileSource]) -> list[FileSource]:
