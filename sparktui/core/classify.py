@@ -364,6 +364,35 @@ def node_in(text: str) -> str | None:
     return m.group("host") if m else None
 
 
+class NodeLearner:
+    """The node of a source's lines, learnt from its blocks as they are read: as declared, else the host its
+    own NCCL lines name as soon as one does within its first ``within`` characters, else ``named`` (made from
+    its path) where its lines read as a log, and none ("") while every line so far is a note about the run
+    (:func:`logged`). A stream's blocks are what has come so far, a line each at times: one block is not
+    enough to decide on."""
+
+    def __init__(self, declared: str | None, named: str, *, within: int = 1 << 20) -> None:
+        self.node = declared or named
+        self._named = named
+        self._within = within
+        self._looked = within if declared else 0
+        self._logged = False
+
+    def learn(self, block: str) -> str:
+        """The node after one more block."""
+        if self._looked >= self._within or not block:
+            return self.node
+        host = node_in(block)
+        if host:
+            self.node, self._looked = host, self._within
+            return self.node
+        if not self._logged:
+            self._logged = logged(block)
+            self.node = self._named if self._logged else ""
+        self._looked += len(block)
+        return self.node
+
+
 def _rank_from_tag(tag: str) -> int | None:
     m = _TP_TAG.search(tag)
     return int(m.group(1)) if m else None

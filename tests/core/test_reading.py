@@ -7,6 +7,7 @@ import gzip
 import json
 import lzma
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -209,6 +210,17 @@ def test_stdin_pipes_and_fifos_are_read_once_as_they_come(tmp_path: Path) -> Non
     doc = json.loads(run_cli("diagnose", "--json", str(fifo)).stdout)
     writer.join(timeout=10)
     assert doc["sources"][0]["lines"] == lines and doc["sources"][0]["node"] == "spark-a"
+
+
+def test_a_stream_that_comes_a_line_at_a_time_still_names_its_node() -> None:
+    """A pipe hands over what has come: its first block may be one line that names no host (the capture's
+    own note); the host its NCCL lines name later is still its node."""
+    first, rest = HANG.read_text(encoding="utf-8").split("\n", 1)
+    writer = f"printf '%s\\n' {shlex.quote(first)}; sleep 1; printf '%s' {shlex.quote(rest)}"
+    shell = f"({writer}) | {sys.executable} -m sparktui diagnose --json -"
+    doc = json.loads(run_cli(shell=shell).stdout)
+    assert doc["sources"][0]["node"] == "spark-a"
+    assert doc["findings"][0]["nodes"][0] == "spark-a"
 
 
 def test_a_damaged_or_cut_compressed_log_gives_the_lines_before_the_damage(tmp_path: Path) -> None:

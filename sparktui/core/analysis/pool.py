@@ -23,6 +23,7 @@ from typing import Protocol
 
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.classify import NodeLearner
 from sparktui.core.lines import BytesRead
 
 DIED = "the scanning worker process ended before the file was read"
@@ -46,8 +47,8 @@ class Readable(Protocol):
         ``counted`` counts the bytes of the stored file read."""
         ...
 
-    def node_after(self, first_block: str, node: str) -> str:
-        """The node of its lines once the first block is read (``node``: the one they had)."""
+    def learner(self, node: str) -> NodeLearner:
+        """What learns the node of its lines from its blocks (``node``: the one they have until then)."""
         ...
 
 
@@ -180,14 +181,14 @@ def _work(catalogue: Catalogue, todo: Queue[Task | None], out: Queue[Scanned | D
 
 
 def scan_file(rules: Rules, task: Task) -> Iterator[Scanned | Done]:
-    """One file's hand-overs, block by block, then :class:`Done`; the node comes from the first block as the
-    file says (:meth:`Readable.node_after`)."""
+    """One file's hand-overs, block by block, then :class:`Done`; the node is learnt from its content as the
+    file says (:meth:`FileSource.learner`)."""
     scan = Scan(rules, task.file.name, task.node, task.known)
     counted = BytesRead()
+    learner = task.file.learner(scan.node)
     try:
         for block in task.file.blocks(counted):
-            if scan.lines == 0:
-                scan.node = task.file.node_after(block, scan.node)
+            scan.node = learner.learn(block)
             scan.feed(block)
             yield scan.take(read_bytes=counted.read)
     except Exception as exc:  # the file's own reason, one line (what was read stays); the next file goes on

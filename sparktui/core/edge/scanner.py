@@ -31,6 +31,7 @@ from pathlib import Path
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.pool import Done, Task, scan_file
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
+from sparktui.core.classify import NodeLearner
 from sparktui.core.edge.shipment import load_shipped
 from sparktui.core.edge.targets import CONTAINER, FILE, RAY, Target
 from sparktui.core.errors import Refused
@@ -91,8 +92,8 @@ class LogFile:
         except OSError as exc:
             raise OSError(f"{self.name}: {exc.strerror or exc}") from None
 
-    def node_after(self, first_block: str, node: str) -> str:
-        return node
+    def learner(self, node: str) -> NodeLearner:
+        return NodeLearner(node, node)  # the node it was given: Ray says whose log it is
 
 
 class NodeScan:

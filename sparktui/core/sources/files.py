@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Generic, TypeVar
 
-from sparktui.core.classify import logged, node_in
+from sparktui.core.classify import NodeLearner, logged, node_in
 from sparktui.core.errors import Refused
 from sparktui.core.lines import UTF8, BytesRead, LineSplitter, encoding_of
 from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
@@ -132,6 +132,11 @@ class FileSource:
         stream not looked into) keeps ``node``."""
         return self.node or node_in(first_block) or (node if not first_block or logged(first_block) else "")
 
+    def learner(self, node: str) -> NodeLearner:
+        """What learns the node of the file's lines as blocks of it are read (``node``: the one it has, made
+        from its path), from its first MiB."""
+        return NodeLearner(self.node, node, within=BLOCK)
+
     def default_node(self) -> str:
         """The node this file comes from: as declared, else the host in its NCCL lines, else a name made
         from the path (a stream is not looked into: what is read of it is gone)."""
@@ -186,8 +191,8 @@ class FileSource:
 
 class FileRead(LiveSource):
     """A file read once, to its end, as a live source: blocks of complete lines, the cursor the count of
-    lines handed over. Without a declared node, the node is learnt from the first block (the host in its
-    NCCL lines), else named from the path. A file that cannot be read raises :class:`Refused` with one
+    lines handed over. Without a declared node, the node is learnt from its content (:class:`NodeLearner`),
+    else named from the path. A file that cannot be read raises :class:`Refused` with one
     line; what was read before stays read."""
 
     finite = True
@@ -210,11 +215,11 @@ class FileRead(LiveSource):
         done = 0
         self.counted = BytesRead()
         blocks = DaemonNext(self.file.blocks(self.counted), self.name)
+        learner = self.file.learner(self.node)
         try:
             while (block := await blocks.next()) is not None:
                 lines = block.split("\n")
-                if done == 0:
-                    self.node = self.file.node_after(block, self.node)
+                self.node = learner.learn(block)
                 done += len(lines)
                 if done > skip:
                     yield Received(tuple(lines[max(skip - done + len(lines), 0) :]), done)
