@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,9 +27,9 @@ from sparktui.core.inventory.preflight import judge
 from sparktui.core.launch.serve import parse_launch
 
 from ..conftest import ROOT
+from ..servers.fabric import EMPTY, MAC_A, MAC_B, SPARK_DOWN, SPARK_UP, Port, spark_ports, tree
 
 FABRIC = ROOT / "tests" / "fixtures" / "fabric"
-EMPTY = ":".join(["0000"] * 8)
 
 
 def sample(name: str) -> str:
@@ -73,47 +73,6 @@ def test_the_active_mtu_of_roce_follows_the_network_devices(netdev: int, active:
 
 
 # Sysfs-like trees, and the script's fabric section over them.
-
-
-@dataclass
-class Port:
-    device: str
-    state: str = "4: ACTIVE"
-    phys: str = "5: LinkUp"
-    layer: str = "Ethernet"
-    gids: list[tuple[int, str, str, str]] = field(default_factory=list)  # index, GID, type, netdev
-    netdev: str = ""
-    number: int = 1
-    slots: int = 16
-
-
-def tree(root: Path, ports: list[Port], mtus: dict[str, int]) -> tuple[Path, Path]:
-    """/sys/class/infiniband and /sys/class/net as sysfs lays them out, under ``root``. Empty GID slots read
-    all zeros and have no type or netdev file (reading those fails on a real system)."""
-    ib, net = root / "infiniband", root / "net"
-    for port in ports:
-        device = ib / port.device
-        if port.netdev:
-            (device / "device" / "net" / port.netdev).mkdir(parents=True, exist_ok=True)
-        p = device / "ports" / str(port.number)
-        for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
-            (p / sub).mkdir(parents=True)
-        for name, value in (("state", port.state), ("phys_state", port.phys), ("link_layer", port.layer)):
-            (p / name).write_text(value + "\n")
-        (p / "rate").write_text("200 Gb/sec (4X HDR)\n")
-        given = {g[0]: g for g in port.gids}
-        for index in range(max([port.slots, *(g[0] + 1 for g in port.gids)])):
-            if index not in given:
-                (p / "gids" / str(index)).write_text(EMPTY + "\n")
-                continue
-            _, value, kind, owner = given[index]
-            (p / "gids" / str(index)).write_text(value + "\n")
-            (p / "gid_attrs" / "types" / str(index)).write_text(kind + "\n")
-            (p / "gid_attrs" / "ndevs" / str(index)).write_text(owner + "\n")
-    for name, mtu in mtus.items():
-        (net / name).mkdir(parents=True, exist_ok=True)
-        (net / name / "mtu").write_text(f"{mtu}\n")
-    return ib, net
 
 
 def run_fabric(ib: Path, net: Path) -> tuple[str, int]:
@@ -167,47 +126,30 @@ def test_this_machine_without_rdma_says_nccl_will_use_sockets() -> None:
     done = subprocess.run(["sh", "-c", script.script(request, run)], capture_output=True, text=True, timeout=120)
     inv = collect.inventory("local", script.split((done.stdout + done.stderr).splitlines(), run), request)
     assert inv.fabric == () and "fabric" not in inv.unknown
-    result = judge([inv], {"local"}, None, rules.builtin())
-    said = {f.signature: f for f in result.findings}
-    assert said["rdma-none"].facts["verdict"] == "advice"
-    assert said["rdma-none"].detail.startswith("no RDMA devices, or none ACTIVE, on local (its RDMA ports: none)")
-    assert said["rdma-none"].detail.endswith("NCCL will use sockets")
-    assert result.facts["local"].reasons["rdma.gid_index"] == NO_RDMA == "no RDMA devices: NCCL will use sockets"
-    assert not [n for n in result.not_checked if n.rule.id.startswith("rdma-")]
+    alone = judge([inv], {"local"}, None, rules.builtin())
+    assert alone.facts["local"].reasons["rdma.gid_index"] == NO_RDMA == "no RDMA devices: NCCL will use sockets"
+    assert not [f for f in alone.findings if f.signature.startswith("rdma-")]  # one machine needs no network
+    assert not [n for n in alone.not_checked if n.rule.id.startswith("rdma-")]
+    pair = judge([inv, replace(inv, node="other")], {"local"}, None, rules.builtin())
+    (none,) = [f for f in pair.findings if f.signature.startswith("rdma-")]
+    assert none.signature == "rdma-none" and none.facts["verdict"] == "advice" and none.nodes == ("local", "other")
+    assert none.detail.startswith("no RDMA devices, or none ACTIVE, on local (its RDMA ports: none)")
+    assert none.detail.endswith("NCCL will use sockets")
 
 
-# The facts and the checks: a Spark pair. Values: the ibdev2netdev map of a pair cabled in the second cage
-# (rocep1s0f1 and roceP2p1s0f1 Up), the GIDs ::ffff:10.20.21.10 and ::ffff:10.20.21.20 of NCCL's completion
-# error on rocep1s0f1 of a Spark pair, MTU 1500 from ip link on a Spark, link-local GIDs from the MACs of
-# that ip link sample. Chosen here: the GID layout (link-local v1/v2 at 0/1, IPv4 v1/v2 at 2/3) of the H100
-# show_gids sample, a /24 prefix, and no IPv4 address on the second twin (none is cited).
-MAC_A, MAC_B = "32c5:99ff:fe3e:6a14", "32c5:99ff:fe3e:6a13"
-SPARK_DOWN = {"roceP2p1s0f0": "enP2p1s0f0np0", "rocep1s0f0": "enp1s0f0np0"}
-SPARK_UP = {"roceP2p1s0f1": "enP2p1s0f1np1", "rocep1s0f1": "enp1s0f1np1"}
-
-
-def ipv4_gid(address: str) -> str:
-    a, b, c, d = (int(x) for x in address.split("."))
-    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+# The facts and the checks: a Spark pair (tests/servers/fabric.py says which values come from which sample),
+# with the addresses of the GIDs of NCCL's completion error on rocep1s0f1 of a Spark pair (10.20.21.10 and
+# .20) and a /24 prefix (chosen), MTU 1500 from ip link on a Spark.
 
 
 def spark(tmp_path: Path, name: str, address: str, mac: str, *, ipv4_at: int = 2, mtu: int = 1500) -> NodeInventory:
-    """A Spark's inventory with its fabric read by the script from a tree: ``address`` on rocep1s0f1's
-    network device with its IPv4 GIDs at ``ipv4_at`` and the next index ("" address: link-local only)."""
-    ports = [Port(d, state="1: DOWN", phys="3: Disabled", netdev=n) for d, n in SPARK_DOWN.items()]
-    for device, netdev in SPARK_UP.items():
-        local = f"fe80:0000:0000:0000:{mac}"
-        gids = [(0, local, "IB/RoCE v1", netdev), (1, local, "RoCE v2", netdev)]
-        if device == "rocep1s0f1" and address:
-            gids += [(ipv4_at, ipv4_gid(address), "IB/RoCE v1", netdev)]
-            gids += [(ipv4_at + 1, ipv4_gid(address), "RoCE v2", netdev)]
-        ports.append(Port(device, gids=gids, netdev=netdev))
-    ib, net = tree(tmp_path / name, ports, {n: mtu for n in [*SPARK_DOWN.values(), *SPARK_UP.values()]})
+    """A Spark's inventory with its fabric read by the script from a tree."""
+    netdevs = [*SPARK_DOWN.values(), *SPARK_UP.values()]
+    ib, net = tree(tmp_path / name, spark_ports(address, mac, ipv4_at=ipv4_at), {n: mtu for n in netdevs})
     text, code = run_fabric(ib, net)
     assert code == 0
     interfaces = tuple(
-        Interface(n, "UP", mtu, (f"{address}/24",) if address and n == "enp1s0f1np1" else ())
-        for n in [*SPARK_DOWN.values(), *SPARK_UP.values()]
+        Interface(n, "UP", mtu, (f"{address}/24",) if address and n == "enp1s0f1np1" else ()) for n in netdevs
     )
     return NodeInventory(name, hostname=name, interfaces=interfaces, fabric=parse.fabric(text))
 

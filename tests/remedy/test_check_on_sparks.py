@@ -23,6 +23,7 @@ from sparktui.core.dirs import state_dir
 from sparktui.tui.screens.inventory import InventoryScreen
 from tests.servers import plant
 from tests.servers.cockpit import spark_cockpit
+from tests.servers.fabric import MAC_A, MAC_B, mounted, spark_ports
 from tests.servers.sparks import IFACE, Sparks
 from tests.servers.sshd import wait_until
 from tests.tui.test_play_screen import SIZE, shown, until
@@ -127,7 +128,9 @@ def test_the_text_says_the_verdicts_remedies_and_drift(sparks: Sparks, capsys: p
     assert "sparktui check: the nodes named, in " in text
 
 
-def test_a_clean_pair_is_ready(sparks: Sparks, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_clean_pair_is_ready(sparks: Sparks, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With an RDMA fabric of real samples' values bound over each node's /sys/class/infiniband (see
+    tests/servers/fabric.py): the cabled cage's ports active, their IPv4 RoCE v2 GIDs on the nodes' subnet."""
     a, b = sparks.head, sparks["spark-b"]
     plant.engine_image(a, IMAGE)
     plant.copy_image(a, b, IMAGE)
@@ -137,7 +140,9 @@ def test_a_clean_pair_is_ready(sparks: Sparks, capsys: pytest.CaptureFixture[str
     ray_head(sparks, workers=True)
     launch = f"vllm serve {model} --tensor-parallel-size 2 --distributed-executor-backend ray --port 18080"
 
-    code, found = checked(capsys, "--launch", launch)
+    trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports(b.address, MAC_B)}
+    with mounted(sparks, tmp_path / "fabric", trees):
+        code, found = checked(capsys, "--launch", f"NCCL_IB_HCA=rocep1s0f1 {launch}")
 
     assert (code, found["verdict"], found["findings"]) == (0, "ready", [])
     assert {n: v["verdict"] for n, v in found["nodes"].items()} == {"spark-a": "ready", "spark-b": "ready"}  # type: ignore[attr-defined]
@@ -152,7 +157,8 @@ def test_a_node_that_does_not_answer_blocks_and_the_other_is_still_checked(
     code = main(["check", "--json", "spark-a", "root@127.0.0.1:1"])
     found = json.loads(capsys.readouterr().out)
     assert code == 1 and found["verdict"] == "block"
-    (unreachable,) = found["findings"]
+    # spark-a, without RDMA, is told NCCL will use sockets (advice)
+    (unreachable,) = [f for f in found["findings"] if f["signature"] != "rdma-none"]
     assert unreachable["signature"] == "node-unreachable" and unreachable["nodes"] == ["root@127.0.0.1:1"]
     assert (
         found["nodes"]["spark-a"]["verdict"] == "ready"

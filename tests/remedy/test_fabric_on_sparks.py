@@ -1,0 +1,97 @@
+"""``sparktui check`` on the two spark test nodes with an RDMA fabric (issue 28): a sysfs-like tree bound over
+/sys/class/infiniband inside each node's mount namespace, built from real samples' values
+(tests/servers/fabric.py says which) with the node's own address in its IPv4 GIDs, read by the inventory
+script over SSH like any node's. Each planted fault gives its finding, verdict and the per-node value to
+use; the clean pair is in test_check_on_sparks.py (test_a_clean_pair_is_ready)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sparktui.cli import main
+from tests.servers.fabric import MAC_A, MAC_B, mounted, spark_ports
+from tests.servers.sparks import IFACE, Sparks
+
+
+def checked(capsys: pytest.CaptureFixture[str], launch: str) -> tuple[int, dict[str, object]]:
+    code = main(["check", "--json", "--no-probe", "spark-a", "spark-b", "--launch", launch])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def fabric(found: dict[str, object]) -> dict[str, dict[str, object]]:
+    return {f["signature"]: f for f in found["findings"] if f["signature"].startswith("rdma-")}  # type: ignore[attr-defined, index]
+
+
+@pytest.fixture
+def jumbo_on_a(sparks: Sparks) -> Iterator[None]:
+    """spark-a's ConnectX interface at MTU 9000, spark-b's left at 1500 (as after a firmware reboot)."""
+    sparks.head.run(f"ip link set {IFACE} mtu 9000")
+    try:
+        yield
+    finally:
+        sparks.head.run(f"ip link set {IFACE} mtu 1500", check=False)
+
+
+def test_a_moved_gid_under_a_pinned_index_an_uncabled_hca_and_mtus_that_differ_block(
+    sparks: Sparks, tmp_path: Path, jumbo_on_a: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = sparks.head, sparks["spark-b"]
+    trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports(b.address, MAC_B, ipv4_at=3)}
+    launch = "NCCL_IB_HCA=rocep1s0f0,rocep1s0f1 NCCL_IB_GID_INDEX=3 vllm serve /m --tensor-parallel-size 2"
+    with mounted(sparks, tmp_path, trees):
+        code, found = checked(capsys, launch)
+    assert code == 1 and found["verdict"] == "block"
+    named = fabric(found)
+    assert set(named) == {"rdma-hca-not-active", "rdma-gid-index-pinned-wrong", "rdma-mtu-differs"}
+    assert all(f["verdict"] == "block" for f in named.values())
+    assert named["rdma-hca-not-active"]["nodes"] == ["spark-a", "spark-b"]
+    assert "no ACTIVE port for rocep1s0f0; its RDMA ports: roceP2p1s0f0:1=DOWN" in str(
+        named["rdma-hca-not-active"]["detail"]
+    )
+    pinned = named["rdma-gid-index-pinned-wrong"]
+    assert pinned["nodes"] == ["spark-b"]
+    assert "NCCL_IB_GID_INDEX=3 on spark-b, but there the IPv4 RoCE v2 GID is at rocep1s0f1:1=4" in str(
+        pinned["detail"]
+    )
+    subnet = ipaddress.ip_network(f"{a.address}/24", strict=False)
+    assert f"spark-a: {subnet}=4096, spark-b: {subnet}=1024" in str(named["rdma-mtu-differs"]["detail"])
+    facts = found["nodes"]["spark-b"]["facts"]  # type: ignore[index]
+    assert facts["rdma.gid_index"] == ["roceP2p1s0f1:1=none", "rocep1s0f1:1=4"]
+    assert facts["rdma.port_states"] == [
+        "roceP2p1s0f0:1=DOWN",
+        "roceP2p1s0f1:1=ACTIVE",
+        "rocep1s0f0:1=DOWN",
+        "rocep1s0f1:1=ACTIVE",
+    ]
+
+
+def test_a_node_with_link_local_gids_only_blocks_and_an_empty_gid_index_is_said(
+    sparks: Sparks, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = sparks.head
+    trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports("", MAC_B)}
+    with mounted(sparks, tmp_path, trees):
+        _, found = checked(capsys, "NCCL_IB_GID_INDEX= vllm serve /m --tensor-parallel-size 2")
+    named = fabric(found)
+    assert set(named) == {"rdma-no-shared-ipv4-gid", "rdma-gid-index-empty"}
+    assert named["rdma-no-shared-ipv4-gid"]["verdict"] == "block"
+    subnet = ipaddress.ip_network(f"{a.address}/24", strict=False)
+    assert f"spark-a: {subnet}, spark-b: none" in str(named["rdma-no-shared-ipv4-gid"]["detail"])
+    assert named["rdma-gid-index-empty"]["verdict"] == "advice"
+    assert "NCCL ignores an empty value" in str(named["rdma-gid-index-empty"]["detail"])
+
+
+def test_without_a_tree_the_nodes_have_no_rdma_and_nccl_will_use_sockets(
+    sparks: Sparks, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, found = checked(capsys, "vllm serve /m --tensor-parallel-size 2")
+    named = fabric(found)
+    assert set(named) == {"rdma-none"} and named["rdma-none"]["verdict"] == "advice"
+    assert named["rdma-none"]["nodes"] == ["spark-a", "spark-b"]
+    unknown = found["nodes"]["spark-a"]["unknown"]  # type: ignore[index]
+    assert unknown["rdma.gid_index"] == "no RDMA devices: NCCL will use sockets"
