@@ -269,3 +269,15 @@ def test_common_and_disagree_over_the_nodes() -> None:
     assert value("common('rdma.subnets')", {}, {"a": nodes["a"]}) is UNKNOWN
     mtus = {"a": {"rdma.mtu_by_subnet": ("x=1024", "y=4096")}, "b": {"rdma.mtu_by_subnet": ("x=4096",)}}
     assert value("disagree('rdma.mtu_by_subnet')", {}, mtus) == ("x",)
+
+
+def test_a_node_whose_fabric_could_not_be_read_leaves_unset_nccl_variables_unjudged_quietly() -> None:
+    """Without NCCL_IB_HCA or a pinned GID index nothing needs the fabric: those checks are decided, not
+    'not checked'; the fabric's own facts carry the reason."""
+    inv = NodeInventory("n", unknown={"fabric": "not printed (the script was cut off)"})
+    result = judge([inv], {"n"}, parse_launch("vllm serve /m"), rules.builtin())
+    assert not [n.rule.id for n in result.not_checked if n.rule.id.startswith("rdma-")]
+    assert result.facts["n"].reasons["rdma.ports"] == "not printed (the script was cut off)"
+    pinned = judge([inv], {"n"}, parse_launch("NCCL_IB_HCA=mlx5_0 vllm serve /m"), rules.builtin())
+    (lacking,) = [n for n in pinned.not_checked if n.rule.id == "rdma-hca-not-active"]
+    assert lacking.lacking == (("rdma.active_ports", "not printed (the script was cut off)"),)
