@@ -181,6 +181,7 @@ def test_the_ipv4_gid_moved_on_one_node_under_a_pinned_index_blocks_with_the_ind
     assert set(found) == {"rdma-gid-index-pinned-wrong"}
     finding = found["rdma-gid-index-pinned-wrong"]
     assert finding.nodes == ("spark-b",) and finding.facts["verdict"] == "block"
+    assert "where that index holds rocep1s0f1:1/3=IPv4 10.20.21.20 IB/RoCE v1" in finding.detail  # the v1 twin
     assert "the IPv4 RoCE v2 GID is at rocep1s0f1:1=4" in finding.detail
 
 
@@ -189,7 +190,12 @@ def test_a_pinned_index_on_both_twins_of_which_one_has_only_link_local_gids_bloc
     b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B)
     found = fabric_findings([a, b], "NCCL_IB_GID_INDEX=3 vllm serve /m --tensor-parallel-size 2")
     assert found["rdma-gid-index-pinned-wrong"].nodes == ("spark-a", "spark-b")
-    assert "roceP2p1s0f1:1=none" in found["rdma-gid-index-pinned-wrong"].detail
+    detail = found["rdma-gid-index-pinned-wrong"].detail
+    assert "roceP2p1s0f1:1=none" in detail and "where that index holds roceP2p1s0f1:1/3=empty;" in detail
+    found = fabric_findings([a, b], "NCCL_IB_GID_INDEX=1 vllm serve /m --tensor-parallel-size 2")
+    assert "index holds roceP2p1s0f1:1/1=link-local RoCE v2, rocep1s0f1:1/1=link-local RoCE v2;" in str(
+        found["rdma-gid-index-pinned-wrong"].detail
+    )
 
 
 def test_a_node_left_with_link_local_gids_only_blocks(tmp_path: Path) -> None:
@@ -261,6 +267,12 @@ def test_nccl_ib_hca_matching_as_nccl_does() -> None:
     assert value("hca_ports('^=mlx5_1', rdma.ports)", {"rdma.ports": ports}) == ("mlx5_0:1", "mlx5_10:1")
     assert value("hca_ports('mlx5_0:2', rdma.ports)", {"rdma.ports": ports}) == ()
     assert value("unmatched_hcas('mlx5_0:2,mlx5_1', rdma.ports)", {"rdma.ports": ports}) == ("mlx5_0:2",)
+
+
+def test_what_each_port_holds_at_a_gid_index() -> None:
+    table = ("a:1/0=link-local RoCE v1", "a:1/3=IPv4 10.0.0.1 RoCE v2")
+    facts: dict[str, Value] = {"rdma.gids": table, "rdma.gid_index": ("a:1=3", "b:1=none")}
+    assert value("gid_at(rdma.gids, rdma.gid_index, 0)", facts) == ("a:1/0=link-local RoCE v1", "b:1/0=empty")
 
 
 def test_common_and_disagree_over_the_nodes() -> None:

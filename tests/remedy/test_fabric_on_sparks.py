@@ -55,9 +55,8 @@ def test_a_moved_gid_under_a_pinned_index_an_uncabled_hca_and_mtus_that_differ_b
     )
     pinned = named["rdma-gid-index-pinned-wrong"]
     assert pinned["nodes"] == ["spark-b"]
-    assert "NCCL_IB_GID_INDEX=3 on spark-b, but there the IPv4 RoCE v2 GID is at rocep1s0f1:1=4" in str(
-        pinned["detail"]
-    )
+    said = f"NCCL_IB_GID_INDEX=3 on spark-b, where that index holds rocep1s0f1:1/3=IPv4 {b.address} IB/RoCE v1; "
+    assert said + "there the IPv4 RoCE v2 GID is at rocep1s0f1:1=4" in str(pinned["detail"])
     subnet = ipaddress.ip_network(f"{a.address}/24", strict=False)
     assert f"spark-a: {subnet}=4096, spark-b: {subnet}=1024" in str(named["rdma-mtu-differs"]["detail"])
     facts = found["nodes"]["spark-b"]["facts"]  # type: ignore[index]

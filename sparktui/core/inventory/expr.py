@@ -142,6 +142,14 @@ def unmatched_hcas(spec: Any, ports: Any) -> tuple[str, ...]:
     return tuple(f"{d}:{p}" if p else d for d, p in entries if not any(_selects(d, p, exact, i) for i in items))
 
 
+def gid_at(table: Any, ports: Any, index: Any) -> tuple[str, ...]:
+    """What each of ``ports`` (``device:port``, maybe ``=value`` after it) holds at GID ``index``, from
+    ``table`` (``device:port/index=what``): its entry, or ``device:port/index=empty``."""
+    held = {key: value for key, _, value in (item.partition("=") for item in _names(table))}
+    keys = [f"{port.partition('=')[0]}/{str(index).strip()}" for port in _names(ports)]
+    return tuple(f"{key}={held.get(key, 'empty')}" for key in keys)
+
+
 def other_than(pairs: Any, value: Any) -> tuple[str, ...]:
     """The ``key=value`` items of ``pairs`` whose value is not ``value`` (compared as text)."""
     wanted = str(value).strip()
@@ -206,6 +214,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "hca_ports": hca_ports,
     "unmatched_hcas": unmatched_hcas,
     "other_than": other_than,
+    "gid_at": gid_at,
     "lower": lambda x: str(x).lower(),
     "startswith": lambda x, prefix: str(x).startswith(str(prefix)),
 }

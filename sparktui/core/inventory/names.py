@@ -38,6 +38,7 @@ FACTS: dict[str, str] = {
     "rdma.active_ports": "the RDMA ports whose state is ACTIVE",
     "rdma.port_states": "each RDMA port with its state (rocep1s0f1:1=ACTIVE)",
     "rdma.gid_index": "each active RoCE port with the index of its IPv4 RoCE v2 GID (rocep1s0f1:1=3; =none)",
+    "rdma.gids": "the GIDs of the active RoCE ports (rocep1s0f1:1/3=IPv4 10.20.21.10 RoCE v2, link-local RoCE v1...)",
     "rdma.subnets": "the IPv4 subnets of the active RoCE ports' IPv4 RoCE v2 GIDs",
     "rdma.mtu_by_subnet": "the active MTU of the active RoCE ports, by subnet (10.0.0.0/24=4096)",
     "rdma.active_mtu": "each active RDMA port with its active MTU (rocep1s0f1:1=1024)",
@@ -208,16 +209,17 @@ def _fabric(inv: NodeInventory, put: _Put, why: _Why) -> None:
     put("rdma.active_ports", tuple(p.name for p in active))
     put("rdma.port_states", tuple(f"{p.name}={p.state or 'unknown'}" for p in ports))
     if not active:
-        for name in ("rdma.gid_index", "rdma.subnets", "rdma.mtu_by_subnet", "rdma.active_mtu"):
+        for name in ("rdma.gid_index", "rdma.gids", "rdma.subnets", "rdma.mtu_by_subnet", "rdma.active_mtu"):
             put(name, None, NO_ACTIVE_RDMA if ports else NO_RDMA)
         return
     put("rdma.active_mtu", tuple(f"{p.name}={p.active_mtu or 'unknown'}" for p in active))
     roce = [p for p in active if p.link_layer == "Ethernet"]
     if not roce:
-        for name in ("rdma.gid_index", "rdma.subnets", "rdma.mtu_by_subnet"):
+        for name in ("rdma.gid_index", "rdma.gids", "rdma.subnets", "rdma.mtu_by_subnet"):
             put(name, None, "the active RDMA ports are InfiniBand (no RoCE GIDs)")
         return
     put("rdma.gid_index", tuple(f"{p.name}={_first(p.ipv4_roce_v2())}" for p in roce))
+    put("rdma.gids", tuple(f"{p.name}/{g.index}={_what(g)}" for p in roce for g in p.gids))
     if "ip" in inv.unknown:
         for name in ("rdma.subnets", "rdma.mtu_by_subnet"):
             put(name, None, f"the network devices' addresses: {why('ip', '')}")
@@ -232,6 +234,12 @@ def _fabric(inv: NodeInventory, put: _Put, why: _Why) -> None:
                 mtus[f"{subnet}={port.active_mtu or 'unknown'}"] = None
     put("rdma.subnets", tuple(subnets))
     put("rdma.mtu_by_subnet", tuple(mtus))
+
+
+def _what(gid: Gid) -> str:
+    """A GID in a few words: IPv4 10.20.21.10 RoCE v2, link-local RoCE v1, IPv6 RoCE v2."""
+    where = f"IPv4 {gid.ipv4}" if gid.ipv4 else "link-local" if gid.link_local else "IPv6"
+    return f"{where} {gid.type or '(type unread)'}"
 
 
 def _first(gids: tuple[Gid, ...]) -> str:
