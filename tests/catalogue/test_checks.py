@@ -38,6 +38,7 @@ NAMED = {
     "rdma-gid-index-empty",
     "rdma-mtu-differs",
     "rdma-none",
+    "rdma-port-subnets-differ",
 }
 
 

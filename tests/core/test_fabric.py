@@ -142,15 +142,17 @@ def test_this_machine_without_rdma_says_nccl_will_use_sockets() -> None:
 # .20) and a /24 prefix (chosen), MTU 1500 from ip link on a Spark.
 
 
-def spark(tmp_path: Path, name: str, address: str, mac: str, *, ipv4_at: int = 2, mtu: int = 1500) -> NodeInventory:
+def spark(
+    tmp_path: Path, name: str, address: str, mac: str, *, ipv4_at: int = 2, mtu: int = 1500, twin: str = ""
+) -> NodeInventory:
     """A Spark's inventory with its fabric read by the script from a tree."""
     netdevs = [*SPARK_DOWN.values(), *SPARK_UP.values()]
-    ib, net = tree(tmp_path / name, spark_ports(address, mac, ipv4_at=ipv4_at), {n: mtu for n in netdevs})
+    ports = spark_ports(address, mac, ipv4_at=ipv4_at, twin=twin)
+    ib, net = tree(tmp_path / name, ports, {n: mtu for n in netdevs})
     text, code = run_fabric(ib, net)
     assert code == 0
-    interfaces = tuple(
-        Interface(n, "UP", mtu, (f"{address}/24",) if address and n == "enp1s0f1np1" else ()) for n in netdevs
-    )
+    given = {"enp1s0f1np1": address, "enP2p1s0f1np1": twin}
+    interfaces = tuple(Interface(n, "UP", mtu, (f"{given[n]}/24",) if given.get(n) else ()) for n in netdevs)
     return NodeInventory(name, hostname=name, interfaces=interfaces, fabric=parse.fabric(text))
 
 
@@ -220,6 +222,20 @@ def test_nccl_ib_hca_naming_the_cage_with_no_cable_blocks(tmp_path: Path) -> Non
     found = fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f0,rocep1s0f1 vllm serve /m --tensor-parallel-size 2")
     assert set(found) == {"rdma-hca-not-active"} and found["rdma-hca-not-active"].nodes == ("spark-a", "spark-b")
     assert "no ACTIVE port for rocep1s0f0; its RDMA ports: roceP2p1s0f0:1=DOWN" in found["rdma-hca-not-active"].detail
+
+
+def test_the_cages_crossed_between_the_nodes_put_one_port_on_two_subnets(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A, twin="10.20.22.10")
+    b = spark(tmp_path, "spark-b", "10.20.22.20", MAC_B, twin="10.20.21.20")
+    assert node_facts(b, head=False).values["rdma.subnet_by_port"] == (
+        "roceP2p1s0f1:1=10.20.21.0/24",
+        "rocep1s0f1:1=10.20.22.0/24",
+    )
+    found = fabric_findings([a, b])
+    assert set(found) == {"rdma-port-subnets-differ"}  # both subnets are shared: only the pairing is wrong
+    assert found["rdma-port-subnets-differ"].detail.startswith("roceP2p1s0f1:1, rocep1s0f1:1 on different subnets")
+    b = spark(tmp_path / "again", "spark-b", "10.20.21.20", MAC_B, twin="10.20.22.20")
+    assert fabric_findings([a, b]) == {}
 
 
 def test_two_pods_on_one_hca_with_the_ipv4_gid_at_5_and_7(tmp_path: Path) -> None:

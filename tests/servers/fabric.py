@@ -74,19 +74,18 @@ def tree(root: Path, ports: list[Port], mtus: dict[str, int] | None = None) -> t
     return ib, net
 
 
-def spark_ports(address: str, mac: str, *, ipv4_at: int = 2) -> list[Port]:
+def spark_ports(address: str, mac: str, *, ipv4_at: int = 2, twin: str = "") -> list[Port]:
     """A Spark cabled in its second cage: ``address`` on rocep1s0f1's network device, its IPv4 GIDs (v1, then
     v2) at ``ipv4_at`` and the next index; "" for a port left with link-local GIDs only. The twin
-    roceP2p1s0f1 is up with link-local GIDs only (no address for it is cited)."""
+    roceP2p1s0f1 is up with link-local GIDs only (no address for it is cited), or with ``twin``'s."""
     ports = [Port(d, state="1: DOWN", phys="3: Disabled", netdev=n) for d, n in SPARK_DOWN.items()]
     for device, netdev in SPARK_UP.items():
         local = f"fe80:0000:0000:0000:{mac}"
         gids = [(0, local, "IB/RoCE v1", netdev), (1, local, "RoCE v2", netdev)]
-        if device == "rocep1s0f1" and address:
-            gids += [
-                (ipv4_at, ipv4_gid(address), "IB/RoCE v1", netdev),
-                (ipv4_at + 1, ipv4_gid(address), "RoCE v2", netdev),
-            ]
+        given = address if device == "rocep1s0f1" else twin
+        if given:
+            mapped = ipv4_gid(given)
+            gids += [(ipv4_at, mapped, "IB/RoCE v1", netdev), (ipv4_at + 1, mapped, "RoCE v2", netdev)]
         ports.append(Port(device, gids=gids, netdev=netdev))
     return ports
 

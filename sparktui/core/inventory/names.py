@@ -40,6 +40,7 @@ FACTS: dict[str, str] = {
     "rdma.gid_index": "each active RoCE port with the index of its IPv4 RoCE v2 GID (rocep1s0f1:1=3; =none)",
     "rdma.gids": "the GIDs of the active RoCE ports (rocep1s0f1:1/3=IPv4 10.20.21.10 RoCE v2, link-local RoCE v1...)",
     "rdma.subnets": "the IPv4 subnets of the active RoCE ports' IPv4 RoCE v2 GIDs",
+    "rdma.subnet_by_port": "each active RoCE port with the subnet of the IPv4 RoCE v2 GID NCCL picks (p:1=10.0.0.0/24)",
     "rdma.mtu_by_subnet": "the active MTU of the active RoCE ports, by subnet (10.0.0.0/24=4096)",
     "rdma.active_mtu": "each active RDMA port with its active MTU (rocep1s0f1:1=1024)",
     "shm.bytes": "the size of the host's /dev/shm",
@@ -209,30 +210,37 @@ def _fabric(inv: NodeInventory, put: _Put, why: _Why) -> None:
     put("rdma.active_ports", tuple(p.name for p in active))
     put("rdma.port_states", tuple(f"{p.name}={p.state or 'unknown'}" for p in ports))
     if not active:
-        for name in ("rdma.gid_index", "rdma.gids", "rdma.subnets", "rdma.mtu_by_subnet", "rdma.active_mtu"):
-            put(name, None, NO_ACTIVE_RDMA if ports else NO_RDMA)
+        for name in names:
+            if name not in ("rdma.ports", "rdma.active_ports", "rdma.port_states"):
+                put(name, None, NO_ACTIVE_RDMA if ports else NO_RDMA)
         return
     put("rdma.active_mtu", tuple(f"{p.name}={p.active_mtu or 'unknown'}" for p in active))
     roce = [p for p in active if p.link_layer == "Ethernet"]
     if not roce:
-        for name in ("rdma.gid_index", "rdma.gids", "rdma.subnets", "rdma.mtu_by_subnet"):
+        for name in ("rdma.gid_index", "rdma.gids", "rdma.subnets", "rdma.subnet_by_port", "rdma.mtu_by_subnet"):
             put(name, None, "the active RDMA ports are InfiniBand (no RoCE GIDs)")
         return
     put("rdma.gid_index", tuple(f"{p.name}={_first(p.ipv4_roce_v2())}" for p in roce))
     put("rdma.gids", tuple(f"{p.name}/{g.index}={_what(g)}" for p in roce for g in p.gids))
     if "ip" in inv.unknown:
-        for name in ("rdma.subnets", "rdma.mtu_by_subnet"):
+        for name in ("rdma.subnets", "rdma.subnet_by_port", "rdma.mtu_by_subnet"):
             put(name, None, f"the network devices' addresses: {why('ip', '')}")
         return
     subnets: dict[str, None] = {}
     mtus: dict[str, None] = {}
+    by_port: list[str] = []
     for port in roce:
         for gid in port.ipv4_roce_v2():
             subnet = _subnet(inv, gid.netdev or port.netdev, gid.ipv4)
             if subnet:
                 subnets[subnet] = None
                 mtus[f"{subnet}={port.active_mtu or 'unknown'}"] = None
+        picked = port.ipv4_roce_v2()[:1]
+        subnet = _subnet(inv, picked[0].netdev or port.netdev, picked[0].ipv4) if picked else ""
+        if subnet:
+            by_port.append(f"{port.name}={subnet}")
     put("rdma.subnets", tuple(subnets))
+    put("rdma.subnet_by_port", tuple(by_port))
     put("rdma.mtu_by_subnet", tuple(mtus))
 
 
