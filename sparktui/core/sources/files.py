@@ -230,62 +230,68 @@ class FileRead(LiveSource):
 
 
 class DaemonNext(Generic[T]):
-    """An iterator (of blocks, of hand-overs) advanced on daemon threads: a read that blocks (a FIFO with no
-    writer yet, a pipe whose writer is quiet) neither keeps the process from exiting (the loop's executor
-    threads are waited for at exit) nor stops the source from ending. Closed while a read is under way, the
-    iterator is closed by that read's thread once the read returns."""
+    """An iterator (of blocks, of hand-overs) advanced on a daemon thread of its own, one item per call of
+    :meth:`next` and none read ahead: a read that blocks (a FIFO with no writer yet, a pipe whose writer is
+    quiet) neither keeps the process from exiting (the loop's executor threads are waited for at exit) nor
+    stops the source from ending. Closed while a read is under way, the iterator is closed by its thread once
+    the read returns."""
 
     def __init__(self, blocks: Iterator[T], name: str) -> None:
         self.blocks = blocks
         self.name = name
-        self.lock = threading.Lock()
-        self.reading = False
-        self.closed = False
+        self._asked = threading.Semaphore(0)
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._waiting: tuple[asyncio.AbstractEventLoop, asyncio.Future[T | None]] | None = None
 
     async def next(self) -> T | None:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[T | None] = loop.create_future()
+        self._waiting = (loop, done)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=f"read {self.name}", daemon=True)
+            self._thread.start()
+        self._asked.release()
+        return await done
 
-        def settle(block: T | None, error: BaseException | None) -> None:
-            if done.done():
-                return
-            if error is None:
-                done.set_result(block)
-            else:
-                done.set_exception(error)
+    def close(self) -> None:
+        self._closed = True
+        if self._thread is None:
+            self._close()
+        else:
+            self._asked.release()  # an idle thread wakes and closes it; a reading one does once its read returns
 
-        def read() -> None:
+    def _run(self) -> None:
+        while True:
+            self._asked.acquire()
+            if self._closed or self._waiting is None:
+                break
+            loop, done = self._waiting
             block: T | None = None
             error: BaseException | None = None
             try:
                 block = next(self.blocks, None)
             except BaseException as exc:  # handed to the awaiting task, raised there
                 error = exc
-            with self.lock:
-                self.reading = False
-                closed = self.closed
-            if closed:
-                self._close()
-                return
+            if self._closed:
+                break
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-                loop.call_soon_threadsafe(settle, block, error)
-
-        with self.lock:
-            self.reading = True
-        threading.Thread(target=read, name=f"read {self.name}", daemon=True).start()
-        return await done
-
-    def close(self) -> None:
-        with self.lock:
-            self.closed = True
-            if self.reading:
-                return
+                loop.call_soon_threadsafe(_settle, done, block, error)
         self._close()
 
     def _close(self) -> None:
         close = getattr(self.blocks, "close", None)  # a generator's; a plain iterator has nothing to close
         if close is not None:
             close()
+
+
+def _settle(done: asyncio.Future[T | None], block: T | None, error: BaseException | None) -> None:
+    if done.done():
+        return
+    if error is None:
+        done.set_result(block)
+    else:
+        done.set_exception(error)
 
 
 def _decompress(decompressor: zlib._Decompress | lzma.LZMADecompressor, raw: bytes) -> Iterator[bytes]:
