@@ -39,6 +39,7 @@ NAMED = {
     "rdma-mtu-differs",
     "rdma-none",
     "rdma-port-subnets-differ",
+    "rdma-one-rail-of-two",
 }
 
 

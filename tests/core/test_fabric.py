@@ -172,19 +172,29 @@ def test_a_clean_spark_pair_gives_no_fabric_finding(tmp_path: Path) -> None:
     assert facts["rdma.gid_index"] == ("roceP2p1s0f1:1=none", "rocep1s0f1:1=3")
     assert facts["rdma.subnets"] == ("10.20.21.0/24",)
     assert facts["rdma.mtu_by_subnet"] == ("10.20.21.0/24=1024",)
-    assert fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f1 vllm serve /m --tensor-parallel-size 2") == {}
+    assert fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 vllm serve /m --tensor-parallel-size 2") == {}
+    one = fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f1 vllm serve /m --tensor-parallel-size 2")
+    assert set(one) == {"rdma-one-rail-of-two"} and one["rdma-one-rail-of-two"].facts["verdict"] == "slow"
+    assert "NCCL_IB_HCA=rocep1s0f1 on spark-a selects rocep1s0f1:1 alone, of its active RDMA ports" in str(
+        one["rdma-one-rail-of-two"].detail
+    )
 
 
 def test_the_ipv4_gid_moved_on_one_node_under_a_pinned_index_blocks_with_the_index_to_use(tmp_path: Path) -> None:
-    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A)
-    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B, ipv4_at=3)  # its IPv4 RoCE v2 GID at 4
-    launch = "NCCL_IB_HCA=rocep1s0f1 NCCL_IB_GID_INDEX=3 vllm serve /m --tensor-parallel-size 2"
-    found = fabric_findings([a, b], launch)
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A, twin="10.20.22.10")
+    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B, twin="10.20.22.20", ipv4_at=3)  # IPv4 RoCE v2 at 4
+    found = fabric_findings([a, b], "NCCL_IB_GID_INDEX=3 vllm serve /m --tensor-parallel-size 2")
     assert set(found) == {"rdma-gid-index-pinned-wrong"}
     finding = found["rdma-gid-index-pinned-wrong"]
     assert finding.nodes == ("spark-b",) and finding.facts["verdict"] == "block"
-    assert "where that index holds rocep1s0f1:1/3=IPv4 10.20.21.20 IB/RoCE v1" in finding.detail  # the v1 twin
-    assert "the IPv4 RoCE v2 GID is at rocep1s0f1:1=4" in finding.detail
+    assert (
+        "where that index holds roceP2p1s0f1:1/3=IPv4 10.20.22.20 IB/RoCE v1, "
+        "rocep1s0f1:1/3=IPv4 10.20.21.20 IB/RoCE v1" in finding.detail
+    )
+    assert "the IPv4 RoCE v2 GID is at roceP2p1s0f1:1=4, rocep1s0f1:1=4" in finding.detail
+    assert fabric_findings([a, b], "NCCL_IB_GID_INDEX=4 vllm serve /m --tensor-parallel-size 2").keys() == {
+        "rdma-gid-index-pinned-wrong"  # then spark-a is the one that is wrong
+    }
 
 
 def test_a_pinned_index_on_both_twins_of_which_one_has_only_link_local_gids_blocks(tmp_path: Path) -> None:
@@ -219,8 +229,9 @@ def test_one_end_at_mtu_9000_the_other_at_1500_blocks(tmp_path: Path) -> None:
 def test_nccl_ib_hca_naming_the_cage_with_no_cable_blocks(tmp_path: Path) -> None:
     a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A)
     b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B)
-    found = fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f0,rocep1s0f1 vllm serve /m --tensor-parallel-size 2")
-    assert set(found) == {"rdma-hca-not-active"} and found["rdma-hca-not-active"].nodes == ("spark-a", "spark-b")
+    found = fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f0,roceP2p1s0f1 vllm serve /m --tensor-parallel-size 2")
+    assert set(found) == {"rdma-hca-not-active", "rdma-one-rail-of-two"}  # roceP2p1s0f1 alone is used
+    assert found["rdma-hca-not-active"].nodes == ("spark-a", "spark-b")
     assert "no ACTIVE port for rocep1s0f0; its RDMA ports: roceP2p1s0f0:1=DOWN" in found["rdma-hca-not-active"].detail
 
 

@@ -142,7 +142,7 @@ def test_a_clean_pair_is_ready(sparks: Sparks, tmp_path: Path, capsys: pytest.Ca
 
     trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports(b.address, MAC_B)}
     with mounted(sparks, tmp_path / "fabric", trees):
-        code, found = checked(capsys, "--launch", f"NCCL_IB_HCA=rocep1s0f1 {launch}")
+        code, found = checked(capsys, "--launch", f"NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 {launch}")
 
     assert (code, found["verdict"], found["findings"]) == (0, "ready", [])
     assert {n: v["verdict"] for n, v in found["nodes"].items()} == {"spark-a": "ready", "spark-b": "ready"}  # type: ignore[attr-defined]
