@@ -57,6 +57,20 @@ def test_a_family_files_it_by_its_words() -> None:
     assert first.remediations == ("free-port",)
 
 
+def test_a_message_wrapped_over_lines_is_filed_by_all_of_it() -> None:
+    """A logger that wraps at the terminal's width (Rich's) leaves the words that file the failure on the
+    lines below it: vLLM's placement-group message, wrapped as Rich wraps it at 40 columns."""
+    wrapped = (
+        "[10/21/24 06:53:04] ERROR    Step load failed: The number of required\n"
+        "GPUs exceeds the total number of\n"
+        "available GPUs in the placement group.\n"
+        "\n"
+        "INFO 10-21 06:53:05 [loader.py:88] address already in use is not this failure's"
+    )
+    first = diagnose(("node", wrapped)).findings[0]
+    assert (first.signature, first.category) == ("unrecognised-failure-parallel-layout", "missing_ray_backend")
+
+
 def test_a_signature_of_the_same_category_on_the_node_says_it_better() -> None:
     uvicorn = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use"
     found = diagnose(("head", f"{uvicorn}\n{RAYLET_PORT}")).findings

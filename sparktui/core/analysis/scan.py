@@ -37,6 +37,8 @@ EVIDENCE_PER_NODE = 3
 EVIDENCE_MAX = 8
 #: How much of a block's last line is read for its time (the prefixes that say it come first).
 STAMP_CHARS = 256
+#: Lines after a failure line that may go on with its message (see :meth:`Rules.continued`).
+CONTINUED = 6
 
 
 def _words(words: Sequence[str]) -> list[regex.Pattern[str]]:
@@ -101,6 +103,10 @@ class Rules:
             for i, sig in enumerate(self.signatures)
             if sig.fallback
         }
+        #: Per fallback signature, its own patterns: the shapes of a failure line.
+        self.shapes: dict[int, list[regex.Pattern[str]]] = {
+            i: [regex.compile(p) for p in sig.any] for i, sig in enumerate(self.signatures) if sig.fallback
+        }
 
     def family(self, owner: int, line: str) -> int:
         """The signature a fallback signature's hit on ``line`` is filed under: that of the first of its
@@ -109,6 +115,21 @@ class Rules:
             if any(w.search(line) for w in words):
                 return family
         return owner
+
+    def continued(self, owner: int, lines: Sequence[str], index: int) -> list[str]:
+        """The lines after ``lines[index]`` that go on with its message (a logger that wraps at the terminal's
+        width, as Rich's does; a message of several lines), at most :data:`CONTINUED`: up to a blank line, a
+        line that says its own program, level or time, or a failure line of its own."""
+        shapes = self.shapes[owner]
+        found = []
+        for text in lines[index + 1 : index + 1 + CONTINUED]:
+            said = classify(text)
+            if not text.strip() or said.program != "other" or said.level or said.time is not None:
+                break
+            if any(shape.search(text) for shape in shapes):
+                break
+            found.append(text)
+        return found
 
     def owner(self, key: int) -> Signature | Track:
         """The signature or stage track a pattern of the table belongs to."""
@@ -387,6 +408,9 @@ class Scan:
         if fallback is not None and not named and fallback[0].owner not in self._quiet:
             rule, m = fallback
             owner = self.rules.family(rule.owner, line)
+            if owner == rule.owner:  # no family in the line: its message may go on below it
+                lines = lines if lines is not None else block.split("\n")
+                owner = self.rules.family(rule.owner, " ".join((line, *self.rules.continued(rule.owner, lines, index))))
             sig, cls = self.rules.signatures[owner], cls or classify(line)
             node = self.home(cls)
             scope = scope_key(sig, self.name, node, cls)
