@@ -79,7 +79,12 @@ PREFIXES = load_prefixes()
 #: one alternation says so in a third of the time that trying each prefix takes.
 _ANY_PREFIX = regex.compile("|".join(f"(?:{p.pattern.pattern})" for p in PREFIXES))
 #: Ray's de-duplication: one line stands for several identical ones from other workers.
-_REPEATED = regex.compile(r" \[repeated (?P<repeated>\d+)x across cluster\]\s*$")
+#: Ray's repeat marker, and after the first one of a session its note on de-duplication (ray_logging's
+#: ``_warn_once``): ``[repeated 7x across cluster] (Ray deduplicates logs by default. ... for more options.)``
+_REPEATED = regex.compile(
+    r" \[repeated (?P<repeated>\d+)x across cluster\](?: \(Ray deduplicates logs by default\.[^)]*\))?\s*$"
+)
+_REPEATED_ENDS = ("across cluster]", "for more options.)")
 #: The most prefixes peeled from one line (a line of prefixes only stops there).
 _MAX_PEELS = 8
 
@@ -230,7 +235,7 @@ def peeled_by(line: str) -> list[Prefix]:
 
 
 def _peel(line: str, said: _Said, taken: list[Prefix] | None = None) -> str:
-    if line.endswith("across cluster]"):
+    if line.endswith(_REPEATED_ENDS):
         m = _REPEATED.search(line)
         if m is not None:
             said.repeated = int(m.group("repeated"))

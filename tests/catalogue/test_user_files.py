@@ -188,3 +188,13 @@ def test_a_user_fallback_signature_replaces_the_builtin_families_with_its_own(tm
     replaced = userfiles.load([tmp_path])
     assert [s.id for s in replaced.signatures] == [s.id for s in cat.load().signatures]
     assert all(s.path.parent == tmp_path for s in replaced.signatures if s.id.startswith("unrecognised-failure"))
+
+
+def test_the_builtin_folder_tested_by_a_relative_path_is_the_builtin_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`sparktui catalogue test diagnostics/`, as diagnostics/README.md has it, from the checkout: its files are
+    the built-in ones, not a user's reusing their ids."""
+    monkeypatch.chdir(cat.builtin_dir().parent)
+    assert main(["catalogue", "test", "diagnostics/"]) == 0
+    assert "built-in signature's id" not in capsys.readouterr().out
