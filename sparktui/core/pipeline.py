@@ -465,7 +465,10 @@ class Pipeline:
         if self.analyzer.correlation.changed:
             self._fresh.set()
         if self.spool is not None:
+            stopped = self.spool.stopped
             self.spool.write(source.name, source.node, received.lines)
+            if self.spool.stopped and not stopped:  # a full disk: the analysis goes on, the next diagnosis says so
+                self._fresh.set()
         self.lines += len(received.lines)
         was = self._tallies[source.name]
         tally = self._tallies[source.name] = Tally(
@@ -523,7 +526,10 @@ class Pipeline:
         return self._with_groups(self.analyzer.finish(now=now))
 
     def _with_groups(self, diagnosis: Diagnosis) -> Diagnosis:
-        """A group that never found its sources still says why, among the sources."""
+        """A group that never found its sources still says why, among the sources; a spool that stopped
+        (a full disk) says so among the warnings."""
+        if self.spool is not None and self.spool.stopped:
+            diagnosis = replace(diagnosis, warnings=(*diagnosis.warnings, self.spool.warning))
         states = self._outbox.states
         missing = [
             SourceSummary(g.name, "", 0, f"{states[g.name].state.value}: {states[g.name].detail}")

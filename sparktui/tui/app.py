@@ -399,9 +399,12 @@ class SparkApp(App[None]):
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis
         for warning in diagnosis.warnings:
-            if warning not in self.warned:  # a signature left out, a pattern disabled: said once, and kept a while
-                self.warned.add(warning)
-                self.notify(display(warning), title="not used", severity="warning", timeout=30, markup=False)
+            spool = warning.startswith("spool stopped: ")  # a full disk: its count of bytes lost grows, said once
+            said = warning.partition("; ")[0] if spool else warning
+            if said not in self.warned:  # a signature left out, a pattern disabled: said once, and kept a while
+                self.warned.add(said)
+                title = "spool" if spool else "not used"
+                self.notify(display(warning), title=title, severity="warning", timeout=30, markup=False)
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.time)
         self._show_findings()

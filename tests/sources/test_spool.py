@@ -10,9 +10,11 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -250,3 +252,131 @@ def test_a_session_that_received_nothing_leaves_no_incident(
     spool.write("rank0.log", "spark-a", lines)
     spool.close()
     assert bundle.is_bundle(spool.path)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real filesystem of 512 KiB (a tmpfs, mounted for the test: root only), to fill up."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"no tmpfs to fill (mount: {mounted.stderr.decode().strip()}); the RLIMIT_FSIZE test stands in")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def big_logs(folder: Path) -> Path:
+    """The two ranks' real logs, rank0's after 1 MiB of start-up lines: more than the small disk holds."""
+    folder.mkdir()
+    filler = "".join(
+        f"INFO 12-03 10:00:00 loader.py:88 loaded weight shard {i} of 9000 (all well)\n" for i in range(14000)
+    )
+    (folder / "rank0.log").write_text(filler + (HANG / "rank0.log").read_text())
+    shutil.copy(HANG / "rank1.log", folder / "rank1.log")
+    return folder
+
+
+def a_whole_bundle(spool: Path) -> int:
+    """Checks that what ``spool`` kept is a bundle whose logs and times agree line for line; its log bytes."""
+    kept = 0
+    for source in bundle.load(spool).sources:
+        lines = source.path.read_bytes()
+        assert lines.endswith(b"\n") or not lines  # no half line
+        assert lines.count(b"\n") == Path(f"{source.path}.times").read_bytes().count(b"\n")
+        kept += len(lines)
+    return kept
+
+
+def test_a_full_disk_stops_the_spool_not_the_analysis(
+    full_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs = big_logs(tmp_path / "logs")
+    total = sum(p.stat().st_size for p in logs.iterdir())
+    assert main(["diagnose", "--follow", "--for", "2s", "--no-spool", "--json", str(logs)]) in (0, 1)
+    expected = [f["signature"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    monkeypatch.setenv("XDG_STATE_HOME", str(full_disk))
+    assert main(["diagnose", "--follow", "--for", "2s", "--json", str(logs)]) in (0, 1)
+    out, err = capsys.readouterr()
+    diagnosis = json.loads(out)
+    assert [f["signature"] for f in diagnosis["findings"]] == expected  # the same diagnosis as with no spool
+    assert sum(s["lines"] for s in diagnosis["sources"]) == sum(len(p.read_text().splitlines()) for p in logs.iterdir())
+    (warning,) = [w for w in diagnosis["warnings"] if w.startswith("spool stopped")]
+    assert warning in err
+    (spool,) = (full_disk / "sparktui" / "incidents").iterdir()
+    kept = a_whole_bundle(spool)
+    assert 0 < kept < total
+    assert warning == f"spool stopped: No space left on device; {total - kept} bytes not kept"
+    assert main(["diagnose", "--json", str(spool)]) in (0, 1)  # what was kept diagnoses
+
+
+def test_a_spool_that_stops_keeps_what_came_before_and_counts_the_rest(full_disk: Path) -> None:
+    spool = Spool(full_disk / "incident")
+    line = "x" * 99
+    written = 0
+    for n in range(800):  # 80 KB a batch: the disk fills up on the 7th
+        spool.write(f"rank{n % 2}.log", "spark-a", (line,) * 800)
+        written += 800 * 100
+        assert not spool.stopped or spool.stopped == "No space left on device"
+    spool.flush()
+    spool.close()
+    assert spool.stopped == "No space left on device"
+    kept = a_whole_bundle(spool.path)
+    assert spool.warning == f"spool stopped: No space left on device; {written - kept} bytes not kept"
+    assert kept > 300_000  # all but the last few batches (the times take their share)
+
+
+STOPPED_BY_FSIZE = """
+import resource, signal, sys
+from sparktui.cli import main
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, instead of a kill
+resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+sys.exit(main(["diagnose", "--follow", "--for", "2s", "--json", sys.argv[1]]))
+"""
+
+
+def test_a_file_too_big_stops_the_spool_not_the_analysis(tmp_path: Path) -> None:
+    """The same with no filesystem to fill, and any user: writes past RLIMIT_FSIZE fail (EFBIG)."""
+    logs = big_logs(tmp_path / "logs")
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_BY_FSIZE, str(logs)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode in (0, 1), done.stderr
+    diagnosis = json.loads(done.stdout)
+    assert sum(s["lines"] for s in diagnosis["sources"]) == sum(len(p.read_text().splitlines()) for p in logs.iterdir())
+    (warning,) = [w for w in diagnosis["warnings"] if w.startswith("spool stopped")]
+    assert warning.startswith("spool stopped: File too large; ")
+    (spool,) = incidents().iterdir()
+    total = sum(p.stat().st_size for p in logs.iterdir())
+    assert 0 < a_whole_bundle(spool) < total
+
+
+async def test_a_full_disk_stops_the_cockpits_spool_with_a_notification_and_the_lines_go_on(
+    full_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catalogue: Catalogue
+) -> None:
+    from sparktui.tui.app import Session, SparkApp
+
+    logs = big_logs(tmp_path / "logs")
+    monkeypatch.setenv("XDG_STATE_HOME", str(full_disk))
+    total = len((logs / "rank0.log").read_text().splitlines())
+    app = SparkApp(Session("live", live=(FollowedFile(logs / "rank0.log", "rank0.log"),)), catalogue)
+    async with app.run_test(size=(160, 48)) as pilot:
+        for _ in range(200):
+            said = [n.message for n in app._notifications if n.title == "spool"]
+            if said and shown_to(app) == total:
+                break
+            await pilot.pause(0.05)
+        assert app.pipeline.lines == shown_to(app) == total  # the lines after the disk filled up are shown
+        assert len(said) == 1 and said[0].startswith("spool stopped: No space left on device; ")
+        assert not any(n.severity == "error" for n in app._notifications)
+    spool = app.pipeline.spool
+    assert spool is not None
+    assert a_whole_bundle(spool.path) > 0
+
+
+def shown_to(app: Any) -> int:
+    """The number of the last line the cockpit's panes show."""
+    panes = [pane for column in app.columns.values() for pane in column.panes.values()]
+    return max((line.number for pane in panes for line in pane.lines_kept), default=0)

@@ -20,6 +20,11 @@ is private:
 A new spool (:meth:`Spool.new`) first removes the old incidents that the settings' ``[spool]``
 (:mod:`sparktui.core.settings`) does not keep, oldest first: those last written too long ago, then as
 many as the total size needs. Never one a live spool is writing: each holds a lock on its folder.
+
+A write that fails (a full disk or quota, a file too big, a failing device: any :class:`OSError`) stops the
+spool, never the session: the files are cut to the lines both a log and its ``.times`` hold whole, so what
+was kept stays a bundle; nothing more is written, and :attr:`Spool.warning` says why and how much was not
+kept, for the front ends to say.
 """
 
 from __future__ import annotations
@@ -69,6 +74,8 @@ class Spool:
     _files: dict[str, _Open] = field(default_factory=dict)
     _start: float = field(default_factory=time.monotonic)
     _lock: int = -1
+    stopped: str = ""  # why writing stopped (a full disk): nothing more is written
+    lost: int = 0  # bytes of the lines received that were not kept, since it stopped
 
     def __post_init__(self) -> None:
         self._lock = private_dir(self.path)
@@ -103,33 +110,59 @@ class Spool:
         prune(base, keep, current=path)
         return spool
 
+    @property
+    def warning(self) -> str:
+        """What a front end says once the spool stopped ("" while it writes)."""
+        return f"spool stopped: {self.stopped}; {self.lost} bytes not kept" if self.stopped else ""
+
     def write(self, source: str, node: str, lines: tuple[str, ...], at: float | None = None) -> None:
         if not lines:
             return
-        entry = self._files.get(source) or self._open(source, node)
-        ms = int(((time.monotonic() if at is None else at) - self._start) * 1000)
         text = "".join(f"{line}\n" for line in lines)
-        if not self.raw:
-            text = entry.redact(text)
-        size = len(text.encode("utf-8", "replace"))
-        if entry.size and entry.size + size > self.max_bytes:
-            self._rotate(entry)
-        entry.log.write(text)
-        entry.times.write(f"{ms}\n" * len(lines))
-        entry.size += size
+        if self.stopped:
+            self.lost += len(text.encode("utf-8", "replace"))
+            return
+        ms = int(((time.monotonic() if at is None else at) - self._start) * 1000)
+        counted = False
+        try:
+            entry = self._files.get(source) or self._open(source, node)
+            if not self.raw:
+                text = entry.redact(text)
+            size = len(text.encode("utf-8", "replace"))
+            if entry.size and entry.size + size > self.max_bytes:
+                self._rotate(entry)
+            entry.size += size  # counted before it is written: what does not land, _stop counts as lost
+            counted = True
+            # The times first, on disk at once (a few bytes): a disk that fills up then cuts the log, whose
+            # whole lines are kept, never the times that date them.
+            entry.times.write(f"{ms}\n" * len(lines))
+            entry.times.flush()
+            entry.log.write(text)
+        except OSError as exc:
+            self._stop(exc)
+            if not counted:
+                self.lost += len(text.encode("utf-8", "replace"))
 
     def flush(self) -> None:
-        for entry in self._files.values():
-            entry.log.flush()
-            entry.times.flush()
+        if self.stopped:
+            return
+        try:
+            for entry in self._files.values():
+                entry.log.flush()
+                entry.times.flush()
+        except OSError as exc:
+            self._stop(exc)
 
     def close(self) -> None:
         """Flush and close every file, and let go of the folder's lock. A folder that nothing was written
         to (every source failed to connect, or sent no line) is removed: it is no incident."""
         self.flush()
         for entry in self._files.values():
-            entry.log.close()
-            entry.times.close()
+            for file in (entry.log, entry.times):
+                try:
+                    file.close()
+                except OSError as exc:  # its last bytes did not fit
+                    self._stop(exc)
         if not self._files:
             with contextlib.suppress(OSError):  # not empty: something else (a playbook's audit) was kept
                 os.rmdir(self.path)
@@ -154,6 +187,20 @@ class Spool:
         self._files[source] = entry
         self._manifest()
         return entry
+
+    def _stop(self, exc: OSError) -> None:
+        """Stop writing, for ``exc``: every file is closed (what it still held in memory is dropped) and
+        cut to its whole lines, and what was received but is not on disk is counted in :attr:`lost`."""
+        if self.stopped:
+            return
+        self.stopped = os.strerror(exc.errno) if exc.errno else str(exc)
+        for entry in self._files.values():
+            for file in (entry.log, entry.times):
+                with contextlib.suppress(OSError, ValueError):  # the bytes that do not fit, or closed already
+                    file.close()
+            self.lost += max(entry.size - _whole_lines(self.path / entry.file), 0)
+        with contextlib.suppress(OSError):
+            (self.path / "bundle.toml.tmp").unlink()  # a manifest that did not fit: the last one stays
 
     def _rotate(self, entry: _Open) -> None:
         entry.log.close()
@@ -184,6 +231,29 @@ class Spool:
         with private_file(tmp, append=False) as out:
             out.write("\n".join(lines) + "\n")
         tmp.replace(self.path / "bundle.toml")
+
+
+def _whole_lines(log: Path) -> int:
+    """Cut the log at ``log`` and its ``.times`` to the lines both hold whole (a write that failed leaves
+    half a line, or lines in one and not yet in the other); the bytes the log keeps."""
+    try:
+        with open(log, "r+b") as text, open(f"{log}.times", "r+b") as times:
+            lines, stamps = text.read(), times.read()
+            keep = min(lines.count(b"\n"), stamps.count(b"\n"))
+            kept = _first(lines, keep)
+            text.truncate(kept)
+            times.truncate(_first(stamps, keep))
+            return kept
+    except OSError:
+        return 0
+
+
+def _first(data: bytes, lines: int) -> int:
+    """The length of the first ``lines`` lines of ``data``, which holds at least that many whole."""
+    end = data.rfind(b"\n") + 1
+    for _ in range(data.count(b"\n") - lines):
+        end = data.rfind(b"\n", 0, end - 1) + 1
+    return end
 
 
 def prune(incidents: Path, keep: SpoolSettings, *, current: Path | None = None, now: float | None = None) -> list[Path]:
