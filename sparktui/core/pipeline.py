@@ -23,6 +23,7 @@ from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.pool import Done, InOrder, ScanPool, Task, scan_file, workers_for
 from sparktui.core.analysis.scan import Scanned
+from sparktui.core.analysis.stages import Outage
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification, classify
 from sparktui.core.clock import Clock, WallClock
@@ -199,6 +200,10 @@ class Pipeline:
         self._fresh = asyncio.Event()
         self._stopping = threading.Event()
         self._read: set[str] = set()  # the sources that were streamed (opened, connected) at least once
+        # Each source's outages after it had streamed (disconnected, retrying), on ``clock``: its units' stall
+        # clocks do not count them; and why it was last down (its last retry's reason).
+        self._down: dict[str, list[Outage]] = {}
+        self._why_down: dict[str, str] = {}
         for source in self.sources:
             if isinstance(source, LiveSource):
                 self._add(source)
@@ -325,6 +330,7 @@ class Pipeline:
             if self.spool is not None:
                 self.spool.close()
         self._never_read()
+        self._lost()
         self.result = self._final()
         self._outbox.finish(self.result)
 
@@ -518,12 +524,13 @@ class Pipeline:
             now = time.monotonic()
             if self.analyzer.correlation.changed or now - last >= TICK:
                 last = made = now
-                self._outbox.set(diagnosis=self._with_groups(self.analyzer.finish(now=self.clock.now())))
+                at = self.clock.now()
+                self._outbox.set(diagnosis=self._with_groups(self.analyzer.finish(now=at, down=self._down)))
                 made = time.monotonic()
 
     def _final(self) -> Diagnosis:
         now = None if self.finite and not self._stopping.is_set() else self.clock.now()
-        return self._with_groups(self.analyzer.finish(now=now))
+        return self._with_groups(self.analyzer.finish(now=now, down=self._down))
 
     def _with_groups(self, diagnosis: Diagnosis) -> Diagnosis:
         """A group that never found its sources still says why, among the sources; a spool that stopped
@@ -553,7 +560,38 @@ class Pipeline:
             reason = f"never read: {why}" if why else "never read: it did not answer (still connecting)"
             self.analyzer.source_failed(name, f"{name}: {reason}")
 
+    def _lost(self) -> None:
+        """Each source that was read, then went down (disconnected, retrying) and stayed down to the end fails
+        with how long and why: its node's log went unread for the rest of the session, which is said, never
+        taken for a node that went quiet."""
+        now = self.clock.now()
+        states = self._outbox.states
+        for name, outages in self._down.items():
+            if not outages or outages[-1][1] is not None or name not in states:
+                continue
+            if states[name].state is State.FAILED:
+                continue  # its error says why already
+            since = outages[-1][0]
+            why = self._why_down.get(name, "")
+            reason = f"unreadable for the last {now - since:.0f} s of the session (disconnected, never back)"
+            self.analyzer.source_failed(name, f"{name}: {reason}{f': {why}' if why else ''}")
+
+    def _went(self, change: StateChange) -> None:
+        """Keep each source's outages: from when a source that had streamed stops streaming (connecting
+        again, retrying, failed) until it streams again or ends."""
+        name = change.source
+        outages = self._down.setdefault(name, [])
+        down = bool(outages) and outages[-1][1] is None
+        if change.state is State.RETRYING:
+            self._why_down[name] = change.detail.partition("; retrying in ")[0]
+        if change.state in (State.CONNECTING, State.RETRYING, State.FAILED):
+            if name in self._read and not down:
+                outages.append((self.clock.now(), None))
+        elif change.state in (State.STREAMING, State.ENDED) and down:
+            outages[-1] = (outages[-1][0], self.clock.now())
+
     def _report(self, change: StateChange) -> None:
+        self._went(change)
         if change.state in (State.STREAMING, State.ENDED):
             self._read.add(change.source)
         known = change.source in self._by_name or change.source in self._remote

@@ -9,12 +9,13 @@ scan hands over and ranks the findings. The same object serves a file read after
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from sparktui.core.analysis.correlate import Correlation
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.matcher import Engine, best_engine
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
+from sparktui.core.analysis.stages import Outage
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification
 
@@ -82,6 +83,6 @@ class Analyzer:
             self.set_node(scanned.source, scanned.node)
         self.correlation.add(scanned)
 
-    def finish(self, now: float | None = None) -> Diagnosis:
+    def finish(self, now: float | None = None, down: Mapping[str, Sequence[Outage]] | None = None) -> Diagnosis:
         """The diagnosis so far (see :meth:`Correlation.diagnosis`)."""
-        return self.correlation.diagnosis(now)
+        return self.correlation.diagnosis(now, down)

@@ -9,6 +9,7 @@ and, when asked, turns all of it into a ranked :class:`~sparktui.core.analysis.d
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sparktui.core.analysis.diagnosis import Diagnosis, Pending
@@ -24,7 +25,7 @@ from sparktui.core.analysis.findings import (
 from sparktui.core.analysis.progress import grids
 from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Disabled, Hits, Role, Scanned
 from sparktui.core.analysis.serving import ServingWatch
-from sparktui.core.analysis.stages import StageTracker, StallHit
+from sparktui.core.analysis.stages import Outage, StageTracker, StallHit
 from sparktui.core.analysis.unrecognised import judge
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Position, SourceSummary
@@ -137,9 +138,10 @@ class Correlation:
         for merged, index in self._evidence_at.get((context.source, context.line), ()):
             merged.evidence[index] = replace(merged.evidence[index], after=context.after)
 
-    def diagnosis(self, now: float | None = None) -> Diagnosis:
+    def diagnosis(self, now: float | None = None, down: Mapping[str, Sequence[Outage]] | None = None) -> Diagnosis:
         """The diagnosis so far. ``now`` is the current time for live sources (a stall then needs its
-        stage's ``stuck_after`` seconds without progress); leave it out for logs read after the fact."""
+        stage's ``stuck_after`` seconds without progress, not counting the sources' outages in ``down``:
+        see :meth:`StageTracker.stalls`); leave it out for logs read after the fact."""
         self.changed = False
         order = {name: i for i, name in enumerate(self._sources)}
         parts: dict[str, list[Part]] = {}
@@ -153,7 +155,7 @@ class Correlation:
         stalled: dict[str, list[StallHit]] = {}
         pending: list[Pending] = []
         log_end = {s.name: s.last_time for s in self._sources.values() if s.last_time is not None}
-        for hit in self.tracker.stalls(self.catalogue.signatures, now=now, log_end=log_end):
+        for hit in self.tracker.stalls(self.catalogue.signatures, now=now, log_end=log_end, down=down):
             if hit.pending is None:
                 stalled.setdefault(hit.signature.id, []).append(hit)
             else:

@@ -274,10 +274,17 @@ class StageTracker:
         return [u for u in self._groups.get((unit.track.id, unit.group), {}).values() if u is not unit]
 
     def stalls(
-        self, signatures: Iterable[Signature], *, now: float | None = None, log_end: Mapping[str, float] | None = None
+        self,
+        signatures: Iterable[Signature],
+        *,
+        now: float | None = None,
+        log_end: Mapping[str, float] | None = None,
+        down: Mapping[str, Sequence[Outage]] | None = None,
     ) -> Iterator[StallHit]:
         """Units that fit each stall signature. With ``now`` (a live source) a unit must also have made no
-        progress for its stage's ``stuck_after`` seconds; without it (a finished log) "stopped at" is
+        progress for its stage's ``stuck_after`` seconds, not counting the time its source was down
+        (``down``: each source's outages, on the same clock): a log that could not be read says nothing
+        of the unit's progress then. Without it (a finished log) "stopped at" is
         enough, and ``log_end`` (the last time each source's own lines say) can corroborate it. Each unit is
         claimed by the first signature it fits, most severe first, with the peers that tell its story.
         A live unit that fits but has waited only :data:`PENDING_AFTER` seconds or more comes with
@@ -309,6 +316,10 @@ class StageTracker:
                     continue
                 stuck_after = track.stages[unit.reached].stuck_after
                 waited = None if now is None else now - unit.last_progress_at
+                unread = 0.0
+                if now is not None and down and unit.last is not None:
+                    unread = downtime(down.get(unit.last.source, ()), unit.last_progress_at, now)
+                    waited = now - unit.last_progress_at - unread  # only the time its log could be read
                 if waited is not None and (waited < PENDING_AFTER or id(unit) in pending):
                     continue
                 group = (track.id, unit.group)
@@ -341,7 +352,9 @@ class StageTracker:
                 # With Ray folding identical lines, a rank that looks behind may have printed the same line.
                 folded = track.id in self.folded
                 if waited is not None:
-                    why = f"no progress for {waited:.0f} s"
+                    why = f"no progress for {waited + unread:.0f} s"
+                    if unread >= 1:
+                        why += f"; {unit.node}'s log was unreadable for {unread:.0f} s of them"
                 elif folded:
                     why = _corroboration(unit, (), (), last_seen, stuck_after, log_end or {})
                 else:
@@ -409,6 +422,19 @@ class StageTracker:
             track = found[0].track
             out[node][track.id] = _progress(found) if track.unit == "communicator" else _furthest(found)
         return out
+
+
+#: A time a source was down (disconnected, retrying: not streaming, after it had streamed), from its start to
+#: its end on the clock stalls are measured on; None for an end: down still.
+Outage = tuple[float, float | None]
+
+
+def downtime(outages: Iterable[Outage], since: float, now: float) -> float:
+    """Seconds of ``outages`` between ``since`` and ``now`` (they do not overlap one another)."""
+    total = 0.0
+    for start, end in outages:
+        total += max(0.0, min(now if end is None else end, now) - max(start, since))
+    return total
 
 
 #: The corroboration of a stall by peers that went quiet without beginning it (:meth:`StageTracker.quiet_peers`).
