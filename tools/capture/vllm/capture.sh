@@ -38,6 +38,7 @@ ALL_SCENARIOS=(
   unknown-architecture
   unknown-model-type
   model-code-import-fails
+  model-plugin-import-fails
   max-model-len-too-large
   max-model-len-beyond-config
   port-in-use
@@ -80,6 +81,20 @@ from transformers.models.qwen2.modeling_qwen2 import (
 class Qwen9ForCausalLM(Qwen2ForCausalLM):
     pass
 EOF
+  # A vLLM plugin (entry point group vllm.general_plugins) that registers an out-of-tree model whose code
+  # does not import: vLLM's model registry fails to load the architecture and logs why.
+  local plugin="$MODELS/plugin-import-fails"
+  rm -rf "$plugin" && mkdir -p "$plugin/sparktui_broken_plugin-1.0.dist-info"
+  cat > "$plugin/sparktui_broken_plugin.py" <<'EOF'
+def register():
+    from vllm import ModelRegistry
+
+    ModelRegistry.register_model("Qwen9ForCausalLM", "sparktui_missing_model_code:Qwen9ForCausalLM")
+EOF
+  printf 'Metadata-Version: 2.1\nName: sparktui-broken-plugin\nVersion: 1.0\n' \
+    > "$plugin/sparktui_broken_plugin-1.0.dist-info/METADATA"
+  printf '[vllm.general_plugins]\nbroken = sparktui_broken_plugin:register\n' \
+    > "$plugin/sparktui_broken_plugin-1.0.dist-info/entry_points.txt"
 }
 
 # mk_variant NAME PYTHON-SNIPPET  (the snippet edits dict `c` = config.json)
@@ -193,6 +208,10 @@ scenario() {
     model-code-import-fails)
       run_server model-code-import-fails 180 0 --model "$MODELS/remote-code-import-fails" \
         --trust-remote-code "${COMMON[@]}" ;;
+    model-plugin-import-fails)
+      EXTRA_ENV_NOTE="PYTHONPATH=$MODELS/plugin-import-fails"
+      PYTHONPATH="$MODELS/plugin-import-fails" run_server model-plugin-import-fails 180 0 \
+        --model "$MODELS/unknown-arch" "${COMMON[@]}" ;;
     max-model-len-too-large)
       # 2 layers x (K+V) x 2 KV heads x 16 dims x 2 bytes = 256 B per token, so a
       # 1 GiB CPU KV cache holds ~4.2M tokens: ask for 8M.  The model config only
