@@ -12,6 +12,7 @@ import regex
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.literals import required_literals
 from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine, budget
+from sparktui.core.analysis.scan import family_words, filed
 from sparktui.core.catalogue import Catalogue, Signature, Track
 from sparktui.core.classify import Prefix, classify, peeled_by
 from sparktui.core.taxonomy import CATEGORIES
@@ -113,10 +114,11 @@ def check_prefix(prefix: Prefix) -> list[str]:
 
 def filed_under(sig: Signature, line: str) -> str:
     """The family of a fallback signature a line of it is filed under ("" for none), as the scan files it."""
-    for family in sig.families:
-        if any(_search(f"(?i:{w})", line) for w in family.words):
-            return family.name
-    return ""
+    seconds = budget(line)
+    try:
+        return filed([(f.name, family_words(f.words)) for f in sig.families], line, "", timeout=seconds)
+    except TimeoutError:
+        raise _TooSlow("a word of the families", seconds) from None
 
 
 def _family_problems(sig: Signature) -> list[str]:

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import regex
 
@@ -41,9 +41,24 @@ STAMP_CHARS = 256
 CONTINUED = 6
 
 
-def _words(words: Sequence[str]) -> list[regex.Pattern[str]]:
+K = TypeVar("K")
+
+
+def family_words(words: Sequence[str]) -> list[regex.Pattern[str]]:
     """A family's words, compiled to be found whatever their case."""
     return [regex.compile(w, regex.IGNORECASE) for w in words]
+
+
+def filed(
+    families: Sequence[tuple[K, Sequence[regex.Pattern[str]]]], line: str, default: K, timeout: float | None = None
+) -> K:
+    """How a fallback signature's hit on ``line`` is filed: the key of the first family whose words the line
+    holds, else ``default``. The one rule for the scan and for the catalogue's own examples (which bound each
+    search by ``timeout`` seconds: ``TimeoutError`` past it)."""
+    for key, words in families:
+        if any(w.search(line, timeout=timeout) for w in words):
+            return key
+    return default
 
 
 class Role(IntEnum):
@@ -99,7 +114,7 @@ class Rules:
         index = {sig.id: i for i, sig in enumerate(self.signatures)}
         #: Per fallback signature, its families in order: the index of each one's signature and its words.
         self.families: dict[int, list[tuple[int, list[regex.Pattern[str]]]]] = {
-            i: [(index[f"{sig.id}-{f.name}"], _words(f.words)) for f in sig.families]
+            i: [(index[f"{sig.id}-{f.name}"], family_words(f.words)) for f in sig.families]
             for i, sig in enumerate(self.signatures)
             if sig.fallback
         }
@@ -111,10 +126,7 @@ class Rules:
     def family(self, owner: int, line: str) -> int:
         """The signature a fallback signature's hit on ``line`` is filed under: that of the first of its
         families whose words the line holds, else the fallback signature itself."""
-        for family, words in self.families.get(owner, ()):
-            if any(w.search(line) for w in words):
-                return family
-        return owner
+        return filed(self.families.get(owner, ()), line, owner)
 
     def continued(self, owner: int, lines: Sequence[str], index: int) -> list[str]:
         """The lines after ``lines[index]`` that go on with its message (a logger that wraps at the terminal's
