@@ -254,12 +254,15 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
                 pipeline.stop()
                 updates = pipeline.updates()  # the interrupted one ended with the interruption
                 continue
-            for change in update.changes:
-                if states and not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):
-                    line = f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip()
-                    problems.print(Text(display(line), style="yellow"))
-            if status is not None:
-                status.update(progress(doing, update, time.monotonic() - started))
+            try:
+                for change in update.changes:
+                    if states and not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):
+                        line = f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip()
+                        problems.print(Text(display(line), style="yellow"))
+                if status is not None:
+                    status.update(progress(doing, update, time.monotonic() - started))
+            except KeyboardInterrupt:  # while saying how it goes (thousands of sources retrying): the same end
+                pipeline.stop()
             if update.error:
                 raise UsageError(f"the analysis stopped: {update.error}")
             if update.done:

@@ -13,6 +13,7 @@ from typing import BinaryIO
 from sparktui.core.classify import logged, node_in
 from sparktui.core.errors import Unavailable
 from sparktui.core.lines import LineSplitter
+from sparktui.core.sources import descriptors
 from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
 from sparktui.core.sources.files import node_from_path
 from sparktui.core.sources.rotation import (
@@ -57,6 +58,16 @@ class FollowedFile(LiveSource):
         self._logged = False  # a line that reads as a log was seen (see _learn_node)
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
+        """One descriptor is taken for the whole stream (see :mod:`~sparktui.core.sources.descriptors`)."""
+        if not descriptors.take():
+            raise Unavailable(f"cannot open {self.path}: {descriptors.none_left()}")
+        try:
+            async for received in self._stream(cursor):
+                yield received
+        finally:
+            descriptors.give()
+
+    async def _stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         at = FilePosition.of(cursor)
         fh, offset, notes = await asyncio.to_thread(self._resume, at)
         if fh is None:  # nothing to read now, and what the cursor was in is gone: say so, then wait
@@ -106,7 +117,7 @@ class FollowedFile(LiveSource):
             fh: BinaryIO | None = self.path.open("rb")
         except OSError as exc:
             if not at.file:
-                raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}") from None
+                raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}{descriptors.why_not(exc)}") from None
             fh = None
         st = os.fstat(fh.fileno()) if fh is not None else None
         if not at.file:  # a plain offset: the file at the path, from there unless it is shorter now
@@ -171,7 +182,7 @@ class FollowedFile(LiveSource):
         try:
             return self.path.open("rb")
         except OSError as exc:
-            raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}") from None
+            raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}{descriptors.why_not(exc)}") from None
 
     def _learn_node(self, lines: tuple[str, ...]) -> None:
         """The host its NCCL lines name, as soon as one does; until then its path's name, or none while

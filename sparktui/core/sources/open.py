@@ -17,6 +17,7 @@ from sparktui.core.errors import Invalid, Refused
 from sparktui.core.sources.base import Cursor, LiveSource, SourceGroup
 from sparktui.core.sources.bundle import BundleError, is_bundle
 from sparktui.core.sources.bundle import load as load_bundle
+from sparktui.core.sources.descriptors import make_room
 from sparktui.core.sources.files import STDIN, FileRead, FileSource, looks_binary, stdin, unique_names
 from sparktui.core.sources.follow import FollowedFile
 
@@ -98,6 +99,7 @@ class Opener:
         followed = [s for s in sources if isinstance(s, FollowedFile)]
         for source in followed:
             source.poll = max(source.poll, len(followed) / POLLS_PER_SECOND)
+        make_room(sum(isinstance(s, LiveSource) for s in sources))  # a descriptor each, a followed file's kept
         return sources
 
     def node_for(self, uri: SshUri) -> SshNode:

@@ -4,7 +4,9 @@ Logs vanish with the containers and nodes that wrote them (``--rm``, exit traps,
 live session writes each source's lines as they arrive into ``<state dir>/incidents/<time>/``, in the
 bundle layout (:mod:`sparktui.core.sources.bundle`): the log, its ``.times`` file and a ``bundle.toml``
 kept up to date. ``sparktui replay`` and ``sparktui diagnose`` open it like any bundle. Each source is
-bounded: past :data:`MAX_BYTES` its files rotate once (``.1``), so the newest lines are always kept.
+bounded: past :data:`MAX_BYTES` its files rotate once (``.1``), so the newest lines are always kept. So are
+its open files: those of the :data:`OPEN_SOURCES` sources written last, each reopened (appending) when its next
+batch comes, so a session following thousands of files does not take two descriptors for each.
 
 Logs carry tokens and passwords, and this folder is what a user hands on with a bug report, so the spool
 is private:
@@ -46,6 +48,12 @@ from sparktui.core.redact import PieceRedactor, redact
 from sparktui.core.settings import SpoolSettings
 
 MAX_BYTES = 64 << 20
+#: The sources whose files stay open between writes (two descriptors each); another's are reopened to write.
+OPEN_SOURCES = 64
+#: Seconds at least between two writes of ``bundle.toml`` once it lists :data:`OPEN_SOURCES` sources, while
+#: more keep appearing (thousands of files followed would otherwise write it as many times, each longer); it
+#: is written at :meth:`Spool.close` too, and when the spool stops.
+MANIFEST_SECONDS = 1.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: The names :meth:`Spool.new` gives incident folders: pruning removes nothing else from incidents/.
 _STAMP = re.compile(r"\d{8}-\d{6}(?:-\d+)?")
@@ -56,8 +64,8 @@ class _Open:
     name: str
     node: str
     file: str
-    log: TextIO
-    times: TextIO
+    log: TextIO | None = None  # open while it is one of the sources written last (see Spool._hold)
+    times: TextIO | None = None
     size: int = 0
     redact: PieceRedactor = field(default_factory=PieceRedactor)  # the source's batches are one text
 
@@ -71,7 +79,11 @@ class Spool:
     title: str = "live session"
     raw: bool = False  # keep secrets (the user asked for a raw copy)
     max_bytes: int = MAX_BYTES
+    open_sources: int = OPEN_SOURCES
     _files: dict[str, _Open] = field(default_factory=dict)
+    _held: dict[str, _Open] = field(default_factory=dict)  # file -> entry whose files are open, oldest first
+    _listed: float = -MANIFEST_SECONDS  # when bundle.toml was last written (monotonic)
+    _unlisted: bool = False  # a source is not in bundle.toml yet
     _start: float = field(default_factory=time.monotonic)
     _lock: int = -1
     stopped: str = ""  # why writing stopped (a full disk): nothing more is written
@@ -133,11 +145,16 @@ class Spool:
                 self._rotate(entry)
             entry.size += size  # counted before it is written: what does not land, _stop counts as lost
             counted = True
+            log, times = self._hold(entry)
             # The times first, on disk at once (a few bytes): a disk that fills up then cuts the log, whose
-            # whole lines are kept, never the times that date them.
-            entry.times.write(f"{ms}\n" * len(lines))
-            entry.times.flush()
-            entry.log.write(text)
+            # whole lines are kept, never the times that date them. Then the lines, on disk at once too: a
+            # session killed, or a reader of the incident meanwhile, finds every batch received.
+            times.write(f"{ms}\n" * len(lines))
+            times.flush()
+            log.write(text)
+            log.flush()
+            if self._unlisted and time.monotonic() - self._listed >= MANIFEST_SECONDS:
+                self._manifest()
         except OSError as exc:
             self._stop(exc)
             if not counted:
@@ -147,9 +164,10 @@ class Spool:
         if self.stopped:
             return
         try:
-            for entry in self._files.values():
-                entry.log.flush()
-                entry.times.flush()
+            for entry in self._held.values():
+                for file in (entry.log, entry.times):
+                    if file is not None:
+                        file.flush()
         except OSError as exc:
             self._stop(exc)
 
@@ -157,12 +175,16 @@ class Spool:
         """Flush and close every file, and let go of the folder's lock. A folder that nothing was written
         to (every source failed to connect, or sent no line) is removed: it is no incident."""
         self.flush()
-        for entry in self._files.values():
-            for file in (entry.log, entry.times):
-                try:
-                    file.close()
-                except OSError as exc:  # its last bytes did not fit
-                    self._stop(exc)
+        if self._unlisted and not self.stopped:
+            try:
+                self._manifest()
+            except OSError as exc:
+                self._stop(exc)
+        for entry in list(self._held.values()):
+            try:
+                self._release(entry)
+            except OSError as exc:  # its last bytes did not fit
+                self._stop(exc)
         if not self._files:
             with contextlib.suppress(OSError):  # not empty: something else (a playbook's audit) was kept
                 os.rmdir(self.path)
@@ -181,12 +203,34 @@ class Spool:
         while file in taken:
             n += 1
             file = f"{folder}/{stem}-{n}.log"
-        target = self.path / file
-        os.close(private_dir(target.parent))
-        entry = _Open(name, node, file, private_file(target), private_file(self.path / f"{file}.times"))
+        os.close(private_dir((self.path / file).parent))
+        entry = _Open(name, node, file)
+        self._hold(entry)  # made now, so that the manifest names files that are there
         self._files[source] = entry
-        self._manifest()
+        self._unlisted = True
+        if len(self._files) <= self.open_sources or time.monotonic() - self._listed >= MANIFEST_SECONDS:
+            self._manifest()
         return entry
+
+    def _hold(self, entry: _Open) -> tuple[TextIO, TextIO]:
+        """The entry's files, opened (appending) if they are not, as the ones written last: the files of the
+        source written longest ago are closed while more than :attr:`open_sources` sources' would be open."""
+        self._held.pop(entry.file, None)
+        if entry.log is None or entry.times is None:
+            while self._held and len(self._held) >= self.open_sources:
+                self._release(next(iter(self._held.values())))
+            entry.times = entry.times or private_file(self.path / f"{entry.file}.times")
+            entry.log = entry.log or private_file(self.path / entry.file)
+        self._held[entry.file] = entry
+        return entry.log, entry.times
+
+    def _release(self, entry: _Open) -> None:
+        """Close the entry's files (their buffers written first), until it is written again."""
+        self._held.pop(entry.file, None)
+        log, times, entry.log, entry.times = entry.log, entry.times, None, None
+        for file in (times, log):
+            if file is not None:
+                file.close()
 
     def _stop(self, exc: OSError) -> None:
         """Stop writing, for ``exc``: every file is closed (what it still held in memory is dropped) and
@@ -196,20 +240,24 @@ class Spool:
         self.stopped = os.strerror(exc.errno) if exc.errno else str(exc)
         for entry in self._files.values():
             for file in (entry.log, entry.times):
-                with contextlib.suppress(OSError, ValueError):  # the bytes that do not fit, or closed already
-                    file.close()
+                if file is not None:
+                    with contextlib.suppress(OSError, ValueError):  # the bytes that do not fit, or closed already
+                        file.close()
+            entry.log = entry.times = None
             self.lost += max(entry.size - _whole_lines(self.path / entry.file), 0)
+        self._held.clear()
+        with contextlib.suppress(OSError):
+            if self._unlisted:  # sources it does not list yet: they are kept, if it fits
+                self._manifest()
         with contextlib.suppress(OSError):
             (self.path / "bundle.toml.tmp").unlink()  # a manifest that did not fit: the last one stays
 
     def _rotate(self, entry: _Open) -> None:
-        entry.log.close()
-        entry.times.close()
+        """Move the entry's files to ``.1`` (closed first): its next write makes new ones."""
+        self._release(entry)
         log = self.path / entry.file
         os.replace(log, f"{log}.1")
         os.replace(f"{log}.times", f"{log}.1.times")
-        entry.log = private_file(log)
-        entry.times = private_file(self.path / f"{entry.file}.times")
         entry.size = 0
 
     def _manifest(self) -> None:
@@ -231,6 +279,7 @@ class Spool:
         with private_file(tmp, append=False) as out:
             out.write("\n".join(lines) + "\n")
         tmp.replace(self.path / "bundle.toml")
+        self._listed, self._unlisted = time.monotonic(), False
 
 
 def _whole_lines(log: Path) -> int:
