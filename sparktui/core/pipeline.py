@@ -420,12 +420,27 @@ class Pipeline:
             self._add(source)
             self._measure(source)
         if not (group.finite and self._headless):
-            await asyncio.gather(*(supervise(s, deliver, self._report) for s in found))
+            later = self._guard(group.name, self._later(group, deliver))
+            await asyncio.gather(later, *(supervise(s, deliver, self._report) for s in found))
             return
         order = InOrder([s.name for s in found])
         for source in found:
             self._orders[source.name] = order
         await asyncio.gather(*(self._to_its_end(s, deliver) for s in found))
+
+    async def _later(self, group: SourceGroup, deliver: Deliver) -> None:
+        """Supervise each source a followed group finds after its first listing (a new Ray worker's log)."""
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            async for source in group.later():
+                self._add(source)
+                self._measure(source)
+                tasks.append(asyncio.create_task(supervise(source, deliver, self._report)))
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _to_its_end(self, source: LiveSource, deliver: Deliver) -> None:
         """Supervise a source merged in order, then mark its end behind its last batch."""

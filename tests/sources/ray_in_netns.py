@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import json
 import os
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import tomllib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +35,7 @@ from sparktui.core.events import State, StateChange
 from sparktui.core.sources.base import Backoff, Cursor, Received, supervise
 from sparktui.core.sources.ray import DEFAULT_GLOBS, RayLogs, RayLogSource, ray_log_sources
 from sparktui.core.text import decode
-from tests.servers.raynodes import ADDRESS, RayNode, start_cluster
+from tests.servers.raynodes import ADDRESS, RayNode, start_cluster, wait_until
 
 HEAD_IP, WORKER_IP = "127.0.0.1", "127.0.0.2"
 DRIVER = Path(__file__).with_name("ray_driver.py")
@@ -108,8 +111,8 @@ class RayDriver:
         self._process.wait()
 
 
-@pytest.fixture(scope="module")
-def ray_driver(ray_cluster: RayCluster) -> Iterator[RayDriver]:
+def start_driver(ray_cluster: RayCluster) -> RayDriver:
+    """A new Ray job: ray_driver.py with one actor on each node, each in a worker process started for it."""
     env = {**os.environ, "HOME": str(ray_cluster.head.temp.parent / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
     command = [
         sys.executable,
@@ -119,11 +122,16 @@ def ray_driver(ray_cluster: RayCluster) -> Iterator[RayDriver]:
         ray_cluster.head.node_id,
         ray_cluster.worker.node_id,
     ]
-    with (ray_cluster.head.temp.parent / "driver.log").open("w") as errors:
+    with (ray_cluster.head.temp.parent / "driver.log").open("a") as errors:
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True, env=env
         )
-    driver = RayDriver(process)
+    return RayDriver(process)
+
+
+@pytest.fixture(scope="module")
+def ray_driver(ray_cluster: RayCluster) -> Iterator[RayDriver]:
+    driver = start_driver(ray_cluster)
     try:
         yield driver
     finally:
@@ -201,6 +209,59 @@ async def test_ray_task_lines_arrive_once_in_order_across_a_reconnect(
     assert tagged(got, "first") + tagged(got, "second") == written
     assert got[-2:] == ["half a line completed \ufffd\ufffd red", "last"]  # one line, as written, made safe
     assert got == file_lines(ray_cluster.worker.log(source.filename))
+
+
+def spooled(incidents: Path) -> dict[str, str]:
+    """What the one incident folder under ``incidents`` holds so far: each source's origin -> its lines."""
+    folders = list(incidents.glob("*/bundle.toml"))
+    if len(folders) != 1:
+        return {}
+    manifest = tomllib.loads(folders[0].read_text())
+    return {
+        s["origin"]: (folders[0].parent / s["name"]).read_text(errors="replace") for s in manifest.get("sources", [])
+    }
+
+
+def test_diagnose_follow_reads_the_logs_of_a_job_started_after_it(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    """Trial 12b §4 item 9 (N64): ``diagnose --follow ray://head``, then a job: its workers' log files, made
+    after the first listing, are read from their first line, on the head and on the worker node."""
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "RAY_USAGE_STATS_ENABLED": "0"}
+    for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "RAY_ADDRESS"):
+        env.pop(name, None)
+    command = [sys.executable, "-m", "sparktui", "diagnose", "--follow", "--for", "300s", "--json", ADDRESS]
+    diagnose = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    incidents = home / ".local/state/sparktui/incidents"
+    driver: RayDriver | None = None
+    try:
+        head_raylet = f"{ADDRESS}/{HEAD_IP}/raylet.out"
+        wait_until(lambda: head_raylet in spooled(incidents), 120, "the cluster listed and its raylet.out spooled")
+        before = {p.name for node in (ray_cluster.head, ray_cluster.worker) for p in node.logs.glob("worker-*.out")}
+        driver = start_driver(ray_cluster)
+        written = [driver.emit(0, "late-head", 0, 200), driver.emit(1, "late-worker", 0, 200)]
+        files = [actor_log(driver, n, ip).filename for n, ip in ((0, HEAD_IP), (1, WORKER_IP))]
+        assert not set(files) & before  # the job's workers' logs did not exist when diagnose listed the cluster
+        names = [f"{ADDRESS}/{ip}/{file}" for ip, file in zip((HEAD_IP, WORKER_IP), files, strict=True)]
+
+        def arrived() -> bool:
+            now = spooled(incidents)
+            return all(
+                tagged(now.get(name, "").splitlines(), tag) == lines
+                for name, tag, lines in zip(names, ("late-head", "late-worker"), written, strict=True)
+            )
+
+        wait_until(arrived, 60, f"the lines of {names} spooled")
+        diagnose.send_signal(signal.SIGTERM)
+        out, err = diagnose.communicate(timeout=60)
+    finally:
+        if driver is not None:
+            driver.stop()
+        if diagnose.poll() is None:
+            diagnose.kill()
+            diagnose.communicate()
+    assert "Traceback" not in err, err
+    read = {s["name"]: s["lines"] for s in json.loads(out)["sources"]}
+    assert all(read.get(name, 0) >= 200 for name in names), read
 
 
 async def test_ray_worker_node_stopped_mid_stream(ray_cluster: RayCluster, ray_driver: RayDriver) -> None:

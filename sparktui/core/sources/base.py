@@ -89,6 +89,13 @@ class SourceGroup(ABC):
     @abstractmethod
     async def expand(self) -> list[LiveSource]: ...
 
+    async def later(self) -> AsyncIterator[LiveSource]:
+        """The sources a followed group finds after :meth:`expand` returned (a Ray worker started since: its
+        log file), each once, as they appear; none by default. Runs until cancelled: a listing that fails
+        is tried again, and each source it found says its own trouble."""
+        return
+        yield  # an async generator that yields nothing
+
 
 @dataclass(slots=True)
 class Backoff:

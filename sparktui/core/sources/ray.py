@@ -26,6 +26,7 @@ import fnmatch
 import ipaddress
 import re
 import socket
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from glob import escape
@@ -71,6 +72,11 @@ STATE_TIMEOUT = 10
 MAX_NODES = 10_000
 #: Chunks in flight between a reading thread and the event loop.
 QUEUE_CHUNKS = 64
+#: Seconds between two listings of a followed cluster, for the log files written since (a new worker's) and
+#: the nodes that joined; at least :data:`RELIST_SHARE` times as long as the last listing took.
+RELIST_SECONDS = 2.0
+#: How many times the time a listing took the next one waits, at the least: a big cluster is listed less often.
+RELIST_SHARE = 4
 
 _HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")\]]+")
@@ -123,7 +129,7 @@ def ray_log_sources(
     the head cannot be reached or does not answer. A node whose files cannot be listed (its agent has
     not registered yet, or stopped) gets a source for :data:`ALWAYS_THERE` if the glob matches it, whose
     state then says what is wrong. Files written after the call (a new worker's log) are not included:
-    list again to see them.
+    list again to see them (:meth:`RayLogs.later` does, while it follows).
     """
     target = parse_address(address)
     if glob is not None and (not glob or PurePosixPath(glob).is_absolute() or ".." in PurePosixPath(glob).parts):
@@ -157,20 +163,29 @@ def ray_log_sources(
 
 
 class RayLogs(SourceGroup):
-    """Every log of a Ray cluster, as :func:`ray_log_sources` lists them, once the head answers; followed,
-    or read once to their end (``follow=False``: then the group ends by itself)."""
+    """Every log of a Ray cluster, as :func:`ray_log_sources` lists them, once the head answers; followed
+    (and listed again every ``relist_every`` seconds, for the files and nodes that appear later), or read
+    once to their end (``follow=False``: then the group ends by itself)."""
 
     def __init__(
-        self, address: str, glob: str | None = None, *, node_filter: str | None = None, follow: bool = True
+        self,
+        address: str,
+        glob: str | None = None,
+        *,
+        node_filter: str | None = None,
+        follow: bool = True,
+        relist_every: float = RELIST_SECONDS,
     ) -> None:
         self.name, self.glob, self.node_filter, self.follow = address, glob, node_filter, follow
         self.finite = not follow
+        self.relist_every = relist_every
+        self._listed: set[str] = set()  # the names of the sources found so far
 
     async def expand(self) -> list[LiveSource]:
         """Read once, a head that cannot be reached is the end of it (refused, with the reason): nobody is
         there to wait for it."""
         try:
-            return list(
+            found: list[LiveSource] = list(
                 await asyncio.to_thread(
                     ray_log_sources, self.name, self.glob, node_filter=self.node_filter, follow=self.follow
                 )
@@ -179,6 +194,38 @@ class RayLogs(SourceGroup):
             if self.follow:
                 raise
             raise Refused(str(exc)) from None
+        self._listed.update(s.name for s in found)
+        return found
+
+    async def later(self) -> AsyncIterator[LiveSource]:
+        """Followed, each log file that a listing finds and none before it did (a worker started since, a
+        node that joined), followed from its start, so its first lines are read too. The cluster is listed
+        on a daemon thread of its own (a head that hangs holds neither the loop nor the exit); a listing that
+        fails is tried again at the next turn: meanwhile the sources already found say what is wrong."""
+        if not self.follow:
+            return
+        listings = Bridge(self._listings, limit=1, name=f"ray listing {self.name}")
+        try:
+            while (found := await listings.take()) is not None:
+                for source in (s for listing in found for s in listing):
+                    if source.name not in self._listed:
+                        self._listed.add(source.name)
+                        yield source
+        finally:
+            listings.close()
+
+    def _listings(self) -> Iterator[list[RayLogSource]]:
+        """A listing of the cluster every :attr:`relist_every` seconds or more (empty when it failed)."""
+        took = 0.0
+        while True:
+            time.sleep(max(self.relist_every, RELIST_SHARE * took))
+            began = time.monotonic()
+            try:
+                found = ray_log_sources(self.name, self.glob, node_filter=self.node_filter, follow=True)
+            except (Unavailable, Refused):
+                found = []
+            took = time.monotonic() - began
+            yield found
 
 
 class RayLogSource(LiveSource):
