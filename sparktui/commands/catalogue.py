@@ -62,7 +62,7 @@ def _list(found: cat.Catalogue, shown: Console) -> None:
 def _test(args: argparse.Namespace, shown: Console) -> int:
     """Test the whole catalogue (signatures, stage tracks and pre-launch checks), or only the files / folders
     named (loaded on top of the built-in one so their references to built-in stage tracks and signatures
-    resolve). A folder named ``checks``, or a file in one, holds pre-launch checks."""
+    resolve). A folder named ``checks`` or ``advisories``, or a file in one, holds pre-launch checks."""
     extra = [Path(d) for d in args.signatures]
     checks_extra: list[Path] = []
     wanted: set[Path] | None = None
@@ -70,14 +70,14 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
         wanted = set()
         for raw in args.paths:
             path = Path(raw)
-            holds_checks = path.name == "checks" if path.is_dir() else path.parent.name == "checks"
+            holds_checks = (path if path.is_dir() else path.parent).name in ("checks", "advisories")
             if path.is_dir():
                 (checks_extra if holds_checks else extra).append(path)
                 wanted |= {p.resolve() for p in path.glob("*.toml")}
             elif path.is_file():
                 wanted.add(path.resolve())
                 folder = path.parent.resolve()
-                if holds_checks and folder != rules.builtin_dir().resolve():
+                if holds_checks and folder not in {d.resolve() for d in rules.builtin_dirs()}:
                     checks_extra.append(path.parent)
                 elif not holds_checks and folder != cat.builtin_dir().resolve():
                     extra.append(path.parent)
@@ -85,7 +85,7 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
                 raise UsageError(f"{raw}: no such file or directory")
     found = cat.load(extra)
     try:
-        checks = rules.load([rules.builtin_dir(), *checks_extra])
+        checks = rules.load([*rules.builtin_dirs(), *checks_extra])
     except cat.CatalogueError as exc:
         shown.print(Text(str(exc), style="red"))
         return 1

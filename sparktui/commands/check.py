@@ -88,7 +88,7 @@ def main(args: argparse.Namespace) -> int:
     if args.probe_budget < 1:
         raise UsageError("--probe-budget: give 1 or more seconds")
     try:
-        checks = rules.load([rules.builtin_dir(), *(Path(d) for d in args.checks)])
+        checks = rules.load([*rules.builtin_dirs(), *(Path(d) for d in args.checks)])
     except CatalogueError as exc:
         raise UsageError(str(exc)) from None
     from sparktui.core.inventory import preflight  # asyncssh: only for this command

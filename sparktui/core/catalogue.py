@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
@@ -225,15 +226,153 @@ class Track:
         return self.places[stage_id]
 
 
+#: What an advisory may be about: the component in words, and the fact of a stage track or signature that
+#: holds a version its logs print ("" where the logs print none the catalogue reads).
+COMPONENTS: dict[str, tuple[str, str]] = {
+    "nccl": ("NCCL", "nccl_version"),
+    "torch": ("PyTorch", ""),
+    "vllm": ("vLLM", "vllm_version"),
+    "sglang": ("SGLang", ""),
+    "ray": ("Ray", ""),
+    "driver": ("the NVIDIA driver", ""),
+    "kernel": ("the kernel", ""),
+}
+_BOUND = regex.compile(r"\s*(==|!=|>=|<=|>|<)\s*(\d+(?:[.\-]\d+)*)\s*")
+
+
+def version_ranges(spec: str) -> list[list[tuple[str, tuple[int, ...]]]]:
+    """Version ranges (``>= 2.30.4, <= 2.30.7; == 2.21.5``: ``;`` between ranges, ``,`` between the bounds of
+    one) as (operator, numbers) per bound. Raises ValueError for a bound it cannot read."""
+    found = []
+    for part in spec.split(";"):
+        bounds = []
+        for bound in part.split(","):
+            m = _BOUND.fullmatch(bound)
+            if m is None:
+                raise ValueError(f"{bound.strip()!r} is not a version bound (such as >= 2.30.4 or == 7.0.0-1019)")
+            bounds.append((m[1], tuple(int(n) for n in regex.findall(r"\d+", m[2]))))
+        found.append(bounds)
+    return found
+
+
+_HOLDS = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+
+
+def in_ranges(version: str, spec: str) -> bool | None:
+    """Whether ``version`` lies in one of the ranges ``spec``; each bound compares as many numbers as it gives
+    (``== 2.28.9`` holds for 2.28.9+cuda13.0, ``< 2.11`` for 2.10.1, ``== 7.0.0-1019`` for 7.0.0-1019-nvidia).
+    False for "" (not installed); None for text that does not start with a number."""
+    text = version.strip().lstrip("v")
+    if not text:
+        return False
+    if not text[0].isdigit():
+        return None
+    numbers = tuple(int(n) for n in regex.findall(r"\d+", text))
+    return any(all(_HOLDS[op](numbers[: len(bound)], bound) for op, bound in bounds) for bounds in version_ranges(spec))
+
+
+@dataclass(frozen=True, slots=True)
+class Advisory:
+    """A release known to go wrong (``diagnostics/advisories/*.toml``): its component and the versions
+    affected, the condition (an expression over the pre-launch facts, and in words), what goes wrong, the
+    fix, where it was reported and when, the runtime findings (signature ids) whose symptom it is, and its
+    examples (read by :mod:`sparktui.core.inventory.rules`, which checks it before launch)."""
+
+    id: str
+    path: Path
+    component: str
+    affected: str
+    verdict: str
+    category: str
+    title: str
+    symptom: str
+    fix: str
+    source: str
+    date: str
+    fixed: str = ""
+    condition: str = ""
+    applies: str = ""
+    signatures: tuple[str, ...] = ()
+    examples: tuple[Table, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return COMPONENTS[self.component][0]
+
+    @property
+    def log_fact(self) -> str:
+        return COMPONENTS[self.component][1]
+
+    def covers(self, version: str) -> bool:
+        """Whether ``version`` (as a program printed it) lies in the affected ranges."""
+        return in_ranges(version, self.affected) is True
+
+
+def load_advisory(path: Path) -> Advisory:
+    doc = _reader(path, _read_toml(path))
+    doc.known(
+        (
+            *("id", "category", "verdict", "title", "component", "affected", "fixed", "condition", "applies"),
+            *("symptom", "fix", "source", "date", "signatures", "examples"),
+        )
+    )
+    advisory_id = doc.text("id")
+    if advisory_id != path.stem or not ID.match(advisory_id):
+        raise doc.fail("id", f"must be lower-case-with-dashes and equal the file name ({path.stem})")
+    if doc.text("category") not in CATEGORIES:
+        raise doc.fail("category", f"unknown category {doc.data['category']!r} (see diagnostics/taxonomy.md)")
+    try:
+        version_ranges(doc.text("affected"))
+    except ValueError as exc:
+        raise doc.fail("affected", str(exc)) from None
+    if not doc.text("source").startswith("https://"):
+        raise doc.fail("source", "a https:// link to where it was reported or fixed")
+    if not regex.fullmatch(r"\d{4}-\d{2}-\d{2}", doc.text("date")):
+        raise doc.fail("date", "the source's date, YYYY-MM-DD")
+    words = {key: doc.text(key, required=key in ("symptom", "fix")) for key in ("symptom", "fix", "fixed", "applies")}
+    for key, text in words.items():
+        if "{" in text or "}" in text:
+            raise doc.fail(key, "no braces: the words go into a finding's detail, where braces mark facts")
+    condition = doc.text("condition", required=False)
+    if bool(condition) != bool(words["applies"]):
+        raise doc.fail("applies", "a condition needs its words in applies (and applies a condition)")
+    return Advisory(
+        advisory_id,
+        path,
+        doc.choice("component", tuple(COMPONENTS)),
+        doc.text("affected"),
+        doc.choice("verdict", ("block", "slow", "advice")),
+        doc.text("category"),
+        doc.text("title"),
+        words["symptom"],
+        words["fix"],
+        doc.text("source"),
+        doc.text("date"),
+        words["fixed"],
+        condition,
+        words["applies"],
+        tuple(doc.texts("signatures", required=False)),
+        tuple(doc.tables("examples")),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Catalogue:
-    """Signatures and stage tracks; ``refused``: one line for each of the user's files left out, and for each
-    that replaces a built-in one by its leave (``replaces = true``), said as the catalogue loads and among a
-    diagnosis' warnings (see :mod:`sparktui.core.analysis.userfiles`)."""
+    """Signatures, stage tracks and advisories; ``refused``: one line for each of the user's files left out,
+    and for each that replaces a built-in one by its leave (``replaces = true``), said as the catalogue loads
+    and among a diagnosis' warnings (see :mod:`sparktui.core.analysis.userfiles`)."""
 
     signatures: tuple[Signature, ...]
     tracks: tuple[Track, ...]
     refused: tuple[str, ...] = ()
+    advisories: tuple[Advisory, ...] = ()
 
     def get(self, signature_id: str) -> Signature:
         for sig in self.signatures:
@@ -293,19 +432,25 @@ def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:
     dirs = ([builtin_dir()] if builtin else []) + [Path(d) for d in extra_dirs]
     signatures: dict[str, Signature] = {}
     tracks: dict[str, Track] = {}
+    advisories: dict[str, Advisory] = {}
     for folder in dirs:
         if not folder.is_dir():
             raise CatalogueError(folder, "", "not a directory")
         for path in sorted((folder / "stages").glob("*.toml")):
             track = load_track(path)
             tracks[track.id] = track
+        for path in sorted((folder / "advisories").glob("*.toml")):
+            advisory = load_advisory(path)
+            advisories[advisory.id] = advisory
         for path in sorted(folder.glob("*.toml")):
             sig = load_signature(path)
             signatures[sig.id] = sig
     for sig in signatures.values():
         if sig.stall is not None:
             _check_stall_refs(sig, tracks)
-    return Catalogue(tuple(_with_families(signatures.values())), tuple(tracks.values()))
+    return Catalogue(
+        tuple(_with_families(signatures.values())), tuple(tracks.values()), advisories=tuple(advisories.values())
+    )
 
 
 def _with_families(signatures: Iterable[Signature]) -> Iterable[Signature]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from sparktui.core.analysis.advisories import VersionsSeen, attach
 from sparktui.core.analysis.diagnosis import Diagnosis, Pending
 from sparktui.core.analysis.findings import (
     STALL_EVIDENCE_MAX,
@@ -65,6 +66,7 @@ class Correlation:
         self.catalogue = catalogue
         self._signatures = {sig.id: sig for sig in catalogue.signatures}
         self.tracker = StageTracker(catalogue.tracks)
+        self.versions = VersionsSeen()
         self.serving = ServingWatch(catalogue.signatures)
         self._sources: dict[str, _Source] = {}
         self._merged: dict[tuple[str, str], _Merged] = {}
@@ -111,6 +113,7 @@ class Correlation:
         self._seen.update(scanned.seen)
         for event in scanned.stages:
             self.tracker.update(event)
+            self.versions.add(event.node, event.facts)
         for context in scanned.context:
             self._after(context)
         for disabled in scanned.disabled:
@@ -172,6 +175,7 @@ class Correlation:
         )
         findings = judge(findings, self._signatures)
         ranked = name_consequences(rank(findings, self.catalogue, order), self.tracker.nodes())
+        ranked = attach(ranked, self.versions.seen, self.catalogue.advisories)
         warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()))
         pending.sort(key=lambda p: -p.waited)
         stages = _with_pending(self.tracker.summary(), pending)

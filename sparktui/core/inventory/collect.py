@@ -98,7 +98,7 @@ def inventory(node: str, output: Output, request: Request) -> NodeInventory:
     elif named is not None:
         unknown["image"] = _why(named)
     if host is not None:
-        facts.update(kernel=host[1], arch=host[2], hostname=host[3])
+        facts.update(kernel=host[1], arch=host[2], hostname=host[3], cmdline=host[4])
     return NodeInventory(**facts, unknown=unknown)
 
 

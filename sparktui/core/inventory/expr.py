@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparktui.core.catalogue import in_ranges
 from sparktui.core.inventory.facts import Value
 
 
@@ -205,10 +206,18 @@ def version(text: Any) -> tuple[int, ...] | _Unknown:
     return tuple(int(n) for n in numbers[0].split(".")) if numbers else UNKNOWN
 
 
+def affected(value: Any, spec: Any) -> bool | _Unknown:
+    """Whether version ``value`` lies in one of the version ranges ``spec`` (see
+    :func:`sparktui.core.catalogue.in_ranges`): False for "" (not installed), unknown for text with no version."""
+    found = in_ranges(str(value), str(spec))
+    return UNKNOWN if found is None else found
+
+
 #: The functions an expression may call: plain ones, and those over every node (given the scope).
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "len": lambda x: len(x),
     "version": version,
+    "affected": affected,
     "missing": missing,
     "unmatched_ifnames": unmatched_ifnames,
     "hca_ports": hca_ports,

@@ -190,6 +190,7 @@ class NodeInventory:
     hostname: str = ""
     os: str = ""
     kernel: str = ""
+    cmdline: str | None = None  # the kernel's command line (/proc/cmdline); None where it was not read
     arch: str = ""
     gpus: tuple[Gpu, ...] | None = None
     cuda: str = ""

@@ -22,6 +22,7 @@ FACTS: dict[str, str] = {
     "node.hostname": "the name the machine gives itself (uname -n)",
     "node.os": "the system and its version (/etc/os-release)",
     "node.kernel": "the kernel release",
+    "node.cmdline": "the kernel's command line (/proc/cmdline: kho=off...)",
     "node.arch": "the machine's architecture (x86_64, aarch64)",
     "node.head": "whether the node is the head (the first node, or the cluster file's head)",
     "node.reachable": "whether the node answered (over SSH, or this machine)",
@@ -155,6 +156,7 @@ def node_facts(inv: NodeInventory, *, head: bool, cluster: Mapping[str, Value] |
     put("node.hostname", inv.hostname or None, why("host", ""))
     put("node.os", inv.os or None, why("os", ""))
     put("node.kernel", inv.kernel or None, why("host", ""))
+    put("node.cmdline", inv.cmdline, why("host", "") or "the kernel's command line was not printed")
     put("node.arch", inv.arch or None, why("host", ""))
     if inv.gpus is not None:
         put("gpu.count", len(inv.gpus))

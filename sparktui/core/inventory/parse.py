@@ -32,12 +32,13 @@ class Unreadable(ValueError):
     """A section's text is not what its tool prints; the message says what was expected."""
 
 
-def host(text: str) -> tuple[str, str, str, str]:
-    """Kernel name, release, machine and node name, from the four ``uname`` lines."""
+def host(text: str) -> tuple[str, str, str, str, str | None]:
+    """Kernel name, release, machine and node name, from the four ``uname`` lines, and the kernel's command
+    line (``/proc/cmdline``) after them (None where it was not printed)."""
     lines = [line.strip() for line in text.splitlines()]
     if len(lines) < 4:
         raise Unreadable("expected four lines of uname")
-    return lines[0], lines[1], lines[2], lines[3]
+    return lines[0], lines[1], lines[2], lines[3], lines[4] if len(lines) > 4 else None
 
 
 def os_release(text: str) -> str:

@@ -23,6 +23,32 @@ fires or not) by ``sparktui catalogue test``.
 A cluster check's examples give ``nodes = { spark-a = {...}, spark-b = {...} }`` instead of ``facts``; its
 ``detail`` may say ``{by_node:probe.ray}`` (each node with its value). A check that reads ``launch.*``
 facts runs only when a launch command was given.
+
+An advisory (``diagnostics/advisories/*.toml``) is a known-bad release, read by the catalogue's loader
+(:func:`sparktui.core.catalogue.load_advisory`, which also gives it to the runtime findings whose symptom it
+is: see :mod:`sparktui.core.analysis.advisories`) and checked here as a :class:`Rule` whose condition is the
+component's version fact (:data:`VERSION_FACTS`) in one of the ``affected`` ranges, and its ``condition``::
+
+    id = "nccl-2-30-nvls-hang-without-nvlink"
+    component = "nccl"                           # nccl torch vllm sglang ray driver kernel
+    affected = ">= 2.30.4, <= 2.30.7"            # ranges, ';' between them (catalogue.version_ranges)
+    fixed = "2.30.3 and 2.29.7 do not hang"
+    condition = "gpu.compute_capability == '12.1'"   # optional, over facts
+    applies = "on GB10 GPUs (no NVLink)"         # the condition in words (with a condition only)
+    verdict = "slow"
+    category = "nccl_multinode_hang"
+    title = "..."
+    symptom = "..."                              # what goes wrong, with the line it prints where known
+    fix = "..."
+    source = "https://github.com/NVIDIA/nccl/issues/2167"
+    date = "2026-05-10"
+    signatures = ["nccl-communicator-init-stalled"]   # runtime findings whose symptom this is
+    [[examples]]
+    facts = { "probe.nccl" = "2.30.4", "gpu.names" = ["NVIDIA GB10"] }
+    fires = true
+    [[examples]]
+    seen = "2.30.5+cuda13.0"                     # a version printed in a log: within the ranges or not
+    fires = true
 """
 
 from __future__ import annotations
@@ -35,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktui.core import catalogue, tomlfile
-from sparktui.core.catalogue import CatalogueError
+from sparktui.core.catalogue import Advisory, CatalogueError, load_advisory
 from sparktui.core.events import Severity
 from sparktui.core.inventory.expr import UNKNOWN, ExprError, Expression, Scope, compile_expression, evaluate, truth
 from sparktui.core.inventory.facts import Value
@@ -48,6 +74,16 @@ VERDICTS = ("block", "slow", "advice")
 SEVERITY = {"block": Severity.ERROR, "slow": Severity.WARNING, "advice": Severity.INFO}
 SCOPES = ("node", "cluster")
 _FIELD = re.compile(r"\{(by_node:)?([^{}]+)\}")
+#: The fact that holds each advisory component's version on a node (see catalogue.COMPONENTS).
+VERSION_FACTS: dict[str, str] = {
+    "nccl": "probe.nccl",
+    "torch": "probe.torch",
+    "vllm": "probe.vllm",
+    "sglang": "probe.sglang",
+    "ray": "probe.ray",
+    "driver": "gpu.driver",
+    "kernel": "node.kernel",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +93,7 @@ class Example:
     facts: Mapping[str, Value]
     nodes: Mapping[str, Mapping[str, Value]]
     fires: bool | None  # None: it must say it cannot decide
+    seen: str = ""  # an advisory's: a version printed in a log, within its ranges (fires) or not
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +112,7 @@ class Rule:
     playbooks: tuple[str, ...]
     references: tuple[str, ...]
     examples: tuple[Example, ...]
+    advisory: Advisory | None = None
 
     @property
     def severity(self) -> Severity:
@@ -105,9 +143,22 @@ def builtin_dir() -> Path:
     return catalogue.builtin_dir() / "checks"
 
 
+def advisories_dir() -> Path:
+    return catalogue.builtin_dir() / "advisories"
+
+
+def builtin_dirs() -> tuple[Path, Path]:
+    """The shipped checks and advisories."""
+    return builtin_dir(), advisories_dir()
+
+
 @cache
 def builtin() -> tuple[Rule, ...]:
-    return load([builtin_dir()])
+    return load(builtin_dirs())
+
+
+def advisories(rules: Iterable[Rule]) -> tuple[Rule, ...]:
+    return tuple(rule for rule in rules if rule.advisory is not None)
 
 
 def load(folders: Iterable[Path]) -> tuple[Rule, ...]:
@@ -123,19 +174,15 @@ def load(folders: Iterable[Path]) -> tuple[Rule, ...]:
 
 
 def load_rule(path: Path) -> Rule:
+    """A check, or an advisory (a file that names a ``component``)."""
     doc = Table(
         tomlfile.read(path, lambda reason: CatalogueError(path, "", reason)),
         lambda key, reason: CatalogueError(path, key, reason),
     )
+    if "component" in doc.data:
+        return _advisory(path)
     doc.known(("id", "category", "verdict", "scope", "title", "when", "detail", "playbooks", "explain", "examples"))
-    rule_id = doc.text("id")
-    if rule_id != path.stem:
-        raise doc.fail("id", f"{rule_id!r} must equal the file name without .toml ({path.stem!r})")
-    if not ID.match(rule_id):
-        raise doc.fail("id", "use lower-case letters, digits and single dashes")
-    category = doc.text("category")
-    if category not in CATEGORIES:
-        raise doc.fail("category", f"unknown category {category!r} (see diagnostics/taxonomy.md)")
+    rule_id, category = _id_and_category(path, doc)
     scope = doc.choice("scope", SCOPES, default="node")
     try:
         when = compile_expression(doc.text("when"), known)
@@ -176,12 +223,61 @@ def load_rule(path: Path) -> Rule:
     )
 
 
+def _id_and_category(path: Path, doc: Table) -> tuple[str, str]:
+    rule_id = doc.text("id")
+    if rule_id != path.stem:
+        raise doc.fail("id", f"{rule_id!r} must equal the file name without .toml ({path.stem!r})")
+    if not ID.match(rule_id):
+        raise doc.fail("id", "use lower-case letters, digits and single dashes")
+    category = doc.text("category")
+    if category not in CATEGORIES:
+        raise doc.fail("category", f"unknown category {category!r} (see diagnostics/taxonomy.md)")
+    return rule_id, category
+
+
+def _advisory(path: Path) -> Rule:
+    """An advisory as a check of scope node: it fires where the component's version is affected and the
+    condition holds; its detail says which version, what goes wrong, the fix and the source."""
+    advisory = load_advisory(path)
+    fact = VERSION_FACTS[advisory.component]
+    text = f"affected({fact}, {advisory.affected!r})" + (f" and ({advisory.condition})" if advisory.condition else "")
+    try:
+        when = compile_expression(text, known)
+    except ExprError as exc:
+        raise CatalogueError(path, "condition", str(exc)) from None
+    examples = tuple(_example(e, "node") for e in advisory.examples)
+    if not {True, False} <= {e.fires for e in examples}:
+        raise CatalogueError(path, "examples", "needs an example that fires and one that does not")
+    where = f" {advisory.applies}" if advisory.applies else ""
+    fixed = f" ({advisory.fixed})" if advisory.fixed else ""
+    return Rule(
+        id=advisory.id,
+        path=path,
+        category=advisory.category,
+        verdict=advisory.verdict,
+        scope="node",
+        title=advisory.title,
+        when=when,
+        detail=f"{advisory.label} {{{fact}}} on {{node.name}} is a known-bad release{where}: {advisory.symptom} "
+        f"Fix: {advisory.fix}{fixed} (advisory {advisory.id}, {advisory.source}, {advisory.date})",
+        what=f"{advisory.label} {advisory.affected}{where}: {advisory.symptom}",
+        why=f"Reported in {advisory.source} ({advisory.date}).",
+        fix=advisory.fix,
+        playbooks=(),
+        references=(advisory.source,),
+        examples=examples,
+        advisory=advisory,
+    )
+
+
 def _example(table: Table, scope: str) -> Example:
-    table.known(("facts", "nodes", "fires"))
+    table.known(("facts", "nodes", "fires", "seen"))
     fires_raw = table.data.get("fires")
     if fires_raw not in (True, False, "unknown"):
         raise table.fail("fires", 'must be true, false or "unknown"')
     fires = None if fires_raw == "unknown" else bool(fires_raw)
+    if "seen" in table.data:
+        return Example({}, {}, fires, seen=table.text("seen"))
     if scope == "cluster":
         nodes = table.table("nodes")
         by_node = {name: _facts(nodes.table(name)) for name in nodes.data}
@@ -276,6 +372,14 @@ def check_examples(rule: Rule, playbooks: Iterable[str] | None = None) -> list[s
     each playbook it names that is not one of ``playbooks`` (when given)."""
     problems = []
     for i, ex in enumerate(rule.examples):
+        if ex.seen:
+            covered = rule.advisory is not None and rule.advisory.covers(ex.seen)
+            if covered != ex.fires:
+                problems.append(
+                    f"{rule.path}: examples[{i}]: {ex.seen} seen in a log is {'' if covered else 'not '}"
+                    f"in its ranges, but must {'' if ex.fires else 'not '}be"
+                )
+            continue
         if rule.scope == "cluster":
             outcome = run_cluster(rule, ex.facts, ex.nodes, {})
         else:

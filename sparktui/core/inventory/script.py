@@ -212,7 +212,7 @@ fi
 """
 
 _QUICK = r"""
-b host; { uname -s; uname -r; uname -m; uname -n; } 2>&1; e host
+b host; { uname -s; uname -r; uname -m; uname -n; } 2>&1; head -c 4096 /proc/cmdline 2>/dev/null; e host
 b os; cat /etc/os-release 2>&1; e os
 b gpus
 if have nvidia-smi; then
