@@ -300,7 +300,7 @@ class Advisory:
     condition: str = ""
     applies: str = ""
     signatures: tuple[str, ...] = ()
-    examples: tuple[Table, ...] = ()
+    examples: tuple[Mapping[str, Any], ...] = ()  # each [[examples]] table as read (plain data: it pickles)
 
     @property
     def label(self) -> str:
@@ -359,7 +359,7 @@ def load_advisory(path: Path) -> Advisory:
         condition,
         words["applies"],
         tuple(doc.texts("signatures", required=False)),
-        tuple(doc.tables("examples")),
+        tuple(dict(t.data) for t in doc.tables("examples")),
     )
 
 

@@ -4,6 +4,7 @@ exist, its words and source are there; and a broken advisory is refused in one l
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,10 @@ def test_catalogue_test_runs_the_advisories_and_fails_a_wrong_example(
     assert main(["catalogue", "test", str(folder)]) == 1
     said = capsys.readouterr().out
     assert "my-advisory.toml: examples[1]: fired, but must not fire" in said and "0 passed, 1 failed" in said
+
+
+def test_the_catalogue_with_its_advisories_pickles_for_the_scan_workers() -> None:
+    loaded = cat.load()
+    assert pickle.loads(pickle.dumps(loaded)).advisories == loaded.advisories and len(loaded.advisories) == len(
+        ADVISORIES
+    )

@@ -245,7 +245,8 @@ def _advisory(path: Path) -> Rule:
         when = compile_expression(text, known)
     except ExprError as exc:
         raise CatalogueError(path, "condition", str(exc)) from None
-    examples = tuple(_example(e, "node") for e in advisory.examples)
+    error = lambda key, reason: CatalogueError(path, key, reason)  # noqa: E731
+    examples = tuple(_example(Table(raw, error, f"examples[{i}]."), "node") for i, raw in enumerate(advisory.examples))
     if not {True, False} <= {e.fires for e in examples}:
         raise CatalogueError(path, "examples", "needs an example that fires and one that does not")
     where = f" {advisory.applies}" if advisory.applies else ""
