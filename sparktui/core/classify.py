@@ -383,9 +383,14 @@ class NodeLearner:
         self._looked = within if declared else 0
         self._logged = False
 
+    @property
+    def decided(self) -> bool:
+        """Whether more blocks can no longer change the node (declared, named by NCCL, or ``within`` read)."""
+        return self._looked >= self._within
+
     def learn(self, block: str) -> str:
         """The node after one more block."""
-        if self._looked >= self._within or not block:
+        if self.decided or not block:
             return self.node
         host = node_in(block)
         if host:

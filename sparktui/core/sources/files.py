@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Generic, TypeVar
 
-from sparktui.core.classify import NodeLearner, logged, node_in
+from sparktui.core.classify import NodeLearner
 from sparktui.core.errors import Refused
 from sparktui.core.lines import UTF8, BytesRead, LineSplitter, encoding_of
 from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
@@ -124,29 +124,24 @@ class FileSource:
         except OSError:
             return 0
 
-    def node_after(self, first_block: str, node: str) -> str:
-        """The node of the file's lines once its first block is read: as declared, else the host its NCCL
-        lines name, else ``node`` (the one it had, made from its path) where its lines read as a log, and
-        none ("") where they are notes about the run (:func:`~sparktui.core.classify.logged`): a file of
-        metadata beside the logs does not make up a node named after itself. Nothing read (an empty file, a
-        stream not looked into) keeps ``node``."""
-        return self.node or node_in(first_block) or (node if not first_block or logged(first_block) else "")
-
     def learner(self, node: str) -> NodeLearner:
         """What learns the node of the file's lines as blocks of it are read (``node``: the one it has, made
         from its path), from its first MiB."""
         return NodeLearner(self.node, node, within=BLOCK)
 
     def default_node(self) -> str:
-        """The node this file comes from: as declared, else the host in its NCCL lines, else a name made
-        from the path (a stream is not looked into: what is read of it is gone)."""
-        if self.node:
-            return self.node
-        head = ""
-        if not self.stream:
+        """The node this file comes from, as its read learns it (:meth:`learner`) from its first MiB: as
+        declared, else the host its NCCL lines name, else a name made from its path where its lines read as a
+        log, and none where they are notes about the run (a stream is not looked into: what is read of it is
+        gone)."""
+        learner = self.learner(node_from_path(self.path))
+        if not learner.decided and not self.stream:
             with contextlib.suppress(SourceError), contextlib.closing(self.blocks()) as blocks:
-                head = next(blocks, "")
-        return self.node_after(head, node_from_path(self.path))
+                for block in blocks:
+                    learner.learn(block)
+                    if learner.decided:
+                        break
+        return learner.node
 
     def blocks(self, counted: BytesRead | None = None) -> Generator[str, None, None]:
         """Decoded blocks of complete lines, without the final newline of each block; ``counted`` counts the

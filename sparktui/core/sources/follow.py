@@ -186,7 +186,7 @@ class FollowedFile(LiveSource):
 
     def _learn_node(self, lines: tuple[str, ...]) -> None:
         """The host its NCCL lines name, as soon as one does; until then its path's name, or none while
-        every line so far is a note about the run (as :meth:`FileSource.node_after` decides for a file)."""
+        every line so far is a note about the run (as :class:`~sparktui.core.classify.NodeLearner` decides)."""
         block = "\n".join(lines)
         host = node_in(block)
         if host:
