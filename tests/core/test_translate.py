@@ -9,6 +9,7 @@ from functools import cache
 
 import pytest
 
+from sparktui.core.launch.lexer import Takes
 from sparktui.core.launch.sglang_to_vllm import (
     _FAMILIES,
     _RULES,
@@ -19,7 +20,6 @@ from sparktui.core.launch.sglang_to_vllm import (
     Translation,
     _Flag,
     _Names,
-    _Takes,
     sglang_to_vllm,
 )
 
@@ -422,7 +422,9 @@ def test_defaults_that_differ_are_noted() -> None:
         (f"{LAUNCH} --model-path m --node-rank one", "--node-rank wants a whole number"),
         (f"{LAUNCH} --model-path m --nnodes 0", "--nnodes wants a whole number of at least 1"),
         (f"{LAUNCH} --model-path m; rm -rf /", "shell operator ';'"),
-        (f"{LAUNCH} --model-path m 2>&1 | tee log", "shell operator '&'"),
+        (f"{LAUNCH} --model-path m 2>&1 | tee log", "shell operator '|'"),  # 2>&1 is a redirection, not '&'
+        (f"{LAUNCH} --model-path m > /tmp/sglang.log", "redirection '>/tmp/sglang.log'"),
+        (f"docker exec -it sglang {LAUNCH} --model-path m", "give the command the container runs"),
         (f"{LAUNCH} --model-path m && echo done", "shell operator '&&'"),
     ],
 )
@@ -442,7 +444,7 @@ def every_command() -> list[str]:
     """One command per SGLang flag the table knows (per value, for flags whose values are named)."""
     commands = []
     for flag, rule in [*_RULES.items(), *_FAMILIES]:
-        if rule.takes is _Takes.NOTHING:
+        if rule.takes is Takes.NOTHING:
             args = [flag]
         elif isinstance(rule, _Flag) and rule.names is not None:
             names = rule.names

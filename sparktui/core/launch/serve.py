@@ -14,14 +14,12 @@ way (``--enable-...``, ``--disable-...``, ``--no-...``) or it is one of the few 
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from sparktui.core.errors import Invalid
+from sparktui.core.launch.lexer import LaunchError as LaunchError  # the readers' error, as before
+from sparktui.core.launch.lexer import Takes, options, read
 
-ENGINES = ("vllm", "sglang")
 DEFAULT_PORT = {"vllm": 8000, "sglang": 30000}
 #: vLLM's and SGLang's switches that are not spelled --enable-/--disable-/--no-.
 SWITCHES = frozenset(
@@ -98,19 +96,6 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "port": ("--port",),
     "host": ("--host",),
 }
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PYTHON = re.compile(r"^(?:\S*/)?python(?:3(?:\.\d+)?)?$")
-_SHELL = re.compile(r"^(?:\S*/)?(?:ba|da|z)?sh$")
-_DOCKER_EXEC_VALUES = frozenset({"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"})
-_MODULES = {
-    "vllm.entrypoints.openai.api_server": "vllm",
-    "vllm.entrypoints.cli.main": "vllm",
-    "sglang.launch_server": "sglang",
-}
-
-
-class LaunchError(Invalid):
-    """Not a launch command this module reads; one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,10 +147,16 @@ def parse_launch(command: str, switches: Callable[[str], bool] | Collection[str]
     else:
         takes_none = frozenset(switches).__contains__
 
-    words = _split(command)
-    env, container, words = _unwrap(words)
-    engine, args = _engine(words)
-    values, flags, positional = _options(args, takes_none)
+    line = read(command)
+    first = line.operators[0] if line.operators else ""
+    if first and not (first == "|" or (first == "&" and not line.after)):
+        raise LaunchError(f"shell operator {first!r}: give the launch alone")
+    engine = line.engine
+    given = options(line.args, lambda flag: Takes.NOTHING if takes_none(flag) else Takes.ONE)
+    by_flag = {flag: name for name, flags in _ALIASES.items() for flag in flags}
+    values = {by_flag[o.flag]: (o.values[0] if o.values else "") for o in given if o.flag in by_flag}
+    flags = [o.flag for o in given if o.flag]
+    positional = [o.values[0] for o in given if not o.flag]
     model = values.get("model") or (positional[0] if positional else "")
     if not model:
         raise LaunchError("no model in the launch command (vllm serve MODEL, --model or --model-path)")
@@ -182,109 +173,10 @@ def parse_launch(command: str, switches: Callable[[str], bool] | Collection[str]
         port=_whole(values, "port") or DEFAULT_PORT[engine],
         host=values.get("host", ""),
         headless="--headless" in flags,
-        container=container,
-        env=tuple(env),
+        container=line.container,
+        env=line.env,
         flags=tuple(flags),
     )
-
-
-def _split(command: str) -> list[str]:
-    try:
-        words = shlex.split(command.replace("\\\n", " "))
-    except ValueError as exc:
-        raise LaunchError(f"cannot split the launch command: {str(exc).lower()}") from None
-    if not words:
-        raise LaunchError("empty launch command")
-    return words
-
-
-def _unwrap(words: list[str]) -> tuple[list[tuple[str, str]], str, list[str]]:
-    """Peel ``docker exec``, ``bash -c``, ``env``, ``exec`` and assignments off the front."""
-    env: list[tuple[str, str]] = []
-    container = ""
-    while words:
-        first = words[0]
-        if first in ("exec", "env"):
-            words = words[1:]
-        elif _ASSIGNMENT.match(first):
-            name, _, value = first.partition("=")
-            env.append((name, value))
-            words = words[1:]
-        elif first == "docker" and words[1:2] == ["exec"]:
-            container, words, given = _docker_exec(words[2:])
-            env += given
-        elif _SHELL.match(first) and len(words) >= 3 and words[1] in ("-c", "-lc", "-ec"):
-            words = _split(words[2])
-        else:
-            break
-    if not words:
-        raise LaunchError("no command after the environment assignments")
-    return env, container, words
-
-
-def _docker_exec(words: list[str]) -> tuple[str, list[str], list[tuple[str, str]]]:
-    env: list[tuple[str, str]] = []
-    at = 0
-    while at < len(words) and words[at].startswith("-"):
-        flag, eq, value = words[at].partition("=")
-        if flag in _DOCKER_EXEC_VALUES and not eq:
-            value = words[at + 1] if at + 1 < len(words) else ""
-            at += 1
-        if flag in ("-e", "--env") and "=" in value:
-            name, _, setting = value.partition("=")
-            env.append((name, setting))
-        at += 1
-    if at >= len(words):
-        raise LaunchError("docker exec without a container")
-    return words[at], words[at + 1 :], env
-
-
-def _engine(words: list[str]) -> tuple[str, list[str]]:
-    program = words[0].rpartition("/")[2]
-    if program in ENGINES and words[1:2] == ["serve"]:
-        return program, words[2:]
-    if _PYTHON.match(words[0]):
-        at = 1
-        while at < len(words) and words[at].startswith("-") and words[at] != "-m":
-            at += 1
-        if words[at : at + 1] == ["-m"] and at + 1 < len(words) and words[at + 1] in _MODULES:
-            module = words[at + 1]
-            rest = words[at + 2 :]
-            if module == "vllm.entrypoints.cli.main" and rest[:1] == ["serve"]:
-                rest = rest[1:]
-            return _MODULES[module], rest
-    raise LaunchError(
-        f"not a vLLM or SGLang launch: it starts with {shlex.join(words[:2])!r} "
-        "(want vllm serve ..., python3 -m vllm.entrypoints.openai.api_server ..., "
-        "python3 -m sglang.launch_server ...)"
-    )
-
-
-def _options(args: list[str], takes_none: Callable[[str], bool]) -> tuple[dict[str, str], list[str], list[str]]:
-    """The settings by name, every flag as written, and the positional words (vLLM's model)."""
-    by_flag = {flag: name for name, flags in _ALIASES.items() for flag in flags}
-    values: dict[str, str] = {}
-    flags: list[str] = []
-    positional: list[str] = []
-    at = 0
-    while at < len(args):
-        word = args[at]
-        at += 1
-        if not word.startswith("-") or word == "-":
-            positional.append(word)
-            continue
-        flag, eq, value = word.partition("=")
-        flags.append(flag)
-        if not eq and not takes_none(flag) and at < len(args) and not _is_flag(args[at]):
-            value = args[at]
-            at += 1
-        if flag in by_flag:
-            values[by_flag[flag]] = value
-    return values, flags, positional
-
-
-def _is_flag(word: str) -> bool:
-    return word.startswith("-") and not re.fullmatch(r"-\d+(?:\.\d+)?", word)
 
 
 def _whole(values: dict[str, str], name: str) -> int | None:

@@ -1,10 +1,11 @@
 """Translate an SGLang launch command into the `vllm serve` command that does the same.
 
-`sglang_to_vllm` reads `python3 -m sglang.launch_server …` or `sglang serve …` (after any `exec`, `env` and
-VAR=value assignments, which are kept) and sends every flag through one table: renamed, kept, or dropped with
-the reason, plus a note wherever the vLLM flag is only close. SGLang's multi-node flags become a Ray launch on
-the head (mode "ray") or vLLM's own multi-node flags (mode "native"). The tests check every vLLM flag written
-here against captured `vllm serve --help=all` output. Pure: no I/O.
+`sglang_to_vllm` reads `python3 -m sglang.launch_server …` or `sglang serve …` with the one launch lexer
+(:mod:`.lexer`: `exec`, `env` and VAR=value assignments in front are kept, a `bash -c` around is peeled; a
+container, a redirection or a second command is refused) and sends every flag through one table: renamed,
+kept, or dropped with the reason, plus a note wherever the vLLM flag is only close. SGLang's multi-node flags
+become a Ray launch on the head (mode "ray") or vLLM's own multi-node flags (mode "native"). The tests check
+every vLLM flag written here against captured `vllm serve --help=all` output. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import ClassVar, Literal
 
 from sparktui.core.errors import Invalid
+from sparktui.core.launch.lexer import LaunchError, NotALaunch, Option, Takes, is_flag, options, read
 
 Mode = Literal["ray", "native"]
 
@@ -54,15 +55,6 @@ class TranslateError(Invalid):
     """The command is not an SGLang launch that can be translated; the message is one line."""
 
 
-class _Takes(Enum):
-    """How many values an SGLang flag takes."""
-
-    NOTHING = 0
-    ONE = 1
-    SOME = 2  # one or more
-    ANY = 3  # none or more: flags sparktui does not know
-
-
 @dataclass(frozen=True, slots=True)
 class _Names:
     """How the values of one flag are spelled in SGLang and in vLLM."""
@@ -78,7 +70,7 @@ class _Names:
 class _Flag:
     """A flag with one value, written under vLLM's name."""
 
-    takes: ClassVar[_Takes] = _Takes.ONE
+    takes: ClassVar[Takes] = Takes.ONE
     to: str
     note: str = ""
     names: _Names | None = None
@@ -88,7 +80,7 @@ class _Flag:
 class _Switch:
     """A switch, written under vLLM's name."""
 
-    takes: ClassVar[_Takes] = _Takes.NOTHING
+    takes: ClassVar[Takes] = Takes.NOTHING
     to: str
     note: str = ""
 
@@ -98,14 +90,14 @@ class _Drop:
     """A flag vLLM has no counterpart for."""
 
     reason: str
-    takes: _Takes = _Takes.ONE
+    takes: Takes = Takes.ONE
 
 
 @dataclass(frozen=True, slots=True)
 class _Custom:
     """A flag with one value that takes more than a rename."""
 
-    takes: ClassVar[_Takes] = _Takes.ONE
+    takes: ClassVar[Takes] = Takes.ONE
     apply: Callable[[_Out, str, str], None]
 
 
@@ -131,7 +123,7 @@ class _Out:
                 self.flags.append(flag)
             return
         self.shell_syntax(value)
-        self.flags += [f"{flag}={value}"] if _is_flag(value) else [flag, value]
+        self.flags += [f"{flag}={value}"] if is_flag(value) else [flag, value]
 
     def drop(self, flag: str, value: str | None, reason: str) -> None:
         self.dropped.append(Dropped(flag, value, reason))
@@ -148,13 +140,6 @@ class _Out:
             )
 
 
-_CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
-_OPERATOR_CHARS = ";&|"
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PYTHON = re.compile(r"(?:.*/)?python[0-9.]*")
-_PYTHON_SWITCHES = re.compile(r"-[BEIOSsuv]+")
-_SGLANG = re.compile(r"(?:.*/)?sglang")
-_NUMBER = re.compile(r"-\.?\d")
 _FLAG_NAME = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
 _SHELL_SYNTAX = re.compile(r"[$`]")
 _DIGITS = re.compile(r"\d+", re.ASCII)
@@ -180,10 +165,6 @@ _ATTENTION = (
     "(FLASHINFER, FLASH_ATTN, TRITON_ATTN, FLASHINFER_MLA…)"
 )
 _ALL_TO_ALL = "vLLM picks the MoE all-to-all with --all2all-backend (e.g. deepep_high_throughput, deepep_low_latency)"
-
-
-def _is_flag(token: str) -> bool:
-    return token.startswith("-") and token != "-" and not _NUMBER.match(token)
 
 
 def _whole(flag: str, value: str, least: int) -> int:
@@ -221,7 +202,7 @@ def _keep(out: _Out, rule: _Flag, flag: str, value: str) -> None:
 
 
 def _model(out: _Out, flag: str, value: str) -> None:
-    if _is_flag(value):
+    if is_flag(value):
         raise TranslateError(f"{flag} {value!r}: a model path cannot start with '-' (write ./{value})")
     out.model = value
     out.shell_syntax(value)
@@ -371,11 +352,11 @@ _RULES: dict[str, _Rule] = {
     "--reasoning-parser": _Flag("--reasoning-parser", names=_REASONING_PARSERS),
     "--tool-call-parser": _Custom(_tool_call_parser),
     "--tool-server": _Flag("--tool-server"),
-    "--enable-multimodal": _Drop("vLLM enables multimodal input from the model's config", _Takes.NOTHING),
+    "--enable-multimodal": _Drop("vLLM enables multimodal input from the model's config", Takes.NOTHING),
     "--enable-lora": _Switch("--enable-lora"),
     "--max-lora-rank": _Flag("--max-lora-rank"),
     "--max-loras-per-batch": _Flag("--max-loras"),
-    "--lora-paths": _Drop("give the adapters to vLLM as --lora-modules name=path", _Takes.SOME),
+    "--lora-paths": _Drop("give the adapters to vLLM as --lora-modules name=path", Takes.SOME),
     # Parallelism.
     **_aliases("--tp --tp-size --tensor-parallel-size", _Flag("--tensor-parallel-size")),
     **_aliases("--pp --pp-size --pipeline-parallel-size", _Flag("--pipeline-parallel-size")),
@@ -383,15 +364,15 @@ _RULES: dict[str, _Rule] = {
     **_aliases("--ep --ep-size --expert-parallel-size", _Custom(_expert_parallel)),
     "--enable-ep-moe": _Switch("--enable-expert-parallel", _EXPERT_PARALLEL),
     "--enable-eplb": _Switch("--enable-eplb"),
-    "--enable-dp-attention": _Drop(_DP_ATTENTION, _Takes.NOTHING),
+    "--enable-dp-attention": _Drop(_DP_ATTENTION, Takes.NOTHING),
     "--attn-dp-size": _Drop(_DP_ATTENTION),
     "--moe-a2a-backend": _Drop(_ALL_TO_ALL),
     "--deepep-mode": _Drop(_ALL_TO_ALL),
-    "--enable-deepep-moe": _Drop(_ALL_TO_ALL, _Takes.NOTHING),
+    "--enable-deepep-moe": _Drop(_ALL_TO_ALL, Takes.NOTHING),
     "--moe-runner-backend": _Drop("vLLM picks its MoE kernels itself"),
     "--disable-custom-all-reduce": _Switch("--disable-custom-all-reduce"),
-    "--enable-p2p-check": _Drop("vLLM checks GPU peer access itself", _Takes.NOTHING),
-    "--enable-nccl-nvls": _Drop("SGLang only sets NCCL_NVLS_ENABLE=1: set it in the environment", _Takes.NOTHING),
+    "--enable-p2p-check": _Drop("vLLM checks GPU peer access itself", Takes.NOTHING),
+    "--enable-nccl-nvls": _Drop("SGLang only sets NCCL_NVLS_ENABLE=1: set it in the environment", Takes.NOTHING),
     "--base-gpu-id": _Drop("choose the GPUs with CUDA_VISIBLE_DEVICES"),
     "--gpu-id-step": _Drop("choose the GPUs with CUDA_VISIBLE_DEVICES"),
     "--device": _Drop("vLLM detects the platform itself"),
@@ -418,7 +399,7 @@ _RULES: dict[str, _Rule] = {
     "--disable-overlap-schedule": _Switch(
         "--no-async-scheduling", "--no-async-scheduling is vLLM's counterpart of SGLang's overlap scheduler, not a twin"
     ),
-    "--enable-mixed-chunk": _Drop("vLLM always batches prefill chunks with decodes", _Takes.NOTHING),
+    "--enable-mixed-chunk": _Drop("vLLM always batches prefill chunks with decodes", Takes.NOTHING),
     "--stream-interval": _Flag("--stream-interval"),
     # Kernels, graphs, compilation.
     **_aliases(
@@ -441,10 +422,10 @@ _RULES: dict[str, _Rule] = {
     ),
     **_aliases(
         "--cuda-graph-bs --cuda-graph-bs-decode",
-        _Drop("vLLM takes the capture sizes as --cudagraph-capture-sizes", _Takes.SOME),
+        _Drop("vLLM takes the capture sizes as --cudagraph-capture-sizes", Takes.SOME),
     ),
     "--enable-torch-compile": _Drop(
-        "vLLM compiles with torch.compile by default (tune it with --compilation-config)", _Takes.NOTHING
+        "vLLM compiles with torch.compile by default (tune it with --compilation-config)", Takes.NOTHING
     ),
     "--torch-compile-max-bs": _Drop("vLLM's compile sizes are set in --compilation-config"),
     # Server, logs, metrics.
@@ -455,7 +436,7 @@ _RULES: dict[str, _Rule] = {
     "--ssl-certfile": _Flag("--ssl-certfile"),
     "--log-level": _Drop("vLLM takes its log level from VLLM_LOGGING_LEVEL (e.g. VLLM_LOGGING_LEVEL=DEBUG)"),
     "--log-level-http": _Flag("--uvicorn-log-level", names=_LOG_LEVELS),
-    "--enable-metrics": _Drop("vLLM always serves Prometheus metrics at /metrics", _Takes.NOTHING),
+    "--enable-metrics": _Drop("vLLM always serves Prometheus metrics at /metrics", Takes.NOTHING),
     "--enable-cache-report": _Switch("--enable-prompt-tokens-details"),
     "--random-seed": _Flag("--seed"),
 }
@@ -464,12 +445,12 @@ _FAMILIES: tuple[tuple[str, _Rule], ...] = (
         "--speculative-",
         _Drop(
             "vLLM takes speculative decoding as one --speculative-config JSON (method, model, num_speculative_tokens)",
-            _Takes.ANY,
+            Takes.ANY,
         ),
     ),
-    ("--disaggregation-", _Drop("vLLM disaggregates prefill and decode through --kv-transfer-config", _Takes.ANY)),
+    ("--disaggregation-", _Drop("vLLM disaggregates prefill and decode through --kv-transfer-config", Takes.ANY)),
 )
-_UNKNOWN_RULE = _Drop(_UNKNOWN, _Takes.ANY)
+_UNKNOWN_RULE = _Drop(_UNKNOWN, Takes.ANY)
 
 
 def _rule(flag: str) -> _Rule:
@@ -478,77 +459,46 @@ def _rule(flag: str) -> _Rule:
     return next((rule for prefix, rule in _FAMILIES if flag.startswith(prefix)), _UNKNOWN_RULE)
 
 
-def _split(command: str) -> list[str]:
-    lexer = shlex.shlex(_CONTINUATION.sub(" ", command), posix=True, punctuation_chars=_OPERATOR_CHARS)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
+def _read(command: str) -> tuple[tuple[tuple[str, str], ...], list[Option]]:
+    """The environment assignments in front of the SGLang launch, and its flags."""
     try:
-        tokens = list(lexer)
-    except ValueError as exc:
-        raise TranslateError(f"cannot split the command: {str(exc).lower()}") from None
-    if not tokens:
-        raise TranslateError("empty command")
-    operator = next((t for t in tokens if t and set(t) <= set(_OPERATOR_CHARS)), None)
-    if operator is not None:
-        raise TranslateError(f"shell operator {operator!r}: give the SGLang launch alone")
-    return tokens
+        line = read(command)
+    except NotALaunch as exc:
+        hint = _NOT_SGLANG.get(exc.words[0].rpartition("/")[2], f"want {_LAUNCH_FORMS}")
+        raise TranslateError(f"not an SGLang launch ({hint}): it starts with {shlex.join(exc.words[:2])!r}") from None
+    except LaunchError as exc:
+        raise TranslateError(str(exc)) from None
+    if line.operators:
+        raise TranslateError(f"shell operator {line.operators[0]!r}: give the SGLang launch alone")
+    if line.redirections:
+        raise TranslateError(f"redirection {line.redirections[0]!r}: give the SGLang launch alone")
+    if line.container or line.engine != "sglang":
+        hint = _NOT_SGLANG["docker" if line.container else line.engine]
+        raise TranslateError(f"not an SGLang launch ({hint}): it starts with {shlex.join(line.program)!r}")
+    args = line.args
+    if line.program[-1] == "serve" and args and not is_flag(args[0]):  # `sglang serve MODEL …`
+        args = ("--model-path", *args)
+    return line.env, options(args, lambda flag: _rule(flag).takes)
 
 
-def _launch(tokens: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """The environment assignments in front of the launch, and the SGLang arguments."""
-    env: list[tuple[str, str]] = []
-    start = 0
-    while start < len(tokens) and (tokens[start] in ("exec", "env") or _ASSIGNMENT.match(tokens[start])):
-        name, eq, value = tokens[start].partition("=")
-        if eq:
-            env.append((name, value))
-        start += 1
-    rest = tokens[start:]
-    if not rest:
-        raise TranslateError("no command after the environment assignments")
-    if len(rest) > 1 and _SGLANG.fullmatch(rest[0]) and rest[1] == "serve":
-        args = rest[2:]
-        if args and not _is_flag(args[0]):  # `sglang serve MODEL …`
-            args = ["--model-path", *args]
-        return env, args
-    if _PYTHON.fullmatch(rest[0]):
-        at = 1
-        while at < len(rest) and _PYTHON_SWITCHES.fullmatch(rest[at]):
-            at += 1
-        if rest[at : at + 2] == ["-m", "sglang.launch_server"]:
-            return env, rest[at + 2 :]
-    hint = _NOT_SGLANG.get(rest[0].rpartition("/")[2], f"want {_LAUNCH_FORMS}")
-    raise TranslateError(f"not an SGLang launch ({hint}): it starts with {shlex.join(rest[:2])!r}")
-
-
-def _options(args: list[str]) -> list[tuple[str, _Rule, tuple[str, ...]]]:
+def _options(given: list[Option]) -> list[tuple[str, _Rule, tuple[str, ...]]]:
     """Each flag with its rule and its values, in the order given."""
-    options: list[tuple[str, _Rule, tuple[str, ...]]] = []
-    at = 0
-    while at < len(args):
-        token = args[at]
-        if not _is_flag(token):
-            after = f" after {options[-1][0]}" if options else ""
-            raise TranslateError(f"unexpected argument {token!r}{after}")
-        flag, eq, inline = token.partition("=")
+    found: list[tuple[str, _Rule, tuple[str, ...]]] = []
+    for option in given:
+        if not option.flag:
+            after = f" after {found[-1][0]}" if found else ""
+            raise TranslateError(f"unexpected argument {option.values[0]!r}{after}")
+        flag = option.flag
+        token = f"{flag}={option.values[0]}" if option.inline else flag
         if not _FLAG_NAME.fullmatch(flag):
             raise TranslateError(f"not a flag: {token!r}")
         rule = _rule(flag)
-        at += 1
-        if eq:
-            if rule.takes is _Takes.NOTHING:
-                raise TranslateError(f"{flag} is a switch and takes no value, got {token!r}")
-            options.append((flag, rule, (inline,)))
-            continue
-        most = {_Takes.NOTHING: 0, _Takes.ONE: 1}.get(rule.takes, len(args))
-        end = at
-        while end < len(args) and end - at < most and not _is_flag(args[end]):
-            end += 1
-        if end == at and rule.takes in (_Takes.ONE, _Takes.SOME):
+        if option.inline and rule.takes is Takes.NOTHING:
+            raise TranslateError(f"{flag} is a switch and takes no value, got {token!r}")
+        if not option.values and rule.takes in (Takes.ONE, Takes.SOME):
             raise TranslateError(f"{flag} needs a value")
-        options.append((flag, rule, tuple(args[at:end])))
-        at = end
-    return options
+        found.append((flag, rule, option.values))
+    return found
 
 
 def _apply(out: _Out, flag: str, rule: _Rule, values: tuple[str, ...]) -> None:
@@ -575,12 +525,12 @@ def sglang_to_vllm(command: str, *, mode: Mode = "ray") -> Translation:
     flags (--nnodes, --node-rank, --master-addr, --master-port, and --headless on every node but rank 0).
     Raises TranslateError when the command is not an SGLang launch or cannot be read.
     """
-    env, args = _launch(_split(command))
-    options = _options(args)
-    out = _Out(mode, frozenset(flag for flag, _, _ in options))
+    env, given = _read(command)
+    flags = _options(given)
+    out = _Out(mode, frozenset(flag for flag, _, _ in flags))
     for _, value in env:
         out.shell_syntax(value)
-    for flag, rule, values in options:
+    for flag, rule, values in flags:
         _apply(out, flag, rule, values)
     if out.model is None:
         raise TranslateError("no model: the SGLang command has no --model-path")
@@ -598,4 +548,4 @@ def sglang_to_vllm(command: str, *, mode: Mode = "ray") -> Translation:
             out.note("no --host: SGLang listened on 127.0.0.1 only, vLLM listens on every interface")
         if "--port" not in out.given:
             out.note("no --port: SGLang served on port 30000, vLLM serves on 8000")
-    return Translation(("vllm", "serve", out.model, *out.flags), tuple(env), tuple(out.dropped), tuple(out.notes))
+    return Translation(("vllm", "serve", out.model, *out.flags), env, tuple(out.dropped), tuple(out.notes))
