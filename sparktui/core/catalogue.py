@@ -473,6 +473,7 @@ def _with_families(signatures: Iterable[Signature]) -> Iterable[Signature]:
                 log_examples=(),
                 families=(),
                 quiet_after=(),
+                fallback=False,
                 family_of=sig.id,
             )
 

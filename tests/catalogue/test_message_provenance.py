@@ -12,7 +12,7 @@ import pytest
 
 from sparktui.core import catalogue as cat
 from tools.messages import templates as tp
-from tools.messages.provenance import checked, proven
+from tools.messages.provenance import checked, family_example_proven, proven
 from tools.messages.releases import programs
 from tools.messages.stamp import stampable, stamped
 
@@ -53,6 +53,15 @@ def test_every_line_signature_has_real_wording(catalogue: cat.Catalogue, tables:
         "no example line of these signatures matches a message of the programs' releases (tools/messages/tables)"
         f" or occurs in a real capture: {unexplained}; add an [[examples.match]] line in the program's own wording"
     )
+
+
+def test_every_family_has_real_wording(catalogue: cat.Catalogue, tables: tp.Tables) -> None:
+    """A fallback signature's families sort failures by words; at least one example of each is a line a
+    program prints (its template holds the word) or occurs in a real capture."""
+    families = [f for sig in catalogue.signatures for f in sig.families]
+    assert families
+    unproven = [f.name for f in families if not any(family_example_proven(f, e, tables) for e in f.examples)]
+    assert not unproven, f"no example of these families is in a program's own wording: {unproven}"
 
 
 def test_allow_list_is_needed(catalogue: cat.Catalogue, tables: tp.Tables) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import regex
 
 from sparktui.core.analysis.literals import required_literals
-from sparktui.core.catalogue import Signature
+from sparktui.core.analysis.scan import family_words
+from sparktui.core.catalogue import Family, Signature
 from tools.messages.releases import programs
 from tools.messages.templates import Tables
 
@@ -132,4 +133,18 @@ def proven(sig: Signature, tables: Tables) -> list[str]:
             out.update(f"{program} {v}" for v in versions)
         if line.strip() in text:
             out.add("capture")
+    return sorted(out)
+
+
+def family_example_proven(family: Family, line: str, tables: Tables) -> list[str]:
+    """How a family example's wording is known to be real: the programs whose templates give the line its
+    message (the family's word, or at least twice :data:`OVERLAP` characters of it), and ``"capture"`` where
+    the line occurs in a real capture. Empty: not proven."""
+    out: set[str] = set()
+    if line.strip() in captures():
+        out.add("capture")
+    spots = [m.span() for w in family_words(family.words) if (m := w.search(line))]
+    for entry, a, b in tables.spans(line):
+        if b - a >= 2 * OVERLAP or any(a <= i and j <= b for i, j in spots):
+            out.add(entry.program)
     return sorted(out)

@@ -319,8 +319,11 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
         return [g for g in findings if g is not f and (declared(f, g, wanted) or waited_for(f, g))]
 
     def declared(f: Finding, g: Finding, wanted: set[str]) -> bool:
-        return (g.category in wanted or g.signature in wanted) and (
-            g.severity >= Severity.ERROR or g.severity >= f.severity
+        # (a failure filed by its words alone is no declared cause of what a signature names)
+        return (
+            (g.category in wanted or g.signature in wanted)
+            and g.signature not in tier
+            and (g.severity >= Severity.ERROR or g.severity >= f.severity)
         )
 
     def waited_for(f: Finding, g: Finding) -> bool:

@@ -5,7 +5,8 @@ the failure itself.
 A failure line that no signature names becomes a finding of the fallback signature, filed by its words under
 a family (a port in use, out of memory, ...). Where another signature already names an error of the same
 category on one of its nodes, that finding says it better and the fallback's is left out; one that no family
-could sort is left out where any other error is named on one of its nodes. What is kept quotes the failure
+could sort is left out where any other error is named on one of its nodes. An error that only says a rank
+waited for a peer or lost it (``waits_for_peers``) explains neither. What is kept quotes the failure
 and, for a Python traceback, names the frame that raised it."""
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> l
         sig = signatures.get(f.signature)
         return sig if sig is not None and (sig.fallback or sig.family_of) else None
 
-    named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR]
+    # (a rank that only waited for a peer, or lost it, explains nothing of what the peer did)
+    named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR and not f.waits_for_peers]
     # (category, node) of every error a signature names, and "" for any category on a node
     explained = {(c, n) for f in named for c in (f.category, "") for n in f.nodes}
     kept = []
