@@ -14,13 +14,22 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from sparktui import __version__
-from sparktui.commands import catalogue, check, cockpit, diagnose, discover, play, translate
+from sparktui.commands import catalogue, check, cockpit, diagnose, discover, play, stacks, translate
 from sparktui.commands.common import USAGE_ERROR, err
 from sparktui.core.analysis.matcher import engine_name
 from sparktui.core.errors import Invalid
 
-MODULES = (diagnose, cockpit, play, translate, discover, check, catalogue)
-COMMANDS = (diagnose.NAME, *cockpit.NAMES, play.NAME, translate.NAME, discover.NAME, check.NAME, catalogue.NAME)
+MODULES = (diagnose, cockpit, play, translate, discover, check, catalogue, stacks)
+COMMANDS = (
+    diagnose.NAME,
+    *cockpit.NAMES,
+    play.NAME,
+    translate.NAME,
+    discover.NAME,
+    check.NAME,
+    catalogue.NAME,
+    stacks.NAME,
+)
 
 
 class _Version(argparse.Action):

@@ -22,7 +22,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         | {"core.audit"}  # above core.dirs, which makes its files private
         | {"core.serving"},  # what the catalogue's metric signatures, the scans and the sources read
         {"core.catalogue", "core.remote", "core.redact"},
-        {"core.analysis", "core.sources", "core.inventory"},
+        {"core.analysis", "core.sources", "core.inventory", "core.stacks"},
         {"core.edge"},  # the scan half run on a cluster's nodes: sources read there, scanned there
         {"core.report", "core.pipeline", "core.remedy"},
         {"richtext"},

@@ -1,0 +1,174 @@
+"""``sparktui stacks [NODE...]``: where every rank of a hung job is. On each node (over SSH; this machine for
+none named and no cluster file) the rank processes, on the host and inside its containers, are dumped with
+``py-spy dump`` a few times, seconds apart, with the GPUs' state; then the ranks of each group are compared:
+who waits where, which rank is elsewhere or missing, and whether the dumps show progress.
+
+Exit status: 1 when ranks wait on a rank that is elsewhere or missing, 0 otherwise (progressing, together,
+nothing found), 2 for input that cannot be used. ``--flight DIR`` reads PyTorch flight-recorder dumps
+instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sparktui.commands.common import UsageError, err, out, trust_option
+from sparktui.core import cluster as clusterfile
+from sparktui.core.errors import Refused
+from sparktui.core.stacks import compare as comparing
+from sparktui.core.stacks import flight
+from sparktui.core.stacks.kinds import KindError, builtin_kinds
+from sparktui.core.stacks.script import Request
+from sparktui.core.text import display
+
+if TYPE_CHECKING:
+    from sparktui.core.stacks.gather import NodeStacks
+
+NAME = "stacks"
+VERDICT_STYLE = {"hang": "bold red", "progressing": "green", "together": "yellow", "no-wait": "dim", "unread": "red"}
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    s = sub.add_parser(NAME, help="when it hangs: every rank's stack and GPU state, compared across the nodes")
+    s.add_argument("nodes", nargs="*", metavar="NODE", help="[USER@]HOST[:PORT] or an ssh alias (default: the cluster)")
+    s.add_argument("--container", action="append", default=[], metavar="NAME", help="look only in these containers")
+    s.add_argument("--native", action="store_true", help="dump native frames too (py-spy --native)")
+    s.add_argument("--samples", type=int, default=3, metavar="N", help="dumps of each rank (default 3)")
+    s.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="between dumps (default 1)")
+    s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per node (default 60)")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
+    s.add_argument("--flight", metavar="DIR", help="read PyTorch flight-recorder dumps from DIR instead")
+    s.add_argument("--prefix", default="", metavar="NAME", help="the dump files' prefix (default: inferred)")
+    trust_option(s)
+    s.set_defaults(run=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.flight:
+        return _flight(args)
+    if args.samples < 1 or args.interval < 0 or args.timeout <= 0:
+        raise UsageError("--samples needs 1 or more, --interval 0 or more seconds, --timeout more than 0")
+    try:
+        kinds = builtin_kinds()
+    except KindError as exc:
+        raise UsageError(str(exc)) from None
+    targets, where = _targets(args.nodes)
+    request = Request(args.samples, args.interval, args.native, containers=tuple(args.container))
+    progress = err()
+
+    def said(node: str, what: str) -> None:
+        if not args.json or progress.is_terminal:
+            progress.print(Text(f"sparktui: {node}: {what}", style="dim"))
+
+    try:
+        found = asyncio.run(_gather(targets, request, args, said))
+    except Refused as exc:
+        raise UsageError(str(exc)) from None
+    ranks = [r for node in found for r in node.ranks]
+    problems = [p for node in found for p in node.problems]
+    groups = comparing.compare(ranks, kinds)
+    if args.json:
+        result = comparing.as_dict(groups, problems)
+        result["where"] = where
+        result["gpus"] = {n.node: [str(g) for g in n.gpus] for n in found}
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    else:
+        show(groups, problems, where, out())
+    return comparing.exit_code(groups)
+
+
+def _targets(nodes: list[str]) -> tuple[dict[str, str], str]:
+    if nodes:
+        if len(set(nodes)) < len(nodes):
+            raise UsageError(f"{next(n for n in nodes if nodes.count(n) > 1)}: named twice")
+        return {n: n for n in nodes}, "the nodes named"
+    found = clusterfile.find()
+    if found is not None:
+        cluster = clusterfile.load(found)
+        return {n.name: n.ssh for n in cluster.nodes}, f"the nodes of {found}"
+    return {"local": ""}, "this machine (no nodes named, no cluster file)"
+
+
+async def _gather(
+    targets: dict[str, str], request: Request, args: argparse.Namespace, said: Callable[[str, str], None]
+) -> list[NodeStacks]:
+    from sparktui.core.remote.runner import SshRunner  # asyncssh: only for this command
+    from sparktui.core.remote.ssh import SshNode, split_target
+    from sparktui.core.stacks import gather
+
+    nodes = {}
+    for name, target in targets.items():
+        if target:
+            try:
+                user, host, port = split_target(target)
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
+            nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=args.trust_new_host_key)
+    runner = SshRunner(nodes)
+    try:
+        return await gather.gather(runner, list(targets), request, timeout=args.timeout, progress=said)
+    finally:
+        await runner.close()
+
+
+def show(groups: list[comparing.Group], problems: list[str], where: str, console: Console) -> None:
+    """The per-rank table of each group and its verdict, then what could not be read."""
+    console.print(Text(f"sparktui stacks: {where}", style="dim"))
+    if not groups:
+        console.print(Text("no rank process found (torch.distributed ranks, vLLM/SGLang/Ray workers, GPU users)"))
+    for g in groups:
+        table = Table(title=f"job {g.job}", title_justify="left", show_lines=False)
+        for column in ("rank", "node", "pid", "status", "now", "gpu"):
+            table.add_column(column, overflow="fold")
+        for v in g.views:
+            r = v.rank
+            status = v.place.thread.status_text if v.place is not None else ""
+            style = "bold yellow" if v.odd else ""
+            node = r.node if r.place == "host" else f"{r.node}/{r.place}"
+            table.add_row(
+                "" if r.rank is None else str(r.rank),
+                node,
+                str(r.pid),
+                status + (" moving" if v.moved else ""),
+                Text(display(v.now()), style=style),
+                "" if r.gpu is None else str(r.gpu),
+            )
+        console.print(table)
+        line = Text("verdict: ")
+        line.append(g.verdict.upper(), style=VERDICT_STYLE.get(g.verdict, ""))
+        console.print(line)
+        for finding in g.findings:
+            console.print(Text(f"  {display(finding)}"))
+    for problem in problems:
+        console.print(Text(display(problem), style="yellow"))
+
+
+def _flight(args: argparse.Namespace) -> int:
+    folder = Path(args.flight)
+    try:
+        dumps = flight.read_folder(folder, args.prefix or None)
+    except flight.Unreadable as exc:
+        raise UsageError(f"--flight {folder}: {exc}") from None
+    result = flight.analyse(dumps)
+    if args.json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        console = out()
+        console.print(
+            Text(f"sparktui stacks --flight {folder}: ranks {', '.join(map(str, result.ranks))}", style="dim")
+        )
+        for finding in result.findings:
+            console.print(Text(f"  {display(finding)}"))
+        if not result.findings:
+            console.print(Text("every collective recorded matches across the ranks", style="green"))
+    return 1 if result.findings else 0

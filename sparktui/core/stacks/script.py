@@ -1,0 +1,212 @@
+"""The shell script that gathers one node's stacks, and reading what it prints back. The script only reads:
+GPU state (``nvidia-smi``), the rank processes in ``/proc`` and ``py-spy dump`` of each, on the host and
+inside each container (``docker exec``, through the node's Docker engine).
+
+Rank processes are those with ``RANK`` in their environment (torchrun's children, any torch.distributed
+launcher), the engines' workers by their titles (vLLM's and Ray's workers, SGLang's schedulers), and, on
+the host, every process holding a GPU. On the host, processes of another PID namespace are left to the
+container they run in. Everything the script prints is framed by marker lines carrying a nonce, so no
+program's output can pass for one.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+#: The titles and command lines of engine rank processes.
+ENGINE_PATTERN = r"ray::RayWorkerWrapper|ray::.*Worker|VLLM::|sglang::|sglang\.launch_server|vllm serve"
+#: The environment a rank's group is read from.
+ENV_NAMES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+#: Where the py-spy-stacks playbook puts the py-spy it brings (looked for when none is on the PATH).
+BROUGHT = "/tmp/sparktui-py-spy/bin/py-spy"
+GPU_QUERY = "uuid,index,name,utilization.gpu,power.draw,clocks.sm"
+
+# The part that runs in one place (the host, or a container through docker exec): $1 nonce, $2 samples,
+# $3 seconds between samples, $4 py-spy's extra flags, $5 seconds per dump, $6 "host" or "container",
+# $7 the GPU pids (host only).
+_PLACE = r"""n=$1; samples=$2; gap=$3; flags=$4; bound=$5; where=$6; gpupids=" $7 "
+mark() { echo "@@stacks $n $*"; }
+spy=$(command -v py-spy 2>/dev/null) || spy=
+[ -n "$spy" ] || { [ -x BROUGHT ] && spy=BROUGHT; }
+[ -n "$spy" ] || mark nopyspy
+t=; command -v timeout >/dev/null 2>&1 && t="timeout $bound"
+self=$(readlink /proc/self/ns/pid 2>/dev/null)
+pids=
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}; [ "$p" = "$$" ] && continue
+  cmd=$(tr '\000' ' ' < "$d/cmdline" 2>/dev/null) || continue; [ -n "$cmd" ] || continue
+  case "$cmd" in *"$n"*) continue ;; esac
+  if [ "$where" = host ] && [ "$(readlink "$d/ns/pid" 2>/dev/null)" != "$self" ]; then continue; fi
+  pick=
+  case "$gpupids" in *" $p "*) pick=1 ;; esac
+  printf '%s' "$cmd" | grep -Eq 'ENGINE' && pick=1
+  if [ -z "$pick" ] && tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -q '^RANK='; then
+    printf '%s' "$cmd" | grep -q python && pick=1
+  fi
+  [ -n "$pick" ] && pids="$pids $p"
+done
+for p in $pids; do
+  mark proc "$p"
+  tr '\000' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-400; echo
+  mark env "$p"
+  tr '\000' '\n' < "/proc/$p/environ" 2>/dev/null | grep -E '^(ENVS)='
+done
+i=0
+while [ "$i" -lt "$samples" ]; do
+  [ "$i" -gt 0 ] && sleep "$gap"
+  for p in $pids; do
+    [ -d "/proc/$p" ] || { mark gone "$p" "$i"; continue; }
+    [ -n "$spy" ] || continue
+    mark dump "$p" "$i" "$(date +%s.%N 2>/dev/null || date +%s)"
+    $t "$spy" dump $flags --pid "$p" 2>&1; echo
+  done
+  i=$((i + 1))
+done
+mark done"""
+PLACE = _PLACE.replace("BROUGHT", BROUGHT).replace("ENGINE", ENGINE_PATTERN).replace("ENVS", "|".join(ENV_NAMES))
+
+
+def nonce() -> str:
+    return secrets.token_hex(6)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    samples: int = 3
+    interval: float = 1.0
+    native: bool = False
+    per_dump: int = 10
+    containers: tuple[str, ...] = ()  # () = every running container the engine lists
+
+
+def script(request: Request, run: str) -> str:
+    """The script for one node: GPU state, then the host's ranks, then each container's."""
+    flags = "--native" if request.native else ""
+    args = [run, str(request.samples), f"{request.interval:g}", flags, str(request.per_dump)]
+    body = shlex.quote(PLACE)
+    quoted = " ".join(shlex.quote(a) for a in args)
+    listing = (
+        " ".join(shlex.quote(c) for c in request.containers)
+        if request.containers
+        else "$(docker ps --format '{{.Names}}' 2>/dev/null)"
+    )
+    return f"""n={shlex.quote(run)}
+mark() {{ echo "@@stacks $n $*"; }}
+gpupids=
+if command -v nvidia-smi >/dev/null 2>&1; then
+  mark gpu; nvidia-smi --query-gpu={GPU_QUERY} --format=csv,noheader 2>&1
+  mark apps; nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader 2>&1
+  gpupids=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | tr -d ' ' | tr '\\n' ' ')
+fi
+mark place host
+sh -c {body} sh {quoted} host "$gpupids"
+if command -v docker >/dev/null 2>&1; then
+  for c in {listing}; do
+    mark place "$c"
+    docker exec "$c" sh -c {body} sh {quoted} container "" 2>&1 || mark noexec "$c"
+  done
+fi
+mark end"""
+
+
+@dataclass
+class Found:
+    """One process the script found, in one place of the node."""
+
+    place: str
+    pid: int
+    command: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    dumps: list[tuple[int, float, str]] = field(default_factory=list)  # (sample, time, py-spy's text)
+    gone_at: int | None = None
+
+
+@dataclass
+class NodeOutput:
+    """What the script printed on one node, read back."""
+
+    gpus: list[str] = field(default_factory=list)
+    apps: list[str] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
+    no_py_spy: list[str] = field(default_factory=list)  # the places without py-spy
+    no_exec: list[str] = field(default_factory=list)  # containers docker exec could not enter
+    processes: list[Found] = field(default_factory=list)
+    ended: bool = False
+
+
+def read(lines: Sequence[str], run: str) -> NodeOutput:
+    """The sections of one run's output; lines without the run's markers belong to the section above."""
+    out = NodeOutput()
+    prefix = f"@@stacks {run} "
+    section: list[str] | None = None
+    place = ""
+    by_pid: dict[tuple[str, int], Found] = {}
+    for line in lines:
+        if not line.startswith(prefix):
+            if section is not None:
+                section.append(line)
+            continue
+        words = line[len(prefix) :].split()
+        what, rest = (words[0], words[1:]) if words else ("", [])
+        section = None
+        if what == "gpu":
+            section = out.gpus
+        elif what == "apps":
+            section = out.apps
+        elif what == "place" and rest:
+            place = rest[0]
+            out.places.append(place)
+        elif what == "nopyspy":
+            out.no_py_spy.append(place)
+        elif what == "noexec" and rest:
+            out.no_exec.append(rest[0])
+        elif what in ("proc", "env", "dump", "gone") and rest and rest[0].isdigit():
+            found = by_pid.setdefault((place, int(rest[0])), Found(place, int(rest[0])))
+            if found not in out.processes:
+                out.processes.append(found)
+            section = []
+            if what == "proc":
+                section = _Into(found, "command")
+            elif what == "env":
+                section = _Into(found, "env")
+            elif what == "dump":
+                sample = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else len(found.dumps)
+                when = _float(rest[2]) if len(rest) > 2 else 0.0
+                section = _Into(found, "dump", (sample, when))
+            else:
+                found.gone_at = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 0
+        elif what == "end":
+            out.ended = True
+    return out
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+class _Into(list[str]):
+    """A section whose lines go straight into a :class:`Found` as they come."""
+
+    def __init__(self, found: Found, what: str, sample: tuple[int, float] = (0, 0.0)) -> None:
+        super().__init__()
+        self.found, self.what, self.sample = found, what, sample
+        if what == "dump":
+            found.dumps.append((sample[0], sample[1], ""))
+
+    def append(self, line: str) -> None:
+        f = self.found
+        if self.what == "command":
+            f.command = (f.command + " " + line).strip() if line.strip() else f.command
+        elif self.what == "env":
+            name, sep, value = line.partition("=")
+            if sep:
+                f.env[name] = value
+        else:
+            sample, when, text = f.dumps[-1]
+            f.dumps[-1] = (sample, when, text + line + "\n")

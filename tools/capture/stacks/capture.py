@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Capture ``py-spy dump`` of every rank of the jobs of scenario.py (beside this file) while they hang.
+
+Usage: capture.py OUTDIR [--backend gloo|nccl] [--ranks N] [--only REGEX] [--native]
+
+For each scenario it starts the ranks (their own MASTER_PORT), waits until each rank that is meant to say
+so has printed ``in place`` (bounded), lets them settle for two seconds, then writes into
+``OUTDIR/<backend>-<scenario>/``:
+
+* ``rank<R>.txt``: ``py-spy dump --pid <pid>`` of rank R, exactly as py-spy printed it (stdout, then stderr)
+* ``rank<R>.later.txt``: the same again three seconds later (progress or hang)
+* ``rank<R>.native.txt``: ``py-spy dump --native`` (with ``--native``)
+* ``nvidia-smi.csv``: GPU utilisation, power, clocks and the compute processes (where nvidia-smi exists)
+* ``fr/``: the flight recorder's dumps (``skip-collective`` on nccl, which arms it)
+* ``meta.txt``: the commands, the pids, the versions, how each rank ended
+
+With ``--backend nccl`` every rank is a "host" of its own on GPU 0: its own host name (``unshare -u``, where
+allowed) and NCCL_HOSTID, P2P and SHM off, NVLink multicast off. The ranks are killed (SIGKILL) at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCENARIO = HERE / "scenario.py"
+#: Which ranks say "in place" (None: all) in a job of ``n`` ranks, and whether only rank 0 is started.
+SCENARIOS = ("second-group", "healthy", "mismatch", "busy-python", "store-wait", "skip-collective")
+GPU_QUERY = "index,name,utilization.gpu,power.draw,clocks.sm,clocks.mem,temperature.gpu,memory.used"
+READY_S = 180.0
+FR_WAIT_S = 150.0
+
+
+def run_scenario(out: Path, name: str, backend: str, ranks: int, port: int, native: bool, python: str) -> None:
+    folder = out / f"{backend}-{name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    started = 1 if name == "store-wait" else ranks
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(ranks))
+    env.update(PYTHONUNBUFFERED="1", NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1")
+    env["NVSHMEM_DISABLE_NVLS"] = "1"
+    extra: list[str] = ["--backend", backend]
+    if name == "skip-collective" and backend == "nccl":
+        fr = folder / "fr"
+        fr.mkdir(exist_ok=True)
+        env.update(
+            TORCH_NCCL_TRACE_BUFFER_SIZE="2000",
+            TORCH_NCCL_DUMP_ON_TIMEOUT="1",
+            TORCH_NCCL_DEBUG_INFO_TEMP_FILE=str(fr / "nccl_trace_rank_"),
+        )
+        extra += ["--pg-timeout-s", "20"]
+    procs: list[subprocess.Popen[bytes]] = []
+    logs = []
+    uts = backend == "nccl" and shutil.which("unshare") is not None
+    for rank in range(started):
+        rank_env = dict(env, RANK=str(rank), LOCAL_RANK="0")
+        argv = [python, str(SCENARIO), name, *extra]
+        if backend == "nccl":
+            host = f"node-{chr(ord('a') + rank)}"
+            rank_env.update(NCCL_HOSTID=host, NCCL_P2P_DISABLE="1", NCCL_SHM_DISABLE="1", CUDA_VISIBLE_DEVICES="0")
+            if uts:
+                argv = ["unshare", "-u", "sh", "-c", 'hostname "$0" && exec "$@"', host, *argv]
+        log = (folder / f"rank{rank}.log").open("wb")
+        logs.append(log)
+        procs.append(subprocess.Popen(argv, env=rank_env, stdout=log, stderr=subprocess.STDOUT))
+    meta = [f"scenario {name} backend {backend} ranks {ranks} started {started} port {port}"]
+    meta += [f"rank {r} pid {p.pid}: {' '.join(p.args)}" for r, p in enumerate(procs)]  # type: ignore[arg-type]
+    waiting = {1: {0}, ranks: set(range(ranks))}[started]
+    deadline = time.monotonic() + READY_S
+    while time.monotonic() < deadline:
+        said = {r for r in waiting if b"in place" in (folder / f"rank{r}.log").read_bytes()}
+        if said == waiting or any(p.poll() is not None for p in procs):
+            break
+        time.sleep(0.5)
+    meta.append(f"in place after {READY_S - (deadline - time.monotonic()):.1f} s: {sorted(said)} of {sorted(waiting)}")
+    time.sleep(2)
+    if shutil.which("nvidia-smi"):
+        with (folder / "nvidia-smi.csv").open("w") as f:
+            for query in (
+                ["--query-gpu=" + GPU_QUERY, "--format=csv"],
+                ["--query-compute-apps=pid,process_name,used_memory", "--format=csv"],
+            ):
+                f.write(subprocess.run(["nvidia-smi", *query], capture_output=True, text=True).stdout)
+    rounds: list[tuple[str, list[str]]] = [("", []), (".later", [])] + ([(".native", ["--native"])] if native else [])
+    for i, (suffix, flags) in enumerate(rounds):
+        if i == 1:
+            time.sleep(3)
+        for rank, p in enumerate(procs):
+            done = subprocess.run(["py-spy", "dump", *flags, "--pid", str(p.pid)], capture_output=True, timeout=60)
+            (folder / f"rank{rank}{suffix}.txt").write_bytes(done.stdout + done.stderr)
+            meta.append(f"py-spy dump {' '.join(flags)} rank {rank}: exit {done.returncode}")
+    if name == "skip-collective" and backend == "nccl":
+        deadline = time.monotonic() + FR_WAIT_S
+        fr = folder / "fr"
+        while time.monotonic() < deadline and len(list(fr.iterdir())) < ranks:
+            time.sleep(1)
+        time.sleep(3)  # let the last writer finish its file
+        meta.append(f"flight recorder files: {sorted(f.name for f in fr.iterdir())}")
+    for rank, p in enumerate(procs):
+        code = p.poll()
+        if code is None:
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        meta.append(f"rank {rank} {'exited ' + str(code) if code is not None else 'killed by the capture'}")
+    for log in logs:
+        log.close()
+    (folder / "meta.txt").write_text("\n".join(meta) + "\n")
+    print(f"capture: {folder.name} done", flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out", type=Path)
+    p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
+    p.add_argument("--ranks", type=int, default=2)
+    p.add_argument("--only", default=".", help="a regex: only the scenarios it matches")
+    p.add_argument("--native", action="store_true", help="also dump with --native")
+    p.add_argument("--python", default=sys.executable, help="the python with torch that runs the ranks")
+    p.add_argument("--port", type=int, default=29710)
+    args = p.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    versions = subprocess.run(
+        [args.python, "-c", "import torch,sys;print('torch', torch.__version__, 'python', sys.version.split()[0])"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    spy = subprocess.run(["py-spy", "--version"], capture_output=True, text=True).stdout
+    (args.out / "versions.txt").write_text(versions + spy)
+    for i, name in enumerate(s for s in SCENARIOS if re.search(args.only, s)):
+        run_scenario(args.out, name, args.backend, args.ranks, args.port + i, args.native, args.python)
+
+
+if __name__ == "__main__":
+    main()
