@@ -69,6 +69,7 @@ def test_each_engine_reads_its_own_aliases() -> None:
     assert parse_launch("vllm serve m -tp 2 -pp 2 -dp 2").world_size == 4
     assert parse_launch(f"{SGLANG} --model-path m --tp 2 --pp-size 2 --dp 2").world_size == 4
     assert parse_launch("sglang serve m --tensor-parallel-size 2").tensor_parallel == 2
+    assert parse_launch("vllm serve m --tp 2").tensor_parallel == 1
 
 
 def test_what_follows_the_launch() -> None:
@@ -80,7 +81,14 @@ def test_what_follows_the_launch() -> None:
     assert read(piped).after == ("tee", "-a", "all.log")
     assert parse_launch(piped).port == 8001 and parse_launch(piped).flags == ("--port",)
     assert parse_launch("vllm serve m --port 8001 &").port == 8001
-    for command in ("vllm serve m && echo up", "vllm serve m; echo done", "vllm serve m & vllm serve n"):
+    assert parse_launch("vllm serve m --port 8001 2>&1 | tee log &").port == 8001
+    assert read("vllm serve m &").background and not read("vllm serve m & vllm serve n").background
+    for command in (
+        "vllm serve m && echo up",
+        "vllm serve m; echo done",
+        "vllm serve m & vllm serve n",
+        "vllm serve m | tee log; rm log",
+    ):
         with pytest.raises(LaunchError, match=r"shell operator '(&&|;|&)': give the launch alone"):
             parse_launch(command)
     with pytest.raises(TranslateError, match="redirection '2>&1': give the SGLang launch alone"):

@@ -11,15 +11,13 @@ import pytest
 
 from sparktui.core.launch.lexer import Takes
 from sparktui.core.launch.sglang_to_vllm import (
-    _FAMILIES,
-    _RULES,
-    _TOOL_CALL_PARSERS,
     Dropped,
     Mode,
     TranslateError,
     Translation,
     _Flag,
     _Names,
+    _table,
     sglang_to_vllm,
 )
 
@@ -443,14 +441,16 @@ SAMPLE = {"--dist-init-addr": "10.0.0.1:25000", "--nccl-init-addr": "10.0.0.1:25
 def every_command() -> list[str]:
     """One command per SGLang flag the table knows (per value, for flags whose values are named)."""
     commands = []
-    for flag, rule in [*_RULES.items(), *_FAMILIES]:
+    table = _table()
+    parsers = table.values["tool-call-parsers"]
+    for flag, rule in [*table.rules.items(), *table.families]:
         if rule.takes is Takes.NOTHING:
             args = [flag]
         elif isinstance(rule, _Flag) and rule.names is not None:
             names = rule.names
             args = [f"{flag} {value}" for value in sorted({*names.same, *names.renamed})]
         elif flag == "--tool-call-parser":
-            args = [f"{flag} {value}" for value in sorted({*_TOOL_CALL_PARSERS.same, *_TOOL_CALL_PARSERS.renamed})]
+            args = [f"{flag} {value}" for value in sorted({*parsers.same, *parsers.renamed})]
         else:
             args = [f"{flag}{'x' if flag.endswith('-') else ''} {SAMPLE.get(flag, '2')}"]
         commands += [f"{LAUNCH} --model-path m {arg} --node-rank 1" for arg in args]
@@ -464,14 +464,14 @@ def test_every_flag_written_is_in_the_vllm_help(mode: Mode) -> None:
         t = sglang_to_vllm(command, mode=mode)
         assert_known_to_vllm(t)
         for note in t.notes:
-            assert flags_in(note) <= vllm_options().keys() | _RULES.keys(), note
+            assert flags_in(note) <= vllm_options().keys() | _table().rules.keys(), note
         written |= set(vllm_flags(t))
     assert len(written) > 40
 
 
 def named_values() -> list[tuple[str, _Names]]:
-    table = [(rule.to, rule.names) for rule in _RULES.values() if isinstance(rule, _Flag) and rule.names]
-    return [*table, ("--tool-call-parser", _TOOL_CALL_PARSERS)]
+    table = [(rule.to, rule.names) for rule in _table().rules.values() if isinstance(rule, _Flag) and rule.names]
+    return [*table, ("--tool-call-parser", _table().values["tool-call-parsers"])]
 
 
 @pytest.mark.parametrize(("flag", "names"), named_values(), ids=[flag for flag, _ in named_values()])

@@ -80,7 +80,7 @@ class Command:
     """A launch command, read: the engine and its arguments, the words that named it (``vllm serve``,
     ``python3 -u -m sglang.launch_server``), the environment set in front (assignments, ``env``, ``docker exec
     -e``), the container a ``docker exec`` runs it in, the redirections and control operators met (as
-    written), and the words after the first operator."""
+    written), the words after the first operator, and whether the command ends with ``&`` (in the background)."""
 
     engine: str
     args: tuple[str, ...]
@@ -90,12 +90,13 @@ class Command:
     redirections: tuple[str, ...] = ()
     operators: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
+    background: bool = False
 
 
 def read(command: str) -> Command:
     """The launch in ``command``. Raises :class:`NotALaunch` for words that are no launch, and
     :class:`LaunchError` for a command that cannot be split."""
-    words, redirections, operators, after = _split(command)
+    words, around = _split(command)
     env: list[tuple[str, str]] = []
     container = ""
     while words:
@@ -110,12 +111,13 @@ def read(command: str) -> Command:
             container, words, given = _docker_exec(words[2:])
             env += given
         elif _SHELL.fullmatch(first) and len(words) >= 3 and words[1] in _SHELL_COMMAND:
-            inner, more_redirections, more_operators, more_after = _split(words[2])
+            inner, more = _split(words[2])
             words = _positional(inner, words[4:])
-            redirections, operators, after = (
-                redirections + more_redirections,
-                operators + more_operators,
-                after + more_after,
+            around = _Around(
+                around.redirections + more.redirections,
+                around.operators + more.operators,
+                around.after + more.after,
+                around.background or more.background,
             )
         else:
             break
@@ -128,9 +130,10 @@ def read(command: str) -> Command:
         tuple(words[:at]),
         tuple(env),
         container,
-        tuple(redirections),
-        tuple(operators),
-        tuple(after),
+        around.redirections,
+        around.operators,
+        around.after,
+        around.background,
     )
 
 
@@ -164,19 +167,32 @@ def is_flag(word: str) -> bool:
     return word.startswith("-") and word != "-" and not _NUMBER.match(word)
 
 
-def _split(command: str) -> tuple[list[str], list[str], list[str], list[str]]:
-    """The words of the first command (redirections left out), the redirections and the operators met, and
-    the words after the first operator."""
+@dataclass(frozen=True, slots=True)
+class _Around:
+    """What a line holds besides the words of its first command."""
+
+    redirections: tuple[str, ...] = ()
+    operators: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()  # the words after the first operator
+    background: bool = False  # the line ends with &
+
+
+def _split(command: str) -> tuple[list[str], _Around]:
+    """The words of the first command (redirections left out), and what is around them."""
+    tokens = _tokens(_CONTINUATION.sub(" ", command))
+    if not tokens:
+        raise LaunchError("empty command")
     found: dict[str, list[str]] = {"word": [], "redirection": [], "operator": []}
     after: list[str] = []
-    for token, kind in _tokens(_CONTINUATION.sub(" ", command)):
+    for token, kind in tokens:
         if kind == "word" and found["operator"]:
             after.append(token)
         else:
             found[kind].append(token)
-    if not any(found.values()):
-        raise LaunchError("empty command")
-    return found["word"], found["redirection"], found["operator"], after
+    around = _Around(
+        tuple(found["redirection"]), tuple(found["operator"]), tuple(after), tokens[-1] == ("&", "operator")
+    )
+    return found["word"], around
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:

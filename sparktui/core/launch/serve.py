@@ -1,15 +1,14 @@
 """Reading a launch command: which engine, which model, how it is spread over GPUs and nodes, where it
-listens, and the environment it is given. Pure: no I/O.
+listens, and the environment it is given. Pure: no I/O but the engines' tables, read once.
 
-Forms read: ``vllm serve MODEL ...``, ``python3 -m vllm.entrypoints.openai.api_server --model M ...``,
-``python3 -m sglang.launch_server --model-path M ...`` and ``sglang serve ...``; in front of them any
-``VAR=value`` assignments, ``env`` and ``exec``; around them ``docker exec [options] CONTAINER`` and one
-``bash -c '...'`` (or ``sh -c``), as a launch script or a playbook writes them.
+The words are the one launch lexer's (:mod:`.lexer`: the forms it reads, quoting, env, ``docker exec``,
+``bash -c``). A launch may be piped into another program (``| tee log``) or end with ``&``; after ``;``,
+``&&`` or ``||``, which command is the launch is not for the reader to guess.
 
 Whether a flag takes a value decides what the next word is. vLLM's own parser knows (the in-image probe
-reads it: pass ``switches``); without it, a flag is taken as a switch when vLLM spells its switches that
-way (``--enable-...``, ``--disable-...``, ``--no-...``) or it is one of the few others (``--enforce-eager``,
-``--trust-remote-code``, ``--headless``...).
+reads it: pass ``switches``); without it, the engine's table in ``diagnostics/launch/`` says (:mod:`.tables`:
+a flag spelt ``--enable-...``, ``--disable-...`` or ``--no-...`` takes none, and the few switches spelt
+otherwise are listed), as it says which flags give the settings read here.
 """
 
 from __future__ import annotations
@@ -19,83 +18,7 @@ from dataclasses import dataclass
 
 from sparktui.core.launch.lexer import LaunchError as LaunchError  # the readers' error, as before
 from sparktui.core.launch.lexer import Takes, options, read
-
-DEFAULT_PORT = {"vllm": 8000, "sglang": 30000}
-#: vLLM's and SGLang's switches that are not spelled --enable-/--disable-/--no-.
-SWITCHES = frozenset(
-    {
-        "--enforce-eager",
-        "--trust-remote-code",
-        "--headless",
-        "--aggregate-engine-logging",
-        "--skip-tokenizer-init",
-        "--fully-sharded-loras",
-        "--numa-bind",
-        "--tokens-only",
-        "--log-error-stack",
-        "--kv-sharing-fast-prefill",
-        "--language-model-only",
-        "--mm-encoder-only",
-        "--skip-mm-profiling",
-        "--interleave-mm-strings",
-        "--use-tqdm-on-load",
-        "--return-tokens-as-token-ids",
-        "--allow-credentials",
-        "--dcp-q-replicate",
-        "--ray-workers-use-nsight",
-        "--specialize-active-lora",
-        "--use-fp64-gumbel",
-        "--use-replayssm",
-        "--swa-bounded-replay",
-        "--sleep-mode-offload-cudagraph",
-        "--return-sampling-mask",
-        "--mm-device-do-normalize",
-        "--exclude-tools-when-tool-choice-none",
-        "--trust-request-chat-template",
-        "--trust-request-mm-kwargs",
-        "--allow-deprecated-quantization",
-        "--cohere-is-reasoning-model",
-        "--data-parallel-external-lb",
-        "--data-parallel-hybrid-lb",
-        "--data-parallel-multi-port-external-lb",
-        "--fail-on-environ-validation",
-        "--grpc",
-        "--cudagraph-metrics",
-        "--jit-monitor-verbose",
-        "--kv-cache-metrics",
-        "--async-scheduling",
-        "--long-prefill-token-threshold-adaptive",
-        "--scheduler-reserve-full-isl",
-        "-ep",
-        "-dpe",
-        "-dph",
-        "-dpm",
-        "-h",
-        "--help",
-        "--version",
-        # SGLang
-        "--skip-server-warmup",
-        "--is-embedding",
-        "--log-requests",
-        "--show-time-cost",
-        "--crash-dump-folder-on",
-    }
-)
-_SWITCH_PREFIXES = ("--enable-", "--disable-", "--no-")
-#: Flags spelt like switches that take a value.
-_VALUED = frozenset({"--disable-access-log-for-endpoints"})
-#: Each setting under the flags that give it (both engines; an alias of one is never a flag of the other).
-_ALIASES: dict[str, tuple[str, ...]] = {
-    "model": ("--model", "--model-path"),
-    "tp": ("--tensor-parallel-size", "-tp", "--tp-size", "--tp"),
-    "pp": ("--pipeline-parallel-size", "-pp", "--pp-size", "--pp"),
-    "dp": ("--data-parallel-size", "-dp", "--dp-size", "--dp"),
-    "nnodes": ("--nnodes", "-n"),
-    "node_rank": ("--node-rank", "-r"),
-    "executor": ("--distributed-executor-backend",),
-    "port": ("--port",),
-    "host": ("--host",),
-}
+from sparktui.core.launch.tables import cli
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,59 +54,53 @@ class Launch:
         return -(-self.world_size // nodes)
 
 
-def is_switch(flag: str) -> bool:
-    """Whether a vLLM or SGLang flag takes no value, as far as known without the engine's own parser."""
-    return flag in SWITCHES or (flag.startswith(_SWITCH_PREFIXES) and flag not in _VALUED)
-
-
 def parse_launch(command: str, switches: Callable[[str], bool] | Collection[str] | None = None) -> Launch:
     """The launch in ``command``. ``switches`` says which flags take no value (a set of them, or a test);
-    by default :func:`is_switch`. Raises :class:`LaunchError` for anything else."""
+    by default the engine's table. Raises :class:`LaunchError` for anything else."""
+    line = read(command)
+    refused = [op for op in line.operators if op != "|"][: -1 if line.background else None]
+    if refused:
+        raise LaunchError(f"shell operator {refused[0]!r}: give the launch alone")
+    engine = line.engine
+    table = cli(engine)
     takes_none: Callable[[str], bool]
     if switches is None:
-        takes_none = is_switch
+        takes_none = table.is_switch
     elif callable(switches):
         takes_none = switches
     else:
         takes_none = frozenset(switches).__contains__
-
-    line = read(command)
-    first = line.operators[0] if line.operators else ""
-    if first and not (first == "|" or (first == "&" and not line.after)):
-        raise LaunchError(f"shell operator {first!r}: give the launch alone")
-    engine = line.engine
     given = options(line.args, lambda flag: Takes.NOTHING if takes_none(flag) else Takes.ONE)
-    by_flag = {flag: name for name, flags in _ALIASES.items() for flag in flags}
+    by_flag = {flag: name for name, flags in table.settings.items() for flag in flags}
     values = {by_flag[o.flag]: (o.values[0] if o.values else "") for o in given if o.flag in by_flag}
     flags = [o.flag for o in given if o.flag]
     positional = [o.values[0] for o in given if not o.flag]
     model = values.get("model") or (positional[0] if positional else "")
     if not model:
         raise LaunchError("no model in the launch command (vllm serve MODEL, --model or --model-path)")
+
+    def whole(name: str) -> int | None:
+        raw = values.get(name)
+        if raw is None:
+            return None
+        if not raw.isdigit():
+            raise LaunchError(f"{table.settings[name][0]} {raw!r}: not a whole number")
+        return int(raw)
+
     return Launch(
         engine=engine,
         command=command,
         model=model,
-        tensor_parallel=_whole(values, "tp") or 1,
-        pipeline_parallel=_whole(values, "pp") or 1,
-        data_parallel=_whole(values, "dp") or 1,
-        nnodes=_whole(values, "nnodes"),
-        node_rank=_whole(values, "node_rank"),
+        tensor_parallel=whole("tp") or 1,
+        pipeline_parallel=whole("pp") or 1,
+        data_parallel=whole("dp") or 1,
+        nnodes=whole("nnodes"),
+        node_rank=whole("node_rank"),
         executor=values.get("executor", ""),
-        port=_whole(values, "port") or DEFAULT_PORT[engine],
+        port=whole("port") or table.default_port,
         host=values.get("host", ""),
         headless="--headless" in flags,
         container=line.container,
         env=line.env,
         flags=tuple(flags),
     )
-
-
-def _whole(values: dict[str, str], name: str) -> int | None:
-    raw = values.get(name)
-    if raw is None:
-        return None
-    if not raw.isdigit():
-        flag = _ALIASES[name][0]
-        raise LaunchError(f"{flag} {raw!r}: not a whole number")
-    return int(raw)

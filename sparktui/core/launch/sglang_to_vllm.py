@@ -2,10 +2,12 @@
 
 `sglang_to_vllm` reads `python3 -m sglang.launch_server …` or `sglang serve …` with the one launch lexer
 (:mod:`.lexer`: `exec`, `env` and VAR=value assignments in front are kept, a `bash -c` around is peeled; a
-container, a redirection or a second command is refused) and sends every flag through one table: renamed,
-kept, or dropped with the reason, plus a note wherever the vLLM flag is only close. SGLang's multi-node flags
-become a Ray launch on the head (mode "ray") or vLLM's own multi-node flags (mode "native"). The tests check
-every vLLM flag written here against captured `vllm serve --help=all` output. Pure: no I/O.
+container, a redirection or a second command is refused) and sends every flag through one table,
+``diagnostics/launch/sglang-to-vllm.toml`` (data with examples, read on first use): renamed, kept, or dropped
+with the reason, plus a note wherever the vLLM flag is only close; the few flags that take more than a rename
+name a function here. SGLang's multi-node flags become a Ray launch on the head (mode "ray") or vLLM's own
+multi-node flags (mode "native"). The tests check every vLLM flag written against captured `vllm serve
+--help=all` output, and the SGLang flags against SGLang's. Pure: no I/O but the table.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import ClassVar, Literal
 
 from sparktui.core.errors import Invalid
+from sparktui.core.launch import tables
 from sparktui.core.launch.lexer import LaunchError, NotALaunch, Option, Takes, is_flag, options, read
+from sparktui.core.tomlfile import Table
 
 Mode = Literal["ray", "native"]
 
@@ -151,21 +156,6 @@ _NOT_SGLANG = {
     "podman": "give the command the container runs, not podman's",
 }
 
-_RAY = "Ray forms the cluster; vLLM runs only on the head"
-_UNKNOWN = "no vLLM equivalent known to sparktui"
-_EXPERT_PARALLEL = (
-    "vLLM has no expert-parallel size: --enable-expert-parallel spreads the experts over all TP and DP ranks"
-)
-_DP_ATTENTION = (
-    "SGLang's data-parallel attention inside the TP group has no vLLM flag; the nearest is "
-    "--data-parallel-size D with --tensor-parallel-size TP/D and --enable-expert-parallel"
-)
-_ATTENTION = (
-    "vLLM picks its attention backend itself; to force one, its --attention-backend takes vLLM's own names "
-    "(FLASHINFER, FLASH_ATTN, TRITON_ATTN, FLASHINFER_MLA…)"
-)
-_ALL_TO_ALL = "vLLM picks the MoE all-to-all with --all2all-backend (e.g. deepep_high_throughput, deepep_low_latency)"
-
 
 def _whole(flag: str, value: str, least: int) -> int:
     if not _DIGITS.fullmatch(value) or int(value) < least:
@@ -210,7 +200,7 @@ def _model(out: _Out, flag: str, value: str) -> None:
 
 def _data_parallel(out: _Out, flag: str, value: str) -> None:
     if "--enable-dp-attention" in out.given:
-        out.drop(flag, value, _DP_ATTENTION)
+        out.drop(flag, value, _table().texts["dp_attention"])
     else:
         out.emit("--data-parallel-size", value)
 
@@ -220,7 +210,7 @@ def _expert_parallel(out: _Out, flag: str, value: str) -> None:
         out.drop(flag, value, "an expert-parallel size of 1 is no expert parallelism")
         return
     out.emit("--enable-expert-parallel")
-    out.note(_EXPERT_PARALLEL)
+    out.note(_table().texts["expert_parallel"])
 
 
 def _chunked_prefill(out: _Out, flag: str, value: str) -> None:
@@ -235,7 +225,7 @@ def _chunked_prefill(out: _Out, flag: str, value: str) -> None:
 
 
 def _tool_call_parser(out: _Out, flag: str, value: str) -> None:
-    _keep(out, _Flag("--tool-call-parser", names=_TOOL_CALL_PARSERS), flag, value)
+    _keep(out, _Flag("--tool-call-parser", names=_table().values["tool-call-parsers"]), flag, value)
     out.emit("--enable-auto-tool-choice")
     out.note('--enable-auto-tool-choice added: vLLM answers tool_choice "auto" only with it')
 
@@ -248,7 +238,7 @@ def _chat_template(out: _Out, flag: str, value: str) -> None:
 
 def _multi_node(out: _Out, flag: str, value: str, options: dict[str, str]) -> None:
     if out.mode == "ray":
-        out.drop(flag, value, _RAY)
+        out.drop(flag, value, _table().texts["ray"])
         return
     for name, setting in options.items():
         out.emit(name, setting)
@@ -268,195 +258,96 @@ def _dist_init_addr(out: _Out, flag: str, value: str) -> None:
     _multi_node(out, flag, value, {"--master-addr": host, "--master-port": port})
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-def _aliases(names: str, rule: _Rule) -> dict[str, _Rule]:
-    return dict.fromkeys(names.split(), rule)
-
-
-_TOOL_CALL_PARSERS = _Names(
-    "tool-call parser",
-    _words(
-        "cohere_command4 dots gemma4 gigachat3 glm45 glm47 hermes inkling k2_horizon kimi_k2 kimi_k3 lfm2 ling3 "
-        "mimo minicpm5 mistral poolside_v1 pythonic qwen3_coder step3 step3p5"
-    ),
-    {
-        "deepseekv3": "deepseek_v3",
-        "deepseekv31": "deepseek_v31",
-        "deepseekv32": "deepseek_v32",
-        "deepseekv4": "deepseek_v4",
-        "deepseekv41": "deepseek_v41",
-        "gpt-oss": "openai",
-        "llama3": "llama3_json",
-        "minimax-m2": "minimax_m2",
-        "minimax-m3": "minimax_m3",
-        "muse": "muse_glimmer",
-        "qwen": "hermes",
-        "qwen25": "hermes",
-    },
-)
-_REASONING_PARSERS = _Names(
-    "reasoning parser",
-    _words(
-        "cohere_command4 gemma4 glm45 granite_thinking_parser inkling k2_horizon kimi_k2 kimi_k3 ling3 mimo "
-        "mistral poolside_v1 qwen3 step3 step3p5"
-    ),
-    {
-        "deepseek-r1": "deepseek_r1",
-        "deepseek-v3": "deepseek_v3",
-        "deepseek-v4": "deepseek_v4",
-        "deepseek-v41": "deepseek_v41",
-        "gpt-oss": "openai_gptoss",
-        "minimax-append-think": "minimax_m2_append_think",
-        "minimax-m3": "minimax_m3",
-        "muse": "muse_glimmer",
-    },
-)
-_QUANTIZATION = _Names(
-    "quantization method",
-    _words("awq awq_marlin compressed-tensors fp8 gptq gptq_marlin modelopt_fp4 modelopt_mixed moe_wna16 mxfp4 quark"),
-    {"modelopt_fp8": "modelopt"},
-    hint="; without --quantization vLLM reads the method from the checkpoint",
-)
-_DTYPES = _Names("data type", _words("auto half float16 bfloat16 float float32"), closed=True)
-_KV_CACHE_DTYPES = _Names(
-    "KV cache type", _words("auto fp8_e4m3 fp8_e5m2 bfloat16 nvfp4"), {"bf16": "bfloat16"}, closed=True
-)
-_LOAD_FORMATS = _Names("load format", _words("auto pt safetensors npcache dummy sharded_state mistral"))
-_TOKENIZER_MODES = _Names("tokenizer mode", _words("auto"), closed=True)
-_SCHEDULING_POLICIES = _Names("scheduling policy", _words("fcfs priority"), closed=True)
-_LOG_LEVELS = _Names("log level", _words("critical error warning info debug trace"), closed=True)
-_MODEL_IMPLS = _Names("model implementation", _words("auto transformers"), {"sglang": "vllm"}, closed=True)
-
-_RULES: dict[str, _Rule] = {
-    # What to serve.
-    **_aliases("--model-path --model", _Custom(_model)),
-    "--tokenizer-path": _Flag("--tokenizer"),
-    "--tokenizer-mode": _Flag("--tokenizer-mode", names=_TOKENIZER_MODES),
-    "--revision": _Flag("--revision"),
-    "--served-model-name": _Flag("--served-model-name"),
-    "--trust-remote-code": _Switch("--trust-remote-code"),
-    "--skip-tokenizer-init": _Switch("--skip-tokenizer-init"),
-    "--download-dir": _Flag("--download-dir"),
-    "--load-format": _Flag("--load-format", names=_LOAD_FORMATS),
-    "--model-loader-extra-config": _Flag("--model-loader-extra-config"),
-    "--model-impl": _Flag("--model-impl", names=_MODEL_IMPLS),
-    "--json-model-override-args": _Flag("--hf-overrides"),
-    "--dtype": _Flag("--dtype", names=_DTYPES),
-    "--quantization": _Flag("--quantization", names=_QUANTIZATION),
-    "--kv-cache-dtype": _Flag("--kv-cache-dtype", names=_KV_CACHE_DTYPES),
-    "--context-length": _Flag("--max-model-len"),
-    "--chat-template": _Custom(_chat_template),
-    "--reasoning-parser": _Flag("--reasoning-parser", names=_REASONING_PARSERS),
-    "--tool-call-parser": _Custom(_tool_call_parser),
-    "--tool-server": _Flag("--tool-server"),
-    "--enable-multimodal": _Drop("vLLM enables multimodal input from the model's config", Takes.NOTHING),
-    "--enable-lora": _Switch("--enable-lora"),
-    "--max-lora-rank": _Flag("--max-lora-rank"),
-    "--max-loras-per-batch": _Flag("--max-loras"),
-    "--lora-paths": _Drop("give the adapters to vLLM as --lora-modules name=path", Takes.SOME),
-    # Parallelism.
-    **_aliases("--tp --tp-size --tensor-parallel-size", _Flag("--tensor-parallel-size")),
-    **_aliases("--pp --pp-size --pipeline-parallel-size", _Flag("--pipeline-parallel-size")),
-    **_aliases("--dp --dp-size --data-parallel-size", _Custom(_data_parallel)),
-    **_aliases("--ep --ep-size --expert-parallel-size", _Custom(_expert_parallel)),
-    "--enable-ep-moe": _Switch("--enable-expert-parallel", _EXPERT_PARALLEL),
-    "--enable-eplb": _Switch("--enable-eplb"),
-    "--enable-dp-attention": _Drop(_DP_ATTENTION, Takes.NOTHING),
-    "--attn-dp-size": _Drop(_DP_ATTENTION),
-    "--moe-a2a-backend": _Drop(_ALL_TO_ALL),
-    "--deepep-mode": _Drop(_ALL_TO_ALL),
-    "--enable-deepep-moe": _Drop(_ALL_TO_ALL, Takes.NOTHING),
-    "--moe-runner-backend": _Drop("vLLM picks its MoE kernels itself"),
-    "--disable-custom-all-reduce": _Switch("--disable-custom-all-reduce"),
-    "--enable-p2p-check": _Drop("vLLM checks GPU peer access itself", Takes.NOTHING),
-    "--enable-nccl-nvls": _Drop("SGLang only sets NCCL_NVLS_ENABLE=1: set it in the environment", Takes.NOTHING),
-    "--base-gpu-id": _Drop("choose the GPUs with CUDA_VISIBLE_DEVICES"),
-    "--gpu-id-step": _Drop("choose the GPUs with CUDA_VISIBLE_DEVICES"),
-    "--device": _Drop("vLLM detects the platform itself"),
-    # Several nodes.
-    "--nnodes": _Custom(_nnodes),
-    "--node-rank": _Custom(_node_rank),
-    **_aliases("--dist-init-addr --nccl-init-addr", _Custom(_dist_init_addr)),
-    "--dist-timeout": _Flag("--distributed-timeout-seconds"),
-    "--nccl-port": _Drop("vLLM picks its own NCCL and distributed ports"),
-    # Memory, batching, scheduling.
-    "--mem-fraction-static": _Flag(
-        "--gpu-memory-utilization",
-        "--gpu-memory-utilization is close to --mem-fraction-static, not equal: SGLang's fraction holds the weights "
-        "and the KV cache, vLLM's all it allocates, so the same value leaves vLLM a smaller KV cache",
-    ),
-    "--max-total-tokens": _Drop("vLLM sizes the KV cache from --gpu-memory-utilization or --kv-cache-memory-bytes"),
-    "--max-running-requests": _Flag("--max-num-seqs"),
-    "--chunked-prefill-size": _Custom(_chunked_prefill),
-    "--max-prefill-tokens": _Drop("vLLM bounds the tokens of a step with --max-num-batched-tokens"),
-    "--page-size": _Drop("vLLM's --block-size has its own valid sizes; vLLM picks one per attention backend"),
-    "--cpu-offload-gb": _Flag("--cpu-offload-gb"),
-    "--disable-radix-cache": _Switch("--no-enable-prefix-caching"),
-    "--schedule-policy": _Flag("--scheduling-policy", names=_SCHEDULING_POLICIES),
-    "--disable-overlap-schedule": _Switch(
-        "--no-async-scheduling", "--no-async-scheduling is vLLM's counterpart of SGLang's overlap scheduler, not a twin"
-    ),
-    "--enable-mixed-chunk": _Drop("vLLM always batches prefill chunks with decodes", Takes.NOTHING),
-    "--stream-interval": _Flag("--stream-interval"),
-    # Kernels, graphs, compilation.
-    **_aliases(
-        "--attention-backend --prefill-attention-backend --decode-attention-backend --mm-attention-backend",
-        _Drop(_ATTENTION),
-    ),
-    "--sampling-backend": _Drop("vLLM picks its sampler itself"),
-    "--grammar-backend": _Drop(
-        "vLLM takes it as --structured-outputs-config '{\"backend\": …}' (xgrammar, guidance, outlines)"
-    ),
-    "--disable-cuda-graph": _Switch(
-        "--enforce-eager", "--enforce-eager also turns off torch.compile; for CUDA graphs only: -cc.cudagraph_mode=none"
-    ),
-    **_aliases(
-        "--cuda-graph-max-bs --cuda-graph-max-bs-decode",
-        _Flag(
-            "--max-cudagraph-capture-size",
-            "--max-cudagraph-capture-size counts the tokens of a step; in decode that is SGLang's batch size",
-        ),
-    ),
-    **_aliases(
-        "--cuda-graph-bs --cuda-graph-bs-decode",
-        _Drop("vLLM takes the capture sizes as --cudagraph-capture-sizes", Takes.SOME),
-    ),
-    "--enable-torch-compile": _Drop(
-        "vLLM compiles with torch.compile by default (tune it with --compilation-config)", Takes.NOTHING
-    ),
-    "--torch-compile-max-bs": _Drop("vLLM's compile sizes are set in --compilation-config"),
-    # Server, logs, metrics.
-    "--host": _Flag("--host"),
-    "--port": _Flag("--port"),
-    "--api-key": _Flag("--api-key"),
-    "--ssl-keyfile": _Flag("--ssl-keyfile"),
-    "--ssl-certfile": _Flag("--ssl-certfile"),
-    "--log-level": _Drop("vLLM takes its log level from VLLM_LOGGING_LEVEL (e.g. VLLM_LOGGING_LEVEL=DEBUG)"),
-    "--log-level-http": _Flag("--uvicorn-log-level", names=_LOG_LEVELS),
-    "--enable-metrics": _Drop("vLLM always serves Prometheus metrics at /metrics", Takes.NOTHING),
-    "--enable-cache-report": _Switch("--enable-prompt-tokens-details"),
-    "--random-seed": _Flag("--seed"),
+_CUSTOM: dict[str, Callable[[_Out, str, str], None]] = {
+    "model": _model,
+    "data_parallel": _data_parallel,
+    "expert_parallel": _expert_parallel,
+    "chunked_prefill": _chunked_prefill,
+    "tool_call_parser": _tool_call_parser,
+    "chat_template": _chat_template,
+    "nnodes": _nnodes,
+    "node_rank": _node_rank,
+    "dist_init_addr": _dist_init_addr,
 }
-_FAMILIES: tuple[tuple[str, _Rule], ...] = (
-    (
-        "--speculative-",
-        _Drop(
-            "vLLM takes speculative decoding as one --speculative-config JSON (method, model, num_speculative_tokens)",
-            Takes.ANY,
-        ),
-    ),
-    ("--disaggregation-", _Drop("vLLM disaggregates prefill and decode through --kv-transfer-config", Takes.ANY)),
-)
-_UNKNOWN_RULE = _Drop(_UNKNOWN, Takes.ANY)
+_TAKES = {"nothing": Takes.NOTHING, "one": Takes.ONE, "some": Takes.SOME, "any": Takes.ANY}
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """``diagnostics/launch/sglang-to-vllm.toml``, read: each SGLang flag's rule, the families of flags dropped
+    by their prefix, the words the rules share, and the values of flags as vLLM names them."""
+
+    rules: Mapping[str, _Rule]
+    families: tuple[tuple[str, _Drop], ...]
+    texts: Mapping[str, str]
+    values: Mapping[str, _Names]
+    unknown: _Drop
+
+
+@cache
+def _table() -> _Table:
+    doc = tables.read("sglang-to-vllm")
+    doc.known(("texts", "flags", "prefixes", "values", "examples"))
+    words = doc.table("texts")
+    texts = {name: words.text(name) for name in words.data}
+
+    def text(t: Table, key: str) -> str:
+        value = t.text(key, required=False)
+        if value.startswith("@") and value[1:] not in texts:
+            raise t.fail(key, f"no text {value[1:]!r} in [texts] ({', '.join(texts)})")
+        return texts[value[1:]] if value.startswith("@") else value
+
+    listed = doc.table("values")
+    values = {}
+    for name in listed.data:
+        v = listed.table(name)
+        v.known(("what", "same", "renamed", "closed", "hint"))
+        renamed = v.table("renamed", required=False)
+        values[name] = _Names(
+            v.text("what"),
+            frozenset(v.texts("same")),
+            {key: renamed.text(key) for key in renamed.data},
+            v.flag("closed", default=False),
+            v.text("hint", required=False),
+        )
+    rules: dict[str, _Rule] = {}
+    for entry in doc.tables("flags"):
+        entry.known(("sglang", "vllm", "switch", "values", "drop", "takes", "custom", "note"))
+        kinds = [key for key in ("vllm", "drop", "custom") if key in entry.data]
+        if len(kinds) != 1:
+            raise entry.fail("vllm", "give one of vllm, drop or custom")
+        rule: _Rule
+        if kinds == ["custom"]:
+            rule = _Custom(_CUSTOM[entry.choice("custom", tuple(_CUSTOM))])
+        elif kinds == ["drop"]:
+            rule = _Drop(text(entry, "drop"), _TAKES[entry.choice("takes", tuple(_TAKES), default="one")])
+        elif entry.flag("switch", default=False):
+            rule = _Switch(entry.text("vllm"), text(entry, "note"))
+        else:
+            named = entry.text("values", required=False)
+            if named and named not in values:
+                raise entry.fail("values", f"no [values.{named}] ({', '.join(values)})")
+            rule = _Flag(entry.text("vllm"), text(entry, "note"), values[named] if named else None)
+        for flag in entry.texts("sglang"):
+            if flag in rules:
+                raise entry.fail("sglang", f"{flag} has a rule already")
+            rules[flag] = rule
+    families = []
+    for entry in doc.tables("prefixes"):
+        entry.known(("prefix", "drop", "takes"))
+        takes = _TAKES[entry.choice("takes", tuple(_TAKES), default="one")]
+        families.append((entry.text("prefix"), _Drop(text(entry, "drop"), takes)))
+    doc.tables("examples")  # checked by the tests, which translate them
+    if "unknown" not in texts:
+        raise words.fail("unknown", "needs the reason a flag named nowhere is dropped")
+    return _Table(rules, tuple(families), texts, values, _Drop(texts["unknown"], Takes.ANY))
 
 
 def _rule(flag: str) -> _Rule:
-    if flag in _RULES:
-        return _RULES[flag]
-    return next((rule for prefix, rule in _FAMILIES if flag.startswith(prefix)), _UNKNOWN_RULE)
+    table = _table()
+    if flag in table.rules:
+        return table.rules[flag]
+    return next((rule for prefix, rule in table.families if flag.startswith(prefix)), table.unknown)
 
 
 def _read(command: str) -> tuple[tuple[tuple[str, str], ...], list[Option]]:

@@ -1,0 +1,193 @@
+"""The engines' command lines as data (diagnostics/launch/): every flag they name checked against the help
+captured from the real programs (tests/vllm-help/serve-help.txt, tools/capture/vllm/serve_flags.sh;
+tests/sglang-help/server-help.txt, tools/capture/sglang/server_flags.sh), every example read or translated as
+it says, and a broken file refused in one line naming the key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparktui.core.launch import tables
+from sparktui.core.launch.lexer import Takes
+from sparktui.core.launch.serve import parse_launch
+from sparktui.core.launch.sglang_to_vllm import _Custom, _Drop, _Flag, _Switch, _table, sglang_to_vllm
+from sparktui.core.launch.tables import TableError, cli
+
+from ..conftest import ROOT
+
+HELP = {"vllm": ROOT / "tests/vllm-help/serve-help.txt", "sglang": ROOT / "tests/sglang-help/server-help.txt"}
+ENGINES = tuple(HELP)
+
+
+@cache
+def help_options(engine: str) -> dict[str, str]:
+    """Every flag of an engine's captured help, with its metavar ("" for a switch), as argparse prints them."""
+    options: dict[str, str] = {}
+    for line in HELP[engine].read_text().splitlines():
+        if not line.startswith("  -"):
+            continue
+        for option in line[2:].split("  ")[0].strip().split(", "):
+            name, _, metavar = option.partition(" ")
+            if name.startswith("-"):
+                options[name] = metavar
+    return options
+
+
+def is_the_engines(engine: str, flag: str) -> bool:
+    """A flag of the help, or for SGLang a prefix argparse takes for one of its flags (--tp for --tp-size)."""
+    options = help_options(engine)
+    return flag in options or (engine == "sglang" and any(o.startswith(flag) for o in options))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_captured_help_is_whole(engine: str) -> None:
+    assert len(help_options(engine)) > 300
+    assert {"--tensor-parallel-size", "--port", "--host"} <= help_options(engine).keys()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_without_the_engines_parser_switches_are_told_from_valued_flags(engine: str) -> None:
+    """Every flag of the captured help is a switch exactly when it takes no value."""
+    table = cli(engine)
+    wrong = [flag for flag, metavar in help_options(engine).items() if table.is_switch(flag) != (not metavar)]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_flag_an_engine_table_names_is_the_engines(engine: str) -> None:
+    table = cli(engine)
+    named = {*table.switches, *table.valued, *(f for flags in table.settings.values() for f in flags)}
+    assert [flag for flag in sorted(named) if not is_the_engines(engine, flag)] == []
+    assert all(not help_options(engine)[flag] for flag in table.switches)
+    assert all(help_options(engine)[flag] for flag in table.valued)
+
+
+def examples(name: str) -> Iterator[Any]:
+    yield from tables.read(name).data["examples"]
+
+
+READINGS = [(engine, example) for engine in ENGINES for example in examples(engine)]
+
+
+@pytest.mark.parametrize(("engine", "example"), READINGS, ids=[f"{e}-{i}" for i, (e, _) in enumerate(READINGS)])
+def test_each_example_reads_as_it_says(engine: str, example: dict[str, Any]) -> None:
+    launch = parse_launch(example["command"])
+    assert launch.engine == engine
+    for field, value in example["read"].items():
+        got = getattr(launch, field)
+        assert (list(map(list, got)) if field == "env" else list(got) if field == "flags" else got) == value, field
+
+
+# --- the translator's table ---------------------------------------------------------------------------------
+
+
+def test_each_translation_example_translates_as_it_says() -> None:
+    for example in examples("sglang-to-vllm"):
+        t = sglang_to_vllm(example["sglang"], mode=example["mode"])
+        assert t.launch == example["vllm"]
+        assert [d.flag for d in t.dropped] == example["dropped"]
+
+
+def takes(metavar: str) -> Takes:
+    """How many values argparse takes for a flag printed with this metavar."""
+    if not metavar:
+        return Takes.NOTHING
+    return Takes.SOME if metavar.endswith("...]") else Takes.ONE
+
+
+def test_every_sglang_flag_the_capture_has_takes_as_many_values_there() -> None:
+    """A rule's flag takes as many values as SGLang's own parser gives it (a list taken as one or more);
+    flags of older releases, which the capture no longer has, are named here and nowhere else."""
+    options = help_options("sglang")
+    wrong, gone = [], []
+    for flag, rule in _table().rules.items():
+        if flag not in options:
+            gone.append(flag)
+            continue
+        if rule.takes is not (Takes.ONE if isinstance(rule, _Custom) else takes(options[flag])):
+            wrong.append(flag)
+    assert wrong == []
+    assert sorted(gone) == sorted(OLDER)
+
+
+#: SGLang flags the translator knows that the capture (SGLang 0.5.23) has not: argparse prefixes of its flags,
+#: and flags of older releases (--enable-ep-moe and --enable-deepep-moe to 0.4.10, --cuda-graph-max-bs and
+#: --cuda-graph-bs to 0.5.5, as their server_args.py says).
+OLDER = ["--tp", "--pp", "--dp", "--enable-ep-moe", "--enable-deepep-moe", "--cuda-graph-max-bs", "--cuda-graph-bs"]
+
+
+def test_every_vllm_flag_the_table_writes_or_names_is_vllms() -> None:
+    table = _table()
+    written = {rule.to for rule in table.rules.values() if isinstance(rule, _Flag | _Switch)}
+    words = [*table.texts.values(), *(r.reason for r in table.rules.values() if isinstance(r, _Drop))]
+    words += [r.note for r in table.rules.values() if isinstance(r, _Flag | _Switch)]
+    named = {flag for text in words for flag in re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*[a-z0-9]", text)}
+    options = help_options("vllm")
+    assert sorted(f for f in written if f not in options) == []
+    assert sorted(f for f in named if f not in options and f not in table.rules) == []
+
+
+# --- broken files -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A launch folder of the test's own, in place of the built-in one."""
+    for path in tables.folder().glob("*.toml"):
+        (tmp_path / path.name).write_text(path.read_text())
+    monkeypatch.setattr(tables, "folder", lambda: tmp_path)
+    cli.cache_clear()
+    _table.cache_clear()
+    yield tmp_path
+    cli.cache_clear()
+    _table.cache_clear()
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        (
+            'tp = ["--tensor-parallel-size", "-tp"]',
+            'tensor = ["--tensor-parallel-size"]',
+            "settings.tensor: unknown key (model, tp, pp, dp, nnodes, node_rank, executor, port, host)",
+        ),
+        ('model = ["--model"]', "model = []", "settings.model: needs at least one flag"),
+        ('engine = "vllm"', 'engine = "sglang"', "engine: must be 'vllm', as the file is named"),
+        ("default_port = 8000", 'default_port = "8000"', "default_port: needs a port number"),
+    ],
+)
+def test_a_broken_engine_table_is_refused_naming_the_key(folder: Path, old: str, new: str, says: str) -> None:
+    edit(folder / "vllm.toml", old, new)
+    with pytest.raises(TableError) as caught:
+        parse_launch("vllm serve m")
+    assert str(caught.value) == f"{folder / 'vllm.toml'}: {says}"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ('drop = "@dp_attention"', 'drop = "@dp"', "no text 'dp' in [texts]"),
+        ('custom = "nnodes"', 'custom = "nodes"', "custom: 'nodes' is not one of"),
+        ('values = "dtypes"', 'values = "dtype"', "values: no [values.dtype]"),
+        ('vllm = "--tokenizer"', 'vllm = "--tokenizer"\ndrop = "twice"', "give one of vllm, drop or custom"),
+        ('sglang = ["--revision"]', 'sglang = ["--tokenizer-path"]', "--tokenizer-path has a rule already"),
+        ('takes = "any"', 'takes = "many"', "takes: 'many' is not one of"),
+    ],
+)
+def test_a_broken_translation_table_is_refused_naming_the_key(folder: Path, old: str, new: str, says: str) -> None:
+    edit(folder / "sglang-to-vllm.toml", old, new)
+    with pytest.raises(TableError, match=re.escape(says)) as caught:
+        sglang_to_vllm("python3 -m sglang.launch_server --model-path m")
+    assert str(caught.value).startswith(str(folder / "sglang-to-vllm.toml")) and "\n" not in str(caught.value)
