@@ -42,7 +42,7 @@ from sparktui.core.pipeline import Input, Pipeline, Update, run
 from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
-from sparktui.core.sources.open import UriError, file_sources, ray_once, ray_uri
+from sparktui.core.sources.open import UriError, file_sources, ray_uri, scheme
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.richtext import print_text
@@ -194,13 +194,17 @@ def _edge_summary(edge: RayEdge) -> str:
 def _files(
     args: argparse.Namespace, found: Catalogue, problems: Console, edge: RayEdge | None
 ) -> tuple[Diagnosis, Incident]:
-    live = [a for a in args.sources if "://" in a and not a.startswith("ray://")]
+    try:
+        kinds = [(a, scheme(a)) for a in args.sources]
+    except UriError as exc:
+        raise UsageError(str(exc)) from None
+    live = [a for a, kind in kinds if kind is not None and kind.once is None]
     if live:
         raise UsageError(
             f"{live[0]}: a live source, read with --follow (add --for 30s to stop after that long); "
             "without --follow, diagnose reads files, directories, bundles and ray://head (every node's logs, once)"
         )
-    paths = [a for a in args.sources if "://" not in a]
+    paths = [a for a, kind in kinds if kind is None]
     sources, skipped = file_sources(paths) if paths else ([], [])
     if not sources and len(paths) == len(args.sources):
         raise UsageError(skipped[0] if skipped else "no log files found in " + " ".join(args.sources))
@@ -208,7 +212,7 @@ def _files(
         problems.print(Text(f"sparktui: {problem}", style="yellow"))
     inputs: list[Input] = [FileRead(s) for s in sources]
     try:
-        inputs += [edge] if edge is not None else [ray_once(a) for a in args.sources if a.startswith("ray://")]
+        inputs += [edge] if edge is not None else [kind.once(a) for a, kind in kinds if kind and kind.once]
     except UriError as exc:
         raise UsageError(str(exc)) from None
     reading = run(found, inputs, show=False, refresh=False, workers=args.jobs)

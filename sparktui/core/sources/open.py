@@ -8,7 +8,7 @@ One :class:`Opener` per session, so every source on one SSH node shares that nod
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote, urlsplit
@@ -83,19 +83,11 @@ class Opener:
     def open(self, arguments: list[str]) -> list[LiveSource | SourceGroup]:
         sources: list[LiveSource | SourceGroup] = []
         for arg in arguments:
-            scheme = arg.split("://", 1)[0] if "://" in arg else ""
-            if scheme == "ssh":
-                sources.append(self._ssh(arg))
-            elif scheme == "docker":
-                sources.append(_docker(arg))
-            elif scheme == "ray":
-                sources.append(_ray(arg))
-            elif scheme in ("metrics", "http"):
-                sources.append(_metrics(arg))
-            elif scheme:
-                raise UriError(f"{arg}: unknown kind of source {scheme}:// (ssh, docker, ray, metrics, http or a path)")
-            else:
+            kind = scheme(arg)
+            if kind is None:
                 sources += _local(arg)
+            else:
+                sources.append(kind.follow(self, arg))
         followed = [s for s in sources if isinstance(s, FollowedFile)]
         for source in followed:
             source.poll = max(source.poll, len(followed) / POLLS_PER_SECOND)
@@ -114,27 +106,28 @@ class Opener:
             )
         return node
 
-    def _ssh(self, arg: str) -> LiveSource | SourceGroup:
-        from sparktui.core.sources import ssh
 
-        try:
-            uri = parse_ssh_uri(arg)
-        except ValueError as exc:
-            raise UriError(str(exc)) from None
-        node = self.node_for(uri)
-        if uri.kind == "file":
-            return ssh.SshFileSource(node, uri.target)
-        if uri.kind == "journal":
-            return ssh.SshJournalSource(node, uri.target)
-        if uri.kind == "ray":
-            return _SshRay(arg, node)
-        if uri.kind == "metrics":
-            from sparktui.core.sources.metrics import MetricsSource
+def _ssh(opener: Opener, arg: str) -> LiveSource | SourceGroup:
+    from sparktui.core.sources import ssh
 
-            # the node's own localhost, through its SSH connection: the server need not listen beyond it
-            url = f"http://localhost:{uri.target}/metrics"
-            return MetricsSource(url, name=arg, node=node.name, connect=node.open_tcp)
-        return SshContainer(arg, node, uri.target)
+    try:
+        uri = parse_ssh_uri(arg)
+    except ValueError as exc:
+        raise UriError(str(exc)) from None
+    node = opener.node_for(uri)
+    if uri.kind == "file":
+        return ssh.SshFileSource(node, uri.target)
+    if uri.kind == "journal":
+        return ssh.SshJournalSource(node, uri.target)
+    if uri.kind == "ray":
+        return _SshRay(arg, node)
+    if uri.kind == "metrics":
+        from sparktui.core.sources.metrics import MetricsSource
+
+        # the node's own localhost, through its SSH connection: the server need not listen beyond it
+        url = f"http://localhost:{uri.target}/metrics"
+        return MetricsSource(url, name=arg, node=node.name, connect=node.open_tcp)
+    return SshContainer(arg, node, uri.target)
 
 
 class _SshRay(SourceGroup):
@@ -176,7 +169,7 @@ class SshContainer(SourceGroup):
         ]
 
 
-def _docker(arg: str) -> LiveSource:
+def _docker(_opener: Opener, arg: str) -> LiveSource:
     from sparktui.core.sources import docker
 
     container = arg.split("://", 1)[1].strip("/")
@@ -185,18 +178,22 @@ def _docker(arg: str) -> LiveSource:
     return docker.DockerSource(container, name=arg)
 
 
-def _ray(arg: str, follow: bool = True) -> SourceGroup:
+def _ray(_opener: Opener, arg: str) -> SourceGroup:
     """``ray://head[:port]`` (every alive node's important logs) or ``ray://head[:port]/GLOB`` (the files
-    whose names match), followed or read once."""
+    whose names match), followed."""
+    return _ray_logs(arg, follow=True)
+
+
+def _ray_once(arg: str) -> SourceGroup:
+    """A ``ray://`` argument's logs read once, to their end, through Ray's log API."""
+    return _ray_logs(arg, follow=False)
+
+
+def _ray_logs(arg: str, *, follow: bool) -> SourceGroup:
     from sparktui.core.sources import ray
 
     address, glob = ray_uri(arg)
     return ray.RayLogs(address, glob, follow=follow)
-
-
-def ray_once(arg: str) -> SourceGroup:
-    """A ``ray://`` argument's logs read once, to their end, through Ray's log API."""
-    return _ray(arg, follow=False)
 
 
 def ray_uri(arg: str) -> tuple[str, str | None]:
@@ -212,7 +209,7 @@ def ray_uri(arg: str) -> tuple[str, str | None]:
     return address, glob or None
 
 
-def _metrics(arg: str) -> LiveSource:
+def _metrics(_opener: Opener, arg: str) -> LiveSource:
     """A server's ``/metrics``, read from this machine every few seconds; its node is the URL's host."""
     from sparktui.core.sources.metrics import MetricsSource, metrics_url
 
@@ -220,6 +217,36 @@ def _metrics(arg: str) -> LiveSource:
         return MetricsSource(metrics_url(arg), name=arg)
     except Refused as exc:
         raise UriError(str(exc)) from None
+
+
+class Scheme(NamedTuple):
+    """A kind of source named by its ``scheme://``: how a session opens it to follow it, and how ``diagnose``
+    reads it once without ``--follow`` (None: it can only be followed)."""
+
+    follow: Callable[[Opener, str], LiveSource | SourceGroup]
+    once: Callable[[str], SourceGroup] | None = None
+
+
+#: Every kind of source argument but a path: a new kind is a row here.
+SCHEMES: dict[str, Scheme] = {
+    "ssh": Scheme(_ssh),
+    "docker": Scheme(_docker),
+    "ray": Scheme(_ray, once=_ray_once),
+    "metrics": Scheme(_metrics),
+    "http": Scheme(_metrics),
+}
+
+
+def scheme(arg: str) -> Scheme | None:
+    """The kind of source ``arg`` names by its ``scheme://`` (None for a path); :class:`UriError` for a
+    scheme no source has."""
+    if "://" not in arg:
+        return None
+    name = arg.split("://", 1)[0]
+    kind = SCHEMES.get(name)
+    if kind is None:
+        raise UriError(f"{arg}: unknown kind of source {name}:// ({', '.join(SCHEMES)} or a path)")
+    return kind
 
 
 def _local(arg: str) -> list[LiveSource]:
