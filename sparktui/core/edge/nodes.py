@@ -22,15 +22,18 @@ so no line is counted twice. A node of the cluster file that is no alive Ray nod
 its files and containers are read over SSH. The cluster file's sources of other kinds (a journal unit,
 ``/metrics``) are pulled as the cockpit reads them while following, and named as not read when read once.
 
-Ray is imported when a scan starts, never with this module. One driver per process: one edge at a time.
+Ray is imported when a scan starts, never with this module. One driver per process: one edge at a time,
+run once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import re
+import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +64,8 @@ BATCHES = 64
 NOTE_FILE = "sparktui-edge"
 #: The Ray namespace the actors live in.
 NAMESPACE = "sparktui-edge"
+#: Seconds the driver's shut-down waits for the threads still inside a Ray call once the actors are killed.
+SHUTDOWN_SECONDS = 30.0
 #: How a fallen-back node's logs are pulled, as its finding's line says.
 RAY_API, SSH = "through the Ray log API", "over SSH"
 #: The most of Ray's reason kept in a finding's line.
@@ -128,6 +133,7 @@ class RayEdge(EdgeScan):
         self.cluster = cluster
         self.opener = Opener(trust_new_host_key=trust_new_host_key)
         self.totals = Totals()
+        self._ray = _Driver()
 
     async def run(self, sink: Sink) -> None:
         """List, ship, place, stream; returns when every node's files are read (or never, followed)."""
@@ -161,7 +167,7 @@ class RayEdge(EdgeScan):
                 *pulls, *(self._node(node_id, files, package.digest, sink) for node_id, files in nodes.items())
             )
         finally:
-            await asyncio.to_thread(_shutdown)
+            await asyncio.to_thread(self._ray.shutdown)
 
     def _cluster_logs(
         self, nodes: dict[str, list[_Progress]]
@@ -232,7 +238,10 @@ class RayEdge(EdgeScan):
         self.totals.nodes.append(node)
         by_name = {p.target.name: p for p in files}
         stream = Bridge(
-            lambda: _batches(actor), limit=BATCHES, name=f"edge scan {node}", interrupt=lambda: _kill(actor)
+            lambda: self._ray.stream(actor),
+            limit=BATCHES,
+            name=f"edge scan {node}",
+            interrupt=lambda: self._ray.kill(actor),
         )
         try:
             while (batches := await stream.take()) is not None:
@@ -244,7 +253,7 @@ class RayEdge(EdgeScan):
             await self._fall_back(files, f"stopped: {_reason(exc)}", sink)
         finally:
             stream.close()
-            await asyncio.to_thread(_kill, actor)
+            await asyncio.to_thread(self._ray.kill, actor)
 
     def _take(self, item: Item, by_name: dict[str, _Progress], sink: Sink) -> None:
         if isinstance(item, StateChange):
@@ -268,19 +277,21 @@ class RayEdge(EdgeScan):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         remote: Any = ray.remote(NodeScan)
-        actor = remote.options(
-            num_cpus=0,
-            max_restarts=0,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-        ).remote(digest, node, [p.target for p in files], follow=self.follow)
-        hello = actor.hello.remote()
-        ready, _ = ray.wait([hello], timeout=self.place_seconds)
-        if not ready:
-            state = _actor_state(actor, self.name)
-            _kill(actor)
-            return f"did not start within {self.place_seconds:.0f} s (Ray lists its actor as {state})"
-        ray.get(hello)
-        return actor
+        with self._ray.call():
+            actor = remote.options(
+                num_cpus=0,
+                max_restarts=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+            ).remote(digest, node, [p.target for p in files], follow=self.follow)
+            self._ray.made(actor)
+            hello = actor.hello.remote()
+            ready, _ = ray.wait([hello], timeout=self.place_seconds)
+            if not ready:
+                state = _actor_state(actor, self.name)
+                self._ray.kill(actor)
+                return f"did not start within {self.place_seconds:.0f} s (Ray lists its actor as {state})"
+            ray.get(hello)
+            return actor
 
     async def _fall_back(self, files: list[_Progress], why: str, sink: Sink, node: str | None = None) -> None:
         """Say why the node's scan could not run there, then pull what its actor did not hand over: Ray's
@@ -329,11 +340,69 @@ class NodeNote(LiveSource):
             yield Received((self.text,), 1)
 
 
-def _batches(actor: ActorHandle) -> Iterator[bytes]:
-    import ray
+class _Driver:
+    """The calls a run makes through this process's Ray driver, from the threads it starts. Ray ends the whole
+    process (status 1, not a word on stderr) when a call reaches the driver's core worker after
+    ``ray.shutdown()``, as a node's stream still waiting in ``ray.wait`` for its actor's next batch did when a
+    followed run was stopped. So :meth:`shutdown` kills the actors first, which ends every call waiting on
+    one, lets no call start, and shuts the driver down once every call has returned."""
 
-    for ref in actor.scan.remote():
-        yield ray.get(ref)
+    def __init__(self) -> None:
+        self._state = threading.Condition()  # guards the three fields below
+        self._calls = 0
+        self._ending = False
+        self._actors: list[ActorHandle] = []
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """Around every use of the driver that may run while it is shut down (raises once it is)."""
+        with self._state:
+            if self._ending:
+                raise Unavailable("the Ray driver is shutting down")
+            self._calls += 1
+        try:
+            yield
+        finally:
+            with self._state:
+                self._calls -= 1
+                self._state.notify_all()
+
+    def made(self, actor: ActorHandle) -> None:
+        """An actor placed, for :meth:`shutdown` to kill (at once, where it has begun)."""
+        with self._state:
+            self._actors.append(actor)
+            ending = self._ending
+        if ending:
+            _kill(actor)
+
+    def stream(self, actor: ActorHandle) -> Iterator[bytes]:
+        """What the actor's scan hands over, batch by batch; Ray's references let go of within the call."""
+        import ray
+
+        with self.call():
+            batches = actor.scan.remote()
+            try:
+                for ref in batches:
+                    yield ray.get(ref)
+            finally:
+                batches = ref = None  # let go of inside the call: Ray frees them through the driver
+
+    def kill(self, actor: ActorHandle) -> None:
+        with contextlib.suppress(Unavailable), self.call():
+            _kill(actor)
+
+    def shutdown(self) -> None:
+        import ray
+
+        with self._state:
+            self._ending = True
+            actors = list(self._actors)
+        for actor in actors:
+            _kill(actor)
+        with self._state:
+            self._state.wait_for(lambda: self._calls == 0, timeout=SHUTDOWN_SECONDS)
+        gc.collect()  # what still holds a Ray reference in a cycle (an exception kept) is freed while it can be
+        ray.shutdown()
 
 
 def _kill(actor: ActorHandle) -> None:
@@ -341,12 +410,6 @@ def _kill(actor: ActorHandle) -> None:
 
     with contextlib.suppress(Exception):  # already gone, or the driver is shutting down: nothing left to stop
         ray.kill(actor)
-
-
-def _shutdown() -> None:
-    import ray
-
-    ray.shutdown()
 
 
 def _actor_state(actor: ActorHandle, address: str) -> str:
