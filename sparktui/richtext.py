@@ -17,10 +17,10 @@ from rich.text import Text
 
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, Grid, worth_showing
-from sparktui.core.analysis.stages import listed
 from sparktui.core.events import Evidence, Finding, Severity
 from sparktui.core.report.summary import also_named, counts, sources_line
 from sparktui.core.text import display
+from sparktui.core.words import listed
 
 if TYPE_CHECKING:
     from sparktui.core.launch.sglang_to_vllm import Translation

@@ -45,6 +45,7 @@ from sparktui.core.sources.files import FileRead, SourceError
 from sparktui.core.sources.open import UriError, file_sources, ray_uri, scheme
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
+from sparktui.core.words import size, span
 from sparktui.richtext import print_text
 
 if TYPE_CHECKING:  # imported where they are used: a run reading files needs neither Ray's edge nor an export
@@ -183,8 +184,8 @@ def _edge_summary(edge: RayEdge) -> str:
     t = edge.totals
     line = (
         f"sparktui: scanned at the edge on {len(t.nodes)} node{'' if len(t.nodes) == 1 else 's'}: "
-        f"{_size(t.read)} of logs read there, {_size(t.results)} of results sent back "
-        f"(and the {_size(t.package)} package of code and catalogue)"
+        f"{size(t.read)} of logs read there, {size(t.results)} of results sent back "
+        f"(and the {size(t.package)} package of code and catalogue)"
     )
     line += f"; pulled instead: {', '.join(t.pulled)}" if t.pulled else ""
     unread = f"; not read (they are followed: add --follow): {', '.join(t.unread)}" if t.unread else ""
@@ -292,19 +293,10 @@ def progress(doing: str, update: Update, elapsed: float) -> str:
     read, total = sum(e.read for e in extents if e), sum(e.size or 0 for e in extents if e)
     if not total:
         return line
-    line += f", {_size(read)} of {_size(total)} ({100 * read / total:.0f} %)"
+    line += f", {size(read)} of {size(total)} ({100 * read / total:.0f} %)"
     if read and elapsed >= 1:
-        line += f", about {_duration((total - read) * elapsed / read)} left"
+        line += f", about {span((total - read) * elapsed / read)} left"
     return line
-
-
-def _size(n: int) -> str:
-    return f"{n / (1 << 20):,.1f} MiB" if n >= 1 << 20 else f"{n / 1024:,.0f} KiB"
-
-
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
 
 
 def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:

@@ -9,17 +9,11 @@ from dataclasses import dataclass
 from sparktui.core.events import State, StateChange
 from sparktui.core.pipeline import Tally
 from sparktui.core.sources.base import Extent
+from sparktui.core.words import size, unit
 
 #: A source is shown as being read while this many bytes of it or more are still to read (a followed file
 #: being written is always a few lines ahead of what was read: that is not worth a per cent).
 BEHIND = 64 << 10
-_UNITS = ("KiB", "MiB", "GiB", "TiB")
-
-
-def size(count: int) -> str:
-    """Bytes the way people read them: ``812 B``, ``12.5 KiB``, ``64.0 MiB``."""
-    scale, unit = _unit(count)
-    return f"{count} B" if scale == 1 else f"{count / scale:.1f} {unit}"
 
 
 def progress(extent: Extent | None) -> str | None:
@@ -32,7 +26,7 @@ def progress(extent: Extent | None) -> str | None:
 def reading(read: int, total: int) -> str:
     """``12.5 of 64.0 MiB read (19%)``: both in the unit of the total."""
     percent = min(100 * read // total, 100) if total else 100
-    scale, _ = _unit(total)
+    scale, _ = unit(total)
     done = str(read) if scale == 1 else f"{read / scale:.1f}"
     return f"{done} of {size(total)} read ({percent}%)"
 
@@ -40,16 +34,6 @@ def reading(read: int, total: int) -> str:
 def share(read: int, total: int) -> str:
     """``19% of 64.0 MiB``."""
     return f"{min(100 * read // total, 100) if total else 100}% of {size(total)}"
-
-
-def _unit(count: int) -> tuple[int, str]:
-    """The unit ``count`` bytes are written in, and how many bytes it holds."""
-    scale, unit = 1, "B"
-    for name in _UNITS:
-        if count < scale * 1024:
-            break
-        scale, unit = scale * 1024, name
-    return scale, unit
 
 
 @dataclass(frozen=True, slots=True)

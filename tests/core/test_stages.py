@@ -10,10 +10,11 @@ from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.findings import STALL_EVIDENCE_MAX
 from sparktui.core.analysis.progress import Cell, Grid, Row
-from sparktui.core.analysis.stages import NAMED, PENDING_AFTER
+from sparktui.core.analysis.stages import PENDING_AFTER
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import node_in
 from sparktui.core.events import Severity
+from sparktui.core.words import NAMED
 
 from ..conftest import FIXTURES
 

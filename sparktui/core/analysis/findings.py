@@ -8,11 +8,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from sparktui.core.analysis.serving import MetricHit
-from sparktui.core.analysis.stages import WENT_QUIET, StallHit, Unit, join, ranges, who
+from sparktui.core.analysis.stages import WENT_QUIET, StallHit, Unit, who
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.classify import classify
 from sparktui.core.events import Evidence, Finding, Position, Severity
 from sparktui.core.text import display
+from sparktui.core.words import join, ranges
 
 #: Nodes whose peers got past a stalled unit that a finding shows a line of.
 PEERS_SHOWN = 6

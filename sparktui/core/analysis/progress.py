@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from sparktui.core.analysis.stages import StageTracker, Unit, join, ranges
+from sparktui.core.analysis.stages import StageTracker, Unit
+from sparktui.core.words import join, ranges
 
 #: How much of a grid a report prints (the cockpit shows it all).
 BRIEF_ROWS = 24

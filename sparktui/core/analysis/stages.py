@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from sparktui.core.analysis.scan import StageEvent
 from sparktui.core.catalogue import Signature, StageDef, Track
 from sparktui.core.events import Position
+from sparktui.core.words import join, ranges
 
 #: Seconds without progress after which a live unit that would be a stall (once its stage's ``stuck_after``
 #: passes) is reported as pending: a healthy start-up goes from one stage to the next well within it.
@@ -514,38 +515,6 @@ def who(units: Iterable[Unit]) -> str:
         else:
             parts.append(f"{len(found)} processes on {node}")
     return join(parts)
-
-
-def ranges(numbers: list[int]) -> str:
-    """``[0, 1, 2, 5]`` as "0-2, 5"."""
-    out: list[str] = []
-    start = prev = numbers[0]
-    for n in [*numbers[1:], None]:
-        if n is not None and n == prev + 1:
-            prev = n
-            continue
-        out.append(str(start) if start == prev else f"{start}-{prev}")
-        if n is not None:
-            start = prev = n
-    return ", ".join(out)
-
-
-#: Names a sentence lists before it counts the rest ("a, b, … and 40 more").
-NAMED = 12
-
-
-def join(items: list[str]) -> str:
-    """ "a", "a and b", "a, b and c"; past :data:`NAMED` items, the first ones and how many more."""
-    if len(items) > NAMED:
-        return listed(items)
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
-def listed(items: Sequence[str]) -> str:
-    """ "a, b, c"; past :data:`NAMED` items, the first ones and how many more ("a, b, … and 40 more")."""
-    if len(items) > NAMED:
-        return f"{', '.join(items[:NAMED])} and {len(items) - NAMED} more"
-    return ", ".join(items)
 
 
 def _missing_ranks(unit: Unit, seen: set[int]) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from sparktui.core.inventory.facts import Value
 from sparktui.core.inventory.names import ENV_PREFIX
+from sparktui.core.words import size
 
 #: The environment variables compared (those that decide how NCCL, Gloo, UCX, vLLM and Ray connect).
 ENV_DRIFT = ("NCCL_", "GLOO_", "UCX_", "VLLM_", "TP_", "OMPI_MCA_", "RAY_", "MASTER_")
@@ -38,10 +39,7 @@ def _plain(value: Value) -> str:
 def _bytes(value: Value) -> str:
     if not isinstance(value, int):
         return _plain(value)
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if value >= size:
-            return f"{value / size:.1f} {unit}"
-    return f"{value} B"
+    return size(value)
 
 
 #: The rows, in order: (label, fact, how its value is shown).

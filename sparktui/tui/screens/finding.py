@@ -20,7 +20,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from sparktui.core.analysis.stages import listed
 from sparktui.core.catalogue import Signature
 from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding
@@ -29,6 +28,7 @@ from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import Plan, nodes_for
 from sparktui.core.report import markdown
 from sparktui.core.report.incident import redacted_finding
+from sparktui.core.words import listed
 from sparktui.richtext import SEVERITY_STYLE
 from sparktui.tui import clipboard
 from sparktui.tui.bindings import FINDING, bindings

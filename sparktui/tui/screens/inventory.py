@@ -19,13 +19,13 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from sparktui.core.analysis.stages import listed
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Invalid, Refused
 from sparktui.core.inventory import preflight, rules
 from sparktui.core.inventory.drift import lines
 from sparktui.core.text import display
+from sparktui.core.words import listed
 from sparktui.richtext import VERDICT_STYLE
 
 TITLE = "Inventory: the pre-launch check of the nodes"

@@ -29,7 +29,8 @@ from sparktui.core.events import State, StateChange
 from sparktui.core.pipeline import Tally
 from sparktui.core.sources.base import Extent
 from sparktui.core.text import display
-from sparktui.tui.tallies import reading, share, size
+from sparktui.core.words import size
+from sparktui.tui.tallies import reading, share
 
 TITLE = "Sources"
 #: Seconds between two looks at what changed, while the screen is open.
