@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +25,7 @@ NODE_SOCKET = Path("/var/run/docker.sock")
 IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname" / "rank0.log"
 RAY_BACKEND = "vllm/ray-backend-without-ray/server.log"
 PORT_IN_USE = "vllm/port-in-use/server.log"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -83,3 +86,41 @@ def test_follow_everything_while_connections_drop(
     assert lines[f"ssh://node-b/docker/{remote}"] == len(log_lines(FIXTURES / PORT_IN_USE)), captured.err
     assert "retrying" in captured.err  # the cut connections were seen, and recovered from
     assert result["code"] == 1
+
+
+def follow_for(seconds: int, *uris: str) -> subprocess.CompletedProcess[str]:
+    """``sparktui diagnose --follow --for Ns --json --no-spool URI...`` in a process of its own (the test's HOME)."""
+    command = [sys.executable, "-m", "sparktui", "diagnose", "--follow", "--for", f"{seconds}s", "--json", "--no-spool"]
+    return subprocess.run([*command, *uris], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_following_a_container_over_ssh_ends_without_a_traceback(
+    sshd_cluster: SshdCluster,
+    docker_containers: Containers,
+    node_docker_socket: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Trial 12b §4 item 15 (N14): the session ends while the forwarded Docker socket still carries the log
+    stream; asyncio printed 'Exception in callback ... CancelledError' for it."""
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
+    remote = docker_containers.create(log=PORT_IN_USE, env={"PAUSE_AT": "5"})
+    done = follow_for(4, f"ssh://node-b/docker/{remote}")
+    assert "Traceback" not in done.stderr and "Exception in callback" not in done.stderr, done.stderr
+    assert {s["name"]: s["lines"] for s in json.loads(done.stdout)["sources"]} == {f"ssh://node-b/docker/{remote}": 5}
+    assert done.returncode == 0  # what it read so far is healthy
+
+
+def test_a_node_without_a_docker_engine_says_so_in_its_source_only(
+    sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trial 12b §4 item 15 (N16): each retry printed a bare 'node-b: cannot forward to /var/run/docker.sock'
+    line besides the source's own."""
+    assert not NODE_SOCKET.exists(), f"{NODE_SOCKET} is there: this test needs a node without a Docker engine"
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
+    done = follow_for(3, "ssh://node-b/docker/c8")
+    assert "Traceback" not in done.stderr and "Exception in callback" not in done.stderr, done.stderr
+    said = done.stderr.splitlines()
+    assert said and all(line.startswith("sparktui: ") for line in said), said
+    assert any("ssh://node-b/docker/c8: retrying" in line for line in said), said
+    assert done.returncode == 2  # never read

@@ -246,7 +246,13 @@ class SshNode:
             path = os.path.join(self._forward_dir, f"{len(self._forwards)}.sock")
 
             async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-                await self._pipe(remote, reader, writer)
+                try:
+                    await self._pipe(remote, reader, writer)
+                except asyncio.CancelledError:
+                    # The session ends while a connection is open: the end of this connection, not an error.
+                    # (Python 3.11's stream server asks a cancelled task for its exception, which prints a
+                    # traceback: it must not end cancelled.)
+                    writer.close()
 
             self._forwards[remote] = (await asyncio.start_unix_server(pipe, path), path)
         return self._forwards[remote][1]
@@ -255,7 +261,8 @@ class SshNode:
         try:
             far_reader, far_writer = await self._open_unix(remote)
         except (Unavailable, Refused, OSError, asyncssh.Error) as exc:
-            log.warning("%s: cannot forward to %s: %s", self.name, remote, exc)
+            # The client (the Docker SDK) sees its connection closed, and its source says so, with its retries.
+            log.debug("%s: cannot forward to %s: %s", self.name, remote, exc)
             writer.close()
             return
         try:
