@@ -25,8 +25,8 @@ from tests.servers import plant
 from tests.servers.cockpit import spark_cockpit
 from tests.servers.fabric import MAC_A, MAC_B, mounted, spark_ports
 from tests.servers.sparks import IFACE, Sparks
-from tests.servers.sshd import wait_until
-from tests.tui.test_play_screen import SIZE, shown, until
+from tests.tui.test_play_screen import SIZE, shown
+from tests.waiting import until, wait_until
 
 IMAGE = "sparktui-test/check:1"
 ONLY_A = "enp2s0f0np0"
@@ -53,7 +53,7 @@ def ray_head(sparks: Sparks, *, workers: bool) -> None:
     def joined() -> bool:
         return a.run("docker exec vllm_node ray status", check=False).stdout.count(" node_") == want
 
-    wait_until(joined, "the Ray cluster", timeout=90)
+    wait_until(joined, 90, "the Ray cluster")
 
 
 def checked(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
@@ -175,24 +175,24 @@ async def test_in_the_cockpit_i_checks_the_cluster_and_x_reports_it(sparks: Spar
     app = spark_cockpit(sparks, tmp_path, deployment=Deployment(image=IMAGE, containers=("vllm_node",)))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("I")
-        await until(pilot, lambda: isinstance(app.screen, InventoryScreen))
+        await until(lambda: isinstance(app.screen, InventoryScreen), 20, "the inventory's screen")
         screen = app.screen
-        await until(pilot, lambda: "verdict: " in shown(screen), 60)
+        await until(lambda: "verdict: " in shown(screen), 60, "the verdict")
         text = shown(screen)
         assert "verdict: BLOCK" in text and "spark-a: block" in text
         assert "The nodes hold different builds of the engine image" in text and "copy-image-to-nodes" in text
         assert "image id" in text and "drift across spark-a, spark-b" in text
         await pilot.press("escape")
         table = app.findings_table
-        await until(pilot, lambda: any(f.signature == "drift-image-build" for f in table.findings))
+        await until(lambda: any(f.signature == "drift-image-build" for f in table.findings), 20, "the image drift")
         row = next(i for i, f in enumerate(table.findings) if f.signature == "drift-image-build")
         assert table.get_row_at(row)[1].plain == "check: block"  # the verdict among the findings
         table.move_cursor(row=row)
         await pilot.press("enter")
-        await until(pilot, lambda: "copy-image-to-nodes" in shown(app.screen))
+        await until(lambda: "copy-image-to-nodes" in shown(app.screen), 20, "the copy playbook")
         assert "no log line" in shown(app.screen)
         await pilot.press("escape")
         await pilot.press("x")
-        await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/report.md")), 30)
+        await until(lambda: any(tmp_path.glob("sparktui-report-*/report.md")), 30, "the report")
     (report,) = tmp_path.glob("sparktui-report-*/report.md")
     assert "Verdict: **block**" in report.read_text() and "| **image id** |" in report.read_text()

@@ -21,9 +21,9 @@ from sparktui.cli import main
 from tests.servers.books import changed
 from tests.servers.cockpit import run, spark_cockpit, type_in
 from tests.servers.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit
-from tests.servers.sshd import wait_until
 from tests.tui.test_play_screen import SIZE as SCREEN
 from tests.tui.test_play_screen import log_lines, open_playbook
+from tests.waiting import wait_until
 
 NODES = ["--node", "spark-a", "--node", "spark-b"]
 IMAGE = "sparktui-test/big:1"
@@ -97,7 +97,7 @@ def test_a_node_that_has_the_same_image_is_left_alone(sparks: Sparks, capsys: py
 def cut_off(source: SparkNode) -> None:
     """Kill the source's docker save a second after it starts, midway through the stream."""
     running = f"pgrep -xf 'docker save {IMAGE}'"
-    pid = wait_until(lambda: source.run(running, check=False).stdout.strip(), "docker save", timeout=60)
+    pid = wait_until(lambda: source.run(running, check=False).stdout.strip(), 60, "docker save")
     time.sleep(1)
     source.run(f"kill {pid}")
 

@@ -20,7 +20,8 @@ from tests.servers.books import changed
 from tests.servers.cockpit import WORLD_SIZE, link, roll_back, run, spark_cockpit, type_in
 from tests.servers.sparks import ENGINE_IMAGE, IFACE, SparkNode, Sparks, audit, ray_run_options
 from tests.tui.conftest import make_bundle
-from tests.tui.test_play_screen import SIZE, open_playbook, shown, until
+from tests.tui.test_play_screen import SIZE, open_playbook, shown
+from tests.waiting import until
 
 NODES = ["--node", "spark-a", "--node", "spark-b"]
 
@@ -171,7 +172,7 @@ async def test_from_the_cockpit_the_recreate_reads_the_container_then_runs(spark
     app = spark_cockpit(sparks, tmp_path, {"server.log": WORLD_SIZE})
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "vllm-world-size-exceeds-local-gpus", "B")
-        await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
+        await until(lambda: "docker run -d --name vllm_node" in shown(screen), 30, "the command shown")
         assert "vllm serve org/model --distributed-executor-backend ray" in shown(screen)
         assert "Succeeded, verified: completion from http://localhost:8000: ready: 8 tokens in " in await run(
             pilot, screen, 60
@@ -348,13 +349,13 @@ async def test_from_the_cockpit_a_failed_shm_recreate_is_rolled_back_on_b(sparks
     app = spark_cockpit(sparks, tmp_path, {"nccl-shm.log": warn + "\n"})
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app, "nccl-dev-shm-too-small", "s")
-        await until(pilot, lambda: "docker run -d --name vllm_node" in shown(screen), 30)
+        await until(lambda: "docker run -d --name vllm_node" in shown(screen), 30, "the command shown")
         ran = "--name vllm_node --init --shm-size 536870912b --network host --ipc host --ulimit memlock=-1"
         assert shown(screen).count(ran) == 2
         assert "Create it again with --ipc host and the memlock limit: exit 125" in await run(pilot, screen, 60)
         assert screen.phase == "offering"
         await pilot.press("b")
-        await until(pilot, lambda: screen.phase == "finished", 60)
+        await until(lambda: screen.phase == "finished", 60, "the playbook finished")
         assert "Failed, rolled back" in shown(screen)
     for node in sparks:
         back = node.docker.api.inspect_container("vllm_node")
@@ -369,7 +370,7 @@ async def test_from_the_cockpit_hang_evidence_is_exported_with_the_incident(spar
         screen = await open_playbook(pilot, app, "nccl-second-communicator-not-joined", "d")
         assert "Succeeded: every command exited 0" in await run(pilot, screen, 60)
         await pilot.press("escape", "escape", "x")
-        await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/*.md")), 30)
+        await until(lambda: any(tmp_path.glob("sparktui-report-*/*.md")), 30, "the report")
     (report,) = tmp_path.glob("sparktui-report-*/*.md")
     assert "Turn on NCCL INIT,NET logging for the next start" in report.read_text()
     for node in sparks:

@@ -16,8 +16,8 @@ from sparktui.core.cluster import Deployment
 from tests.servers.books import changed
 from tests.servers.cockpit import WORLD_SIZE, run, spark_cockpit, type_in
 from tests.servers.sparks import ENGINE_IMAGE, SparkNode, Sparks, audit
-from tests.servers.sshd import wait_until
 from tests.tui.test_play_screen import SIZE, log_lines, open_playbook, shown
+from tests.waiting import wait_until
 
 BOOK = "vllm-script-add-ray-backend"
 NODES = ["--node", "spark-a", "--node", "spark-b"]
@@ -66,6 +66,7 @@ def test_the_flag_goes_right_after_vllm_serve_and_the_server_answers(sparks: Spa
     head.run(f"bash {script}")
     wait_until(
         lambda: head.docker.api.inspect_container("vllm_serve")["State"]["Status"] == "exited",
+        15,
         "the launch without the Ray executor to fail",
     )
     given = ["--set", f"script={script}", "--set", "port=18090"]
@@ -109,6 +110,7 @@ def test_a_failed_check_puts_the_old_script_back_and_runs_it(sparks: Sparks, fol
     assert ("spark-a", "Put the old script back and run it", 0) in steps
     wait_until(
         lambda: command_of(head, "vllm_serve") == ["vllm", "serve", "org/model", "--port", "18092"],
+        15,
         "the old script's container",
     )
 

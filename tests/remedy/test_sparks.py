@@ -25,7 +25,7 @@ from tests.servers.sparks import (
     start_sparks,
     stop_sparks,
 )
-from tests.servers.sshd import wait_until
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ def test_the_engine_stand_in_serves_only_with_the_ray_executor(sparks: Sparks) -
         network_mode="host",
         detach=True,
     )
-    wait_until(lambda: b"Application startup complete." in serving.logs(), "the stand-in to serve")
+    wait_until(lambda: b"Application startup complete." in serving.logs(), 15, "the stand-in to serve")
     assert http_get(f"http://{node.address}:8011/health")[0] == 200
     with pytest.raises(OSError):
         http_get(f"http://{sparks['spark-b'].address}:8011/health")  # served on spark-a only
@@ -153,5 +153,5 @@ def test_real_ray_forms_a_cluster_across_the_nodes(sparks: Sparks) -> None:
     def status() -> str:
         return a.run("docker exec vllm_node ray status", check=False).stdout
 
-    wait_until(lambda: status().count(" node_") == 2, "both nodes in the Ray cluster", timeout=60)
+    wait_until(lambda: status().count(" node_") == 2, 60, "both nodes in the Ray cluster")
     assert "0.0/2.0 GPU" in status()

@@ -19,7 +19,8 @@ from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.screens.playbook import PlaybookScreen
 from tests.tui.conftest import make_bundle
-from tests.tui.test_play_screen import SIZE, open_playbook, until
+from tests.tui.test_play_screen import SIZE, open_playbook
+from tests.waiting import until
 
 APP_LOG = (
     "spark-a:839:839 [0] NCCL INFO Bootstrap: Using eth0:192.0.2.2<0>\n"
@@ -113,5 +114,5 @@ async def test_the_cockpit_shows_it_instead_of_crashing(tmp_path: Path) -> None:
         assert "Cannot run yet: free-port: cannot place spark-a (where the finding is)" in text
         assert "--node NAME" in text
         await pilot.press("r")
-        await until(pilot, lambda: any("cannot run" in n.message for n in app._notifications))
+        await until(lambda: any("cannot run" in n.message for n in app._notifications), 20, "the refusal")
         assert isinstance(app.screen, PlaybookScreen) and app.is_running

@@ -17,7 +17,8 @@ from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
 from tests.servers.sparks import IFACE, Sparks
 from tests.tui.conftest import make_bundle
-from tests.tui.test_play_screen import shown, until
+from tests.tui.test_play_screen import shown
+from tests.waiting import until
 
 ENGINE = Deployment(containers=("vllm_node",))  # the engine container on each node, nothing else known
 NO_NETWORK = Network()
@@ -55,17 +56,17 @@ async def type_in(pilot: Pilot[None], screen: PlaybookScreen, values: Mapping[st
     """Press `e`, type ``values`` into their fields and apply; back on the screen once it can run."""
     app = screen.app
     await pilot.press("e")
-    await until(pilot, lambda: isinstance(app.screen, ValuesScreen))
+    await until(lambda: isinstance(app.screen, ValuesScreen), 20, "the values' screen")
     for name, value in values.items():
         app.screen.query_one(f"#value-{name}", Input).value = value
     await pilot.press("enter")
-    await until(pilot, lambda: app.screen is screen and "r runs it" in shown(screen), 30)
+    await until(lambda: app.screen is screen and "r runs it" in shown(screen), 30, "the playbook, ready")
 
 
 async def run(pilot: Pilot[None], screen: PlaybookScreen, seconds: float) -> str:
     """Press `r` `y` and wait until the run has ended or offers its rollback; what the screen shows then."""
     await pilot.press("r", "y")
-    await until(pilot, lambda: screen.phase in ("finished", "offering"), seconds)
+    await until(lambda: screen.phase in ("finished", "offering"), seconds, "the run's end or its rollback offer")
     return shown(screen)
 
 
@@ -73,5 +74,5 @@ async def roll_back(pilot: Pilot[None], screen: PlaybookScreen, seconds: float) 
     """Answer `b` to the rollback offer and wait until it has run; what the screen shows then."""
     assert screen.phase == "offering"
     await pilot.press("b")
-    await until(pilot, lambda: screen.phase == "finished", seconds)
+    await until(lambda: screen.phase == "finished", seconds, "the rollback run")
     return shown(screen)

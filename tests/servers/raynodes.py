@@ -13,10 +13,11 @@ import os
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 GCS = ("127.0.0.1", 6379)
 ADDRESS = "ray://127.0.0.1:6379"
@@ -29,13 +30,6 @@ FAST_HEALTH_CHECKS = {
     "RAY_health_check_timeout_ms": "1000",
     "RAY_health_check_failure_threshold": "5",
 }
-
-
-def wait_until(condition: Callable[[], object], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
-        time.sleep(0.2)
 
 
 @dataclass

@@ -44,7 +44,8 @@ from sparktui.core.audit import read_log
 from sparktui.core.dirs import state_dir
 from sparktui.core.remote.ssh import SshNode
 from tests.servers.dockerd import IMAGE, _busybox_root, _Daemon
-from tests.servers.sshd import SSHD, SshClient, accepts, children, command_line, keygen, wait_until
+from tests.servers.sshd import SSHD, SshClient, accepts, children, command_line, keygen
+from tests.waiting import wait_until
 
 NODES = ("spark-a", "spark-b")  # the first is the head
 IFACE = "enp1s0f1np1"
@@ -412,7 +413,7 @@ def _kill_all(ns: str) -> None:
     for pid in pids():
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: not pids(), f"the processes in {ns} to end")
+    wait_until(lambda: not pids(), 15, f"the processes in {ns} to end")
 
 
 def _remove_run(run: str) -> None:
@@ -549,10 +550,10 @@ def _boot(sparks: Sparks, name: str, directory: Path) -> SparkNode:
         )
     node = SparkNode(name, address, ns, directory, init)
     sparks.nodes[name] = node
-    wait_until(lambda: (directory / "ready").exists() or init.poll() is not None, f"{name}'s init")
+    wait_until(lambda: (directory / "ready").exists() or init.poll() is not None, 15, f"{name}'s init")
     if init.poll() is not None:
         raise RuntimeError(f"{name}'s init exited: {(directory / 'init.log').read_text()[-2000:]}")
-    node.init_pid = wait_until(lambda: next(iter(children(init.pid)), 0), f"{name}'s PID 1")
+    node.init_pid = wait_until(lambda: next(iter(children(init.pid)), 0), 15, f"{name}'s PID 1")
     node.init_started = _start_time(node.init_pid)
     with (directory / "sshd.log").open("ab") as log:
         node.sshd = subprocess.Popen(
@@ -568,7 +569,7 @@ def _boot(sparks: Sparks, name: str, directory: Path) -> SparkNode:
 def _wait_for_sshd(node: SparkNode) -> None:
     sshd = node.sshd
     assert sshd is not None
-    wait_until(lambda: accepts(node.address, 22) or sshd.poll() is not None, f"{node.name}'s sshd")
+    wait_until(lambda: accepts(node.address, 22) or sshd.poll() is not None, 15, f"{node.name}'s sshd")
     if sshd.poll() is not None:
         raise RuntimeError(f"{node.name}'s sshd exited: {(node.root / 'sshd.log').read_text()[-2000:]}")
 
@@ -666,6 +667,6 @@ def stop_sparks(sparks: Sparks) -> None:
     for node in sparks:
         shutil.rmtree(node.root / "docker", ignore_errors=True)
     try:
-        wait_until(lambda: not leftovers(sparks), "the test nodes to be gone", timeout=10)
+        wait_until(lambda: not leftovers(sparks), 10, "the test nodes to be gone")
     except AssertionError:
         raise AssertionError("the test nodes left: " + "; ".join(leftovers(sparks))) from None

@@ -14,8 +14,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,6 +21,7 @@ from typing import Any, ClassVar
 import pytest
 
 from sparktui.core.remote.ssh import SshNode
+from tests.waiting import wait_until
 
 SSHD = "/usr/sbin/sshd"
 JOURNALD = "/lib/systemd/systemd-journald"
@@ -46,18 +45,6 @@ printf '[Journal]\\nStorage=volatile\\nReadKMsg=no\\nForwardToSyslog=no\\nForwar
   > /run/systemd/journald.conf.d/sparktui-tests.conf
 exec {JOURNALD}
 """
-
-
-def wait_until(condition: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-    """Poll ``condition`` until it returns something true, or fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def free_port(address: str) -> int:
@@ -126,7 +113,7 @@ class Sshd:
             command = ["nsenter", f"--mount=/proc/{self.namespace_of}/ns/mnt", "--", *command]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        wait_until(lambda: accepts(self.address, self.port) or self.process.poll() is not None, "sshd")
+        wait_until(lambda: accepts(self.address, self.port) or self.process.poll() is not None, 15, "sshd")
         if self.process.poll() is not None:
             raise AssertionError(f"sshd for {self.alias} exited: {self.log.read_text()[-2000:]}")
 
@@ -270,7 +257,9 @@ def plain_namespace(setup: str = "", *args: str) -> subprocess.Popen[bytes]:
     (:data:`PLAIN_SHELL`), set up further by the shell lines ``setup`` (``$0``... are ``args``): an sshd run
     in it (:attr:`Sshd.namespace_of`) runs its commands as a plain node would."""
     holder = private_mounts(f"set -e\n{PLAIN_SHELL}\n{setup}\nexec sleep infinity", *args)
-    wait_until(lambda: command_line(holder.pid).startswith("sleep") or holder.poll() is not None, "a mount namespace")
+    wait_until(
+        lambda: command_line(holder.pid).startswith("sleep") or holder.poll() is not None, 15, "a mount namespace"
+    )
     if holder.poll() is not None:
         raise RuntimeError("cannot make a mount namespace (unshare --mount)")
     return holder
@@ -319,7 +308,7 @@ def start_cluster(root: Path) -> SshdCluster:
     known_hosts.write_text("".join(cluster.known_hosts_line(alias) for alias in nodes))
     try:
         journald = journal.process
-        wait_until(lambda: os.path.exists(journal.socket) or journald.poll() is not None, "journald")
+        wait_until(lambda: os.path.exists(journal.socket) or journald.poll() is not None, 15, "journald")
         if journald.poll() is not None:
             raise AssertionError(f"journald exited: {(root / 'journald.log').read_text()}")
         nodes["node-b"].namespace_of = journald.pid

@@ -19,6 +19,7 @@ from sparktui.core.sources.metrics import MetricsSource
 from sparktui.core.sources.open import Opener
 from tests.servers.sshd import SshdCluster
 from tests.servers.vllm import VllmServer
+from tests.waiting import wait_until
 
 STALL = "vllm-serving-stalled"
 
@@ -45,12 +46,16 @@ class Watching:
                 return
 
     def until(self, what: Callable[[Diagnosis], bool], within: float) -> Diagnosis:
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
-            if self.latest is not None and what(self.latest):
-                return self.latest
-            time.sleep(0.2)
-        raise AssertionError(f"not within {within} s; the last diagnosis: {self.latest}")
+        """The latest diagnosis once ``what`` holds of it (:func:`~tests.waiting.wait_until`)."""
+
+        def held() -> Diagnosis | None:
+            latest = self.latest
+            return latest if latest is not None and what(latest) else None
+
+        try:
+            return wait_until(held, within, "the diagnosis")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the last diagnosis: {self.latest}") from None
 
     def stop(self) -> None:
         self.pipeline.stop()
@@ -78,9 +83,11 @@ def test_the_stall_fires_on_a_stopped_engine_and_not_on_an_idle_one(
         since = len(watching.seen)
         for _ in range(3):
             vllm_server.complete("hello", 500)
-        time.sleep(2.5)  # two more readings
-        rates = [s.tokens_per_s for d in watching.seen[since:] for s in d.serving if s.tokens_per_s]
-        assert rates and max(rates) > 10, rates
+
+        def rates() -> list[float]:
+            return [s.tokens_per_s for d in watching.seen[since:] for s in d.serving if s.tokens_per_s]
+
+        wait_until(lambda: rates() and max(rates()) > 10, 30, "tokens per second in the serving health")
         # a request running, its engine stopped: named once 30 s of readings stood still
         stream = vllm_server.streaming("hello", 500)
         vllm_server.pause()

@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,11 @@ from sparktui.core.sources.open import Opener, SshContainer
 from sparktui.core.sources.ray import RayLogs
 from sparktui.core.sources.ssh import SshFileSource
 from tests.servers.dockerd import Containers, DockerEngine, start_engine, stop_engine
-from tests.servers.raynodes import ADDRESS, RayNode, node_env, start_cluster, wait_until
+from tests.servers.raynodes import ADDRESS, RayNode, node_env, start_cluster
 from tests.servers.sshd import Sshd, keygen, plain_namespace, sshd_config
 
 from ..conftest import ROOT
+from ..waiting import until, wait_until
 
 FIXTURES = ROOT / "tests" / "fixtures"
 #: The captures each node holds, as the stdout of a Ray worker (head first).
@@ -163,13 +164,6 @@ def scan_actors(node: RayNode) -> list[int]:
     return found
 
 
-async def until(condition: Callable[[], object], what: str, seconds: float = 60) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, f"{what}: not within {seconds} s"
-        await asyncio.sleep(0.1)
-
-
 async def test_edge_follows_live_and_pulls_a_node_whose_scan_was_killed(nodes: list[RayNode]) -> None:
     head, worker = nodes[0], nodes[1]
     port_in_use = (FIXTURES / "vllm/port-in-use/server.log").read_text().splitlines(keepends=True)
@@ -192,17 +186,17 @@ async def test_edge_follows_live_and_pulls_a_node_whose_scan_was_killed(nodes: l
 
     watching = asyncio.create_task(asyncio.to_thread(watch))
     try:
-        await until(lambda: len(edge.totals.nodes) == 2, "both nodes scanning at the edge")
+        await until(lambda: len(edge.totals.nodes) == 2, 60, "both nodes scanning at the edge")
         with live.open("a") as out:
             out.writelines(port_in_use)
-        await until(lambda: counts and counts[-1] == 1, "the port in use, scanned on its node, found live")
+        await until(lambda: counts and counts[-1] == 1, 60, "the port in use, scanned on its node, found live")
         assert not notes
         for pid in scan_actors(worker):
             os.kill(pid, 9)
-        await until(lambda: notes, "the killed scan reported")
+        await until(lambda: notes, 60, "the killed scan reported")
         with live.open("a") as out:
             out.writelines(port_in_use)  # after the kill: pulled through the log API, from where the scan stopped
-        await until(lambda: counts[-1] == 2, "the lines after the kill, pulled")
+        await until(lambda: counts[-1] == 2, 60, "the lines after the kill, pulled")
     finally:
         pipeline.stop()
         await watching
@@ -378,15 +372,15 @@ async def test_edge_follows_the_cluster_files_paths_and_containers(nodes: list[R
     watching = asyncio.create_task(asyncio.to_thread(watch))
     everywhere = frozenset({"127.0.0.1", "127.0.0.2", "127.0.0.3", NO_REGEX, "127.0.0.5"})
     try:
-        await until(lambda: seen.get("model-code-import-error", (0, frozenset()))[1] == everywhere, "the container")
-        await until(lambda: "transformers-unknown-model-type" in seen, "127.0.0.5's file, over SSH")
-        await until(lambda: "vllm-engine-core-failed-to-start" in seen, "127.0.0.2's file")
+        await until(lambda: seen.get("model-code-import-error", (0, frozenset()))[1] == everywhere, 60, "the container")
+        await until(lambda: "transformers-unknown-model-type" in seen, 60, "127.0.0.5's file, over SSH")
+        await until(lambda: "vllm-engine-core-failed-to-start" in seen, 60, "127.0.0.2's file")
         failed = seen["vllm-engine-core-failed-to-start"][0]
         lines = (FIXTURES / FILE_LOGS["127.0.0.2"]).read_text().splitlines(keepends=True)
         with (deployment / "engine-127.0.0.2.log").open("a") as out:
             out.writelines(lines)
         await until(
-            lambda: seen["vllm-engine-core-failed-to-start"][0] > failed, "the lines added, scanned on the node"
+            lambda: seen["vllm-engine-core-failed-to-start"][0] > failed, 60, "the lines added, scanned on the node"
         )
     finally:
         pipeline.stop()

@@ -10,6 +10,7 @@ from sparktui.tui.app import Session, SparkApp
 from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
+from ..waiting import until
 
 LOGS = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname"
 
@@ -26,21 +27,20 @@ async def test_cockpit_over_ssh(sshd_cluster: SshdCluster, tmp_path: Path) -> No
         nodes.append(sshd_cluster.node(alias))
         sources.append(SshFileSource(nodes[-1], str(path), name=f"{alias}:{rank}"))
     app = SparkApp(Session("ssh", live=tuple(sources)), cat.load())
-    async with app.run_test(size=(160, 48)) as pilot:
-        for _ in range(200):
-            if len(app.columns) == 2:
-                break
-            await pilot.pause(0.05)
+    async with app.run_test(size=(160, 48)):
+        await until(lambda: len(app.columns) == 2, 10, "both nodes' columns")
         for path, lines in written.items():
             with path.open("a") as fh:
                 fh.writelines(lines[5:])
-        for _ in range(300):
-            findings = app.diagnosis.findings if app.diagnosis else []
-            if findings and findings[0].signature == "nccl-socket-ifname-no-interface":
-                break
-            await pilot.pause(0.05)
-        assert app.diagnosis is not None
-        assert app.diagnosis.findings[0].signature == "nccl-socket-ifname-no-interface"
+        await until(
+            lambda: (
+                app.diagnosis
+                and app.diagnosis.findings[:1]
+                and app.diagnosis.findings[0].signature == "nccl-socket-ifname-no-interface"
+            ),
+            15,
+            "the socket interface finding",
+        )
         assert set(app.nodes.names) >= {"spark-a"}  # the NCCL host its lines name; its column a page away
         assert "streaming" in str(app.status_bar.render())
         for node in nodes:
@@ -57,10 +57,7 @@ async def test_a_changed_host_key_and_its_fix_are_shown_in_full(sshd_cluster: Ss
     node = sshd_cluster.node("node-a", known_hosts=known)
     app = SparkApp(Session("ssh", live=(SshFileSource(node, "/etc/hostname", name="node-a:hostname"),)), cat.load())
     async with app.run_test(size=(160, 45)) as pilot:
-        for _ in range(300):
-            if app.errors:
-                break
-            await pilot.pause(0.05)
+        await until(lambda: app.errors, 15, "the refusal")
         (error,) = app.errors.values()
         a = sshd_cluster["node-a"]
         assert f"the host key of [{a.address}]:{a.port} has CHANGED" in error and "ssh-keygen -R" in error

@@ -14,13 +14,21 @@ from sparktui.core.sources.base import Received, supervise
 from sparktui.core.sources.follow import FollowedFile
 
 from ..conftest import FIXTURES
+from ..waiting import until
 
 
-async def until(condition: object, seconds: float = 10) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not condition():  # type: ignore[operator]
-        assert asyncio.get_running_loop().time() < deadline, "condition never held"
-        await asyncio.sleep(0.02)
+def read_to_its_end(path: Path) -> bool:
+    """Whether a descriptor this process holds on ``path`` has read it to its end (its offset in fdinfo)."""
+    size = path.stat().st_size
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            if os.readlink(fd) == str(path):
+                info = Path(f"/proc/self/fdinfo/{fd.name}").read_text()
+                if int(info.split("pos:", 1)[1].split()[0]) == size:
+                    return True
+        except OSError:
+            continue  # closed meanwhile
+    return False
 
 
 async def test_rotation_truncation_and_late_start(tmp_path: Path) -> None:
@@ -33,7 +41,7 @@ async def test_rotation_truncation_and_late_start(tmp_path: Path) -> None:
 
     source = FollowedFile(path, "node.log", "n1", poll=0.02)
     task = asyncio.create_task(supervise(source, deliver, states.append))
-    await until(lambda: any(s.state is State.RETRYING for s in states))  # not there yet: tail -F waits
+    await until(lambda: any(s.state is State.RETRYING for s in states), 10, "not there yet: tail -F waits")
     written: list[str] = []
 
     def write(lines: range, mode: str = "a") -> None:
@@ -43,22 +51,22 @@ async def test_rotation_truncation_and_late_start(tmp_path: Path) -> None:
                 written.append(f"line {i}")
 
     write(range(0, 50), "w")
-    await until(lambda: len(got) == 50)
+    await until(lambda: len(got) == 50, 10, "50 lines")
     with path.open("a") as fh:
         fh.write("partial without newline")
-    await asyncio.sleep(0.1)
+    await until(lambda: read_to_its_end(path), 10, "the partial line read")
     assert len(got) == 50  # an incomplete line waits for its newline
     with path.open("a") as fh:
         fh.write(" now complete\r\n")
     written.append("partial without newline now complete")
-    await until(lambda: len(got) == 51)
+    await until(lambda: len(got) == 51, 10, "the completed line")
     os.rename(path, tmp_path / "node.log.1")  # rotation: the old file moves away, a new one starts
     write(range(50, 80), "w")
-    await until(lambda: len(got) == 81)
+    await until(lambda: len(got) == 81, 10, "the lines after the rotation")
     path.write_text("")  # truncation (copytruncate)
-    await asyncio.sleep(0.1)
+    await until(lambda: read_to_its_end(path), 10, "the file read again from its start")
     write(range(80, 90))
-    await until(lambda: len(got) == 91)
+    await until(lambda: len(got) == 91, 10, "the lines after the truncation")
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert got == written
@@ -69,11 +77,12 @@ async def test_the_pipeline_diagnoses_a_growing_log(tmp_path: Path, catalogue: C
     real = (FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname" / "rank0.log").read_text().splitlines(True)
     path = tmp_path / "rank0.log"
     pipeline = run(catalogue, [FollowedFile(path, "rank0.log", poll=0.02)], seconds=30)
-    for part in (real[:10], real[10:]):
-        with path.open("a") as fh:
-            fh.writelines(part)
-        await asyncio.sleep(0.05)
-    await until(lambda: pipeline.lines == len(real))
+    with path.open("a") as fh:
+        fh.writelines(real[:10])
+    await until(lambda: pipeline.lines == 10, 10, "the first 10 lines")
+    with path.open("a") as fh:
+        fh.writelines(real[10:])
+    await until(lambda: pipeline.lines == len(real), 10, "every line")
     pipeline.stop()
     diagnosis = await asyncio.to_thread(pipeline.wait)
     assert diagnosis.findings[0].signature == "nccl-socket-ifname-no-interface"
@@ -99,10 +108,10 @@ async def test_the_spool_is_a_replayable_bundle(tmp_path: Path, catalogue: Catal
     path.write_text(real[:half])
     spool = Spool(tmp_path / "spool", max_bytes=2000)
     pipeline = run(catalogue, [FollowedFile(path, "rank0.log", poll=0.02)], spool=spool, seconds=30)
-    await until(lambda: pipeline.lines == real[:half].count("\n"))
+    await until(lambda: pipeline.lines == real[:half].count("\n"), 10, "the first half")
     with path.open("a") as fh:
         fh.write(real[half:])
-    await until(lambda: pipeline.lines == real.count("\n"))
+    await until(lambda: pipeline.lines == real.count("\n"), 10, "every line")
     pipeline.stop()
     await asyncio.to_thread(pipeline.wait)
     loaded = bundle.load(tmp_path / "spool")
@@ -128,7 +137,7 @@ async def test_a_followed_file_of_notes_names_no_node_and_a_log_its_host(tmp_pat
         nodes.setdefault(name, set()).add(next(s for s in sources if s.name == name).node)
 
     tasks = [asyncio.create_task(supervise(s, deliver, lambda _change: None)) for s in sources]
-    await until(lambda: len(nodes) == 2)
+    await until(lambda: len(nodes) == 2, 10, "both nodes")
     for task in tasks:
         task.cancel()
     assert nodes == {"meta.txt": {""}, "rank1.log": {"node-b"}}

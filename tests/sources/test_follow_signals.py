@@ -8,12 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from ..conftest import FIXTURES
+from ..waiting import wait_until
 
 LOG = FIXTURES / "nccl" / "single-host-rendezvous-wrong-port" / "rank1.log"
 FOUND = "1 source, 85 lines, 1 finding (1 error)"
@@ -23,9 +23,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
 
 
-def _spooling(tmp_path: Path) -> bool:
-    incidents = tmp_path / "state" / "sparktui" / "incidents"
-    return incidents.is_dir() and any(incidents.iterdir())
+def _spooled(tmp_path: Path) -> int:
+    """The lines of the log the spool holds (each batch is on disk as it is received)."""
+    return sum(len(p.read_text().splitlines()) for p in (tmp_path / "state").rglob(LOG.name))
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
@@ -38,10 +38,9 @@ def test_a_signal_ends_it_with_the_diagnosis(tmp_path: Path, number: signal.Sign
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not _spooling(tmp_path) and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.1)
-        time.sleep(1)  # the lines read
+        lines = len(LOG.read_text().splitlines())
+        wait_until(lambda: _spooled(tmp_path) == lines or process.poll() is not None, 60, "the lines read")
+        assert process.poll() is None, process.communicate()[1]
         process.send_signal(number)
         out, err = process.communicate(timeout=60)
     finally:

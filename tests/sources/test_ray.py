@@ -22,6 +22,7 @@ from sparktui.core.sources.base import Backoff, Received, supervise
 from sparktui.core.sources.ray import LineSplitter, RayAddress, RayLogs, RayLogSource, parse_address, ray_log_sources
 
 from ..conftest import ROOT
+from ..waiting import until
 
 HERE = Path(__file__).parent
 
@@ -89,9 +90,7 @@ async def supervised_states(source: RayLogSource, enough: int) -> list[StateChan
         await asyncio.sleep(0)
 
     task = asyncio.create_task(supervise(source, deliver, states.append, Backoff(), no_wait))
-    async with asyncio.timeout(10):
-        while len(states) < enough and not task.done():
-            await asyncio.sleep(0.01)
+    await until(lambda: len(states) >= enough or task.done(), 10, f"{enough} state changes")
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     return states

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,8 @@ from sparktui.tui.app import Session, SparkApp
 from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
-from .test_ssh import Watch, followers_of, until
+from ..waiting import until, wait_until
+from .test_ssh import Watch, followers_of
 
 REAL = (FIXTURES / "nccl" / "single-host-healthy-subsys-all" / "rank0.log").read_text().splitlines()
 #: Written before the cut (and read), during it (read only by the resume), after the rotation (into the
@@ -121,7 +123,7 @@ async def test_rotation_during_a_cut_over_ssh(cluster: SshdCluster, tmp_path: Pa
     assert [s.detail for s in watch.states if s.state is State.EVENT] == said
     assert State.RETRYING in watch.kinds() and State.FAILED not in watch.kinds()
     await watch.stop()
-    await until(lambda: not followers_of(path), "the remote follower to end")
+    await until(lambda: not followers_of(path), 30, "the remote follower to end")
 
 
 async def test_rotated_twice_during_one_cut(cluster: SshdCluster, tmp_path: Path) -> None:
@@ -173,14 +175,21 @@ class Restartable:
         with contextlib.suppress(asyncio.CancelledError):
             await self.task
 
-    async def until(self, condition: object, what: str) -> None:
-        assert self.task is not None
-        deadline = asyncio.get_running_loop().time() + 20
-        while not condition():  # type: ignore[operator]
-            if self.task.done():
-                self.task.result()
-            assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}: {len(self.lines)}"
-            await asyncio.sleep(0.01)
+    async def until(self, condition: Callable[[], object], what: str) -> None:
+        """:func:`~tests.waiting.until`, raising at once what the reading raised, and saying what came."""
+        task = self.task
+        assert task is not None
+
+        def held() -> object:
+            value = condition()
+            if not value and task.done():
+                task.result()
+            return value
+
+        try:
+            await until(held, 20, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {len(self.lines)} lines") from None
 
 
 @pytest.mark.parametrize("how", ROTATIONS)
@@ -283,14 +292,14 @@ def test_diagnose_follow_says_the_lines_lost(
     assert source["notes"][0].startswith(f"lines lost: while {path} was not followed, it was rotated"), source
 
 
-def wait_for(condition: object, what: str, run: subprocess.Popen[str]) -> None:
-    """Poll ``condition`` while the command runs."""
-    for _ in range(3000):
-        if condition():  # type: ignore[operator]
-            return
+def wait_for(condition: Callable[[], object], what: str, run: subprocess.Popen[str]) -> None:
+    """:func:`~tests.waiting.wait_until` while the command runs (failing at once if it ends)."""
+
+    def held() -> object:
         assert run.poll() is None, f"the command ended before {what}"
-        threading.Event().wait(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
+        return condition()
+
+    wait_until(held, 30, what)
 
 
 async def test_the_cockpit_notifies_the_lines_lost(sshd_cluster: SshdCluster, tmp_path: Path) -> None:
@@ -302,20 +311,15 @@ async def test_the_cockpit_notifies_the_lines_lost(sshd_cluster: SshdCluster, tm
     app = SparkApp(Session("ssh", live=(SshFileSource(node, str(path)),)), cat.load())
     sshd = sshd_cluster["node-a"]
     try:
-        async with app.run_test(size=(160, 48)) as pilot:
-            for _ in range(400):
-                if app.pipeline.lines == len(BEFORE):
-                    break
-                await pilot.pause(0.02)
+        async with app.run_test(size=(160, 48)):
+            await until(lambda: app.pipeline.lines == len(BEFORE), 30, "the lines before")
             await asyncio.to_thread(sshd.stop)
             rotate(path, "deleted")
             await asyncio.to_thread(sshd.start)
             await append(path, AFTER)
-            for _ in range(600):
-                said = [n.message for n in app._notifications if "lines lost" in n.message]
-                if said:
-                    break
-                await pilot.pause(0.02)
+            said = await until(
+                lambda: [n.message for n in app._notifications if "lines lost" in n.message], 30, "the lines lost said"
+            )
             assert said == [
                 f"node-a:{path}: lines lost: while {path} was not followed, it was rotated and the old file is "
                 f"gone (deleted, compressed or moved away); an unknown number of bytes after byte "

@@ -31,6 +31,7 @@ from sparktui.core.sources.spool import Spool, prune
 from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
+from ..waiting import until
 
 HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
 TOKEN = "hf_PlantedTokenForTheSpoolTest0123456789"
@@ -362,12 +363,12 @@ async def test_a_full_disk_stops_the_cockpits_spool_with_a_notification_and_the_
     monkeypatch.setenv("XDG_STATE_HOME", str(full_disk))
     total = len((logs / "rank0.log").read_text().splitlines())
     app = SparkApp(Session("live", live=(FollowedFile(logs / "rank0.log", "rank0.log"),)), catalogue)
-    async with app.run_test(size=(160, 48)) as pilot:
-        for _ in range(200):
-            said = [n.message for n in app._notifications if n.title == "spool"]
-            if said and shown_to(app) == total:
-                break
-            await pilot.pause(0.05)
+    async with app.run_test(size=(160, 48)):
+        said = await until(
+            lambda: shown_to(app) == total and [n.message for n in app._notifications if n.title == "spool"],
+            10,
+            "every line shown and the spool's notification",
+        )
         assert app.pipeline.lines == shown_to(app) == total  # the lines after the disk filled up are shown
         assert len(said) == 1 and said[0].startswith("spool stopped: No space left on device; ")
         assert not any(n.severity == "error" for n in app._notifications)

@@ -26,6 +26,7 @@ from sparktui.core.sources.ssh import SshFileSource, SshJournalSource, _TailRead
 from tests.servers.sshd import SshdCluster, children, command_line
 
 from ..conftest import FIXTURES
+from ..waiting import until
 
 NCCL = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
 RAY = FIXTURES / "ray" / "head-start" / "head-session"
@@ -48,26 +49,24 @@ class Watch:
         return [s.state for s in self.states]
 
     async def until(self, condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not condition():
-            if self.task.done():
+        """:func:`~tests.waiting.until`, failing at once if the supervisor ends, and saying what came."""
+
+        def held() -> object:
+            value = condition()
+            if not value and self.task.done():
                 self.task.result()
                 raise AssertionError(f"{what}: the supervisor ended ({self.states})")
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; got {len(self.lines)} lines, {self.states}")
-            await asyncio.sleep(0.02)
+            return value
+
+        try:
+            await until(held, timeout, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; got {len(self.lines)} lines, {self.states}") from None
 
     async def stop(self) -> None:
         self.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.task
-
-
-async def until(condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
 
 
 def followers_of(path: Path) -> list[int]:
@@ -109,7 +108,7 @@ async def test_killed_connection_and_restarted_sshd_lose_and_double_nothing(
     assert kinds.count(State.RETRYING) >= 2 and State.FAILED not in kinds
     assert all("node-a" in s.detail for s in watch.states if s.state == State.RETRYING)
     await watch.stop()
-    await until(lambda: not followers_of(path), "the remote tail to end")
+    await until(lambda: not followers_of(path), 30, "the remote tail to end")
 
 
 async def test_silent_connection_is_found_by_keepalives(cluster: SshdCluster, tmp_path: Path) -> None:
@@ -143,20 +142,20 @@ async def test_rotation_and_truncation_move_the_cursor_to_the_new_file(cluster: 
             notes.extend([received.note] if received.note else [])
 
     reading = asyncio.create_task(read(None))
-    await until(lambda: got == ["old 1", "old 2"], "the first lines")
+    await until(lambda: got == ["old 1", "old 2"], 30, "the first lines")
     first = os.stat(path)
     assert cursors[-1] == FilePosition(12, f"{first.st_dev}:{first.st_ino}", 12, fingerprint(path.read_bytes()))
     path.rename(tmp_path / "rotated.log.1")  # logrotate's create mode
     path.write_text("new 1\npartial")
-    await until(lambda: got[2:] == ["new 1"], "the replaced file")
+    await until(lambda: got[2:] == ["new 1"], 30, "the replaced file")
     assert cursors[-1].offset == len("new 1\n") and cursors[-1].file == identity(os.stat(path))
     with path.open("a") as fh:
         fh.write(" end\n")
-    await until(lambda: got[3:] == ["partial end"], "the rest of the partial line")
+    await until(lambda: got[3:] == ["partial end"], 30, "the rest of the partial line")
     path.write_bytes(b"")  # copytruncate: the file is emptied in place
-    await until(lambda: cursors[-1].offset == 0, "the truncation")
+    await until(lambda: cursors[-1].offset == 0, 30, "the truncation")
     path.write_text("after truncation\n")
-    await until(lambda: got[4:] == ["after truncation"], "the line after the truncation")
+    await until(lambda: got[4:] == ["after truncation"], 30, "the line after the truncation")
     reading.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await reading
@@ -164,13 +163,13 @@ async def test_rotation_and_truncation_move_the_cursor_to_the_new_file(cluster: 
     assert resume.offset == len("after truncation\n") and resume.digest == fingerprint(b"after truncation\n")
     path.write_text("after truncation\nwhile away\n")  # rewritten in place, the same first bytes: the same file
     reading = asyncio.create_task(read(resume.cursor))
-    await until(lambda: got[5:] == ["while away"], "the line written while away")
+    await until(lambda: got[5:] == ["while away"], 30, "the line written while away")
     reading.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await reading
     path.write_text("short\n")  # truncated while away and now shorter than the cursor: read from its start
     reading = asyncio.create_task(read(cursors[-1].cursor))
-    await until(lambda: got[6:] == ["short"], "the file read again from its start")
+    await until(lambda: got[6:] == ["short"], 30, "the file read again from its start")
     assert notes == [
         f"lines lost: while {path} was not followed, it was emptied or replaced, and its old content is nowhere "
         "to be found; an unknown number of bytes after byte 28 were not read"
@@ -180,7 +179,7 @@ async def test_rotation_and_truncation_move_the_cursor_to_the_new_file(cluster: 
         await reading
     reading = asyncio.create_task(read(len("short\n")))  # a plain offset, as cursors were: the file at the path
     path.write_text("short\nplain\n")
-    await until(lambda: got[7:] == ["plain"], "the line after the plain offset")
+    await until(lambda: got[7:] == ["plain"], 30, "the line after the plain offset")
     reading.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await reading
@@ -320,7 +319,7 @@ async def test_agent_supplies_the_key(cluster: SshdCluster, tmp_path: Path) -> N
     sock = tmp_path / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
     try:
-        await until(sock.exists, "the agent")
+        await until(sock.exists, 30, "the agent")
         env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
         subprocess.run(["ssh-add", "-q", str(cluster.user_key)], env=env, check=True)
         node = cluster.node("node-a-refused", agent=str(sock))  # its IdentityFile is refused; the agent's key is not
@@ -408,7 +407,7 @@ async def test_docker_socket_forward_survives_a_reconnect(cluster: SshdCluster, 
         assert oct(Path(local).parent.stat().st_mode & 0o777) == "0o700"
         assert (await ping(local)).endswith(b"\r\n\r\nOK")
         cluster["node-a"].kill_connections()
-        await until(lambda: not cluster["node-a"].sessions(), "the connection to drop")
+        await until(lambda: not cluster["node-a"].sessions(), 30, "the connection to drop")
         assert await node.forward_unix(str(remote)) == local
         assert (await ping(local)).endswith(b"\r\n\r\nOK")
         await node.close()

@@ -3,14 +3,17 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 
 from ..conftest import FIXTURES
+from ..waiting import settle, until
 
 HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
 #: Four ranks on two hosts, rank 3 never joining the others' first collective of a split communicator.
@@ -42,12 +45,7 @@ def hang_app(tmp_path: Path) -> SparkApp:
     return SparkApp(Session("test", loaded, speed=0), cat.load(), export_dir=tmp_path)
 
 
-async def wait_done(pilot: object, app: SparkApp) -> None:
-    """Until the replay has ended and its last batch is on screen (a loaded machine needs a while)."""
-    for _ in range(400):
-        if app.done:
-            break
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
-    assert app.done
-    for _ in range(5):  # let the final diagnosis, the evidence marks and the layout settle
-        await pilot.pause(0.2)  # type: ignore[attr-defined]
+async def wait_done(pilot: Pilot[Any], app: SparkApp) -> None:
+    """Until the replay has ended (its last batch handled before) and the screen settled."""
+    await until(lambda: app.done, 20, "the replay's end")
+    await settle(pilot)

@@ -20,6 +20,7 @@ from sparktui.tui.screens.progress import EMPTY, ProgressScreen
 from sparktui.tui.widgets.logpane import LogPane
 
 from ..conftest import FIXTURES
+from ..waiting import until
 from .conftest import HANG, LAGGARD, make_bundle, wait_done
 
 
@@ -169,12 +170,8 @@ async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
         await pilot.press("space")
         assert not hang_app.paused and hang_app.clock is not None and not hang_app.clock.paused
         await pilot.press("x")
-        for _ in range(600):  # polled: a loaded machine takes seconds to write the bundle
-            reports = list(tmp_path.glob("sparktui-report-*/report.md"))
-            if reports:
-                break
-            await pilot.pause(0.05)
-        (report,) = reports
+        # a loaded machine takes seconds to write the bundle
+        (report,) = await until(lambda: list(tmp_path.glob("sparktui-report-*/report.md")), 30, "the report")
         assert "A later NCCL communicator never completed on the ranks that began it" in report.read_text()
         assert (report.parent / "report.html").exists() and (report.parent / "bundle" / "bundle.toml").exists()
 
@@ -223,19 +220,16 @@ async def test_live_files_are_followed(tmp_path: Path) -> None:
     real = (HANG / "rank0.log").read_text().splitlines(True)
     path.write_text("".join(real[:20]))
     app = SparkApp(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)), cat.load())
-    async with app.run_test(size=(160, 48)) as pilot:
-        for _ in range(100):
-            if "spark-a" in app.columns and len(app.columns["spark-a"].pane("nccl").lines_kept) >= 10:
-                break
-            await pilot.pause(0.05)
+    async with app.run_test(size=(160, 48)):
+        await until(
+            lambda: "spark-a" in app.columns and len(app.columns["spark-a"].pane("nccl").lines_kept) >= 10,
+            20,
+            "spark-a's first lines",
+        )
         with path.open("a") as fh:
             fh.writelines(real[20:])
         kept = app.columns["spark-a"].pane("nccl").lines_kept
-        for _ in range(100):
-            if kept[-1].text.endswith("Init START"):
-                break
-            await pilot.pause(0.05)
-        assert kept[-1].text.endswith("Init START")  # the second communicator, just written
+        await until(lambda: kept[-1].text.endswith("Init START"), 20, "the second communicator, just written")
         assert "streaming" in str(app.query_one("#status").render())
 
 

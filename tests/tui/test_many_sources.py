@@ -20,6 +20,7 @@ from sparktui.tui.screens.sources import SourcesScreen
 from sparktui.tui.widgets.node import NodeColumn
 
 from ..conftest import FIXTURES, ROOT
+from ..waiting import until
 
 FILES = 300
 
@@ -41,11 +42,11 @@ async def test_hundreds_of_files_make_a_few_columns_and_a_page_of_the_rest(tmp_p
     assert {s.poll for s in sources if isinstance(s, FollowedFile)} == {FILES / POLLS_PER_SECOND}
     app = SparkApp(Session("many", live=sources), cat.load(), spool_live=False)
     async with app.run_test(size=(160, 45)) as pilot:
-        for _ in range(400):
-            if app.pipeline.lines and len(app.tallies) == FILES and all(t.lines for t in app.tallies.values()):
-                break
-            await pilot.pause(0.05)
-        assert all(t.lines for t in app.tallies.values())
+        await until(
+            lambda: app.pipeline.lines and len(app.tallies) == FILES and all(t.lines for t in app.tallies.values()),
+            30,
+            "every file's first lines",
+        )
         nodes = len(app.nodes)
         assert nodes > 100
         assert len(app.columns) == 2 and len(app.query(NodeColumn)) == 2  # 160 cells: two columns, no more

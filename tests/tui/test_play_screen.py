@@ -8,7 +8,7 @@ steps run ``on = "local"``: on this machine, no SSH needed. One last test runs o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
 from tests.servers.sshd import SshdCluster, start_cluster, stop_cluster
 
+from ..waiting import settle, until
 from .conftest import make_bundle, wait_done
 
 SIZE = (160, 48)
@@ -101,14 +102,6 @@ def cockpit(tmp_path: Path, books: Path, *, readonly: bool = False, cluster: Clu
     )
 
 
-async def until(pilot: Pilot[None], condition: Callable[[], bool], seconds: float = 20) -> None:
-    for _ in range(int(seconds / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    assert condition()
-
-
 async def open_playbook(
     pilot: Pilot[None], app: SparkApp, signature: str = "server-port-in-use", key: str = "p"
 ) -> PlaybookScreen:
@@ -116,14 +109,14 @@ async def open_playbook(
     stay put)."""
     if app.source.bundle is not None:
         await wait_done(pilot, app)
-    await until(pilot, lambda: app.diagnosis is not None and signature in signatures(app))
+    await until(lambda: app.diagnosis is not None and signature in signatures(app), 20, f"the finding {signature}")
     app.findings_table.focus()
     app.findings_table.move_cursor(row=signatures(app).index(signature))
     await pilot.press("enter")
-    await until(pilot, lambda: isinstance(app.screen, FindingScreen))
-    await pilot.pause(0.1)  # mounted, so it takes the key
+    await until(lambda: isinstance(app.screen, FindingScreen), 20, "the finding's screen")
+    await settle(pilot)  # mounted, so it takes the key
     await pilot.press(key)
-    await until(pilot, lambda: isinstance(app.screen, PlaybookScreen))
+    await until(lambda: isinstance(app.screen, PlaybookScreen), 20, "the playbook's screen")
     assert isinstance(app.screen, PlaybookScreen)
     return app.screen
 
@@ -146,8 +139,8 @@ def audited() -> list[str]:
 
 
 async def finished(pilot: Pilot[None], screen: PlaybookScreen) -> None:
-    await until(pilot, lambda: screen.phase == "finished")
-    await pilot.pause(0.1)  # the log's last lines
+    await until(lambda: screen.phase == "finished", 20, "the playbook finished")
+    await settle(pilot)  # the log's last lines
 
 
 async def test_preview_shows_the_exact_commands_verification_and_rollback(tmp_path: Path) -> None:
@@ -177,24 +170,24 @@ async def test_a_missing_value_stops_it_until_e_gives_one_that_fits_its_kind(tmp
         assert "Cannot run yet: free-port: no value for port" in text
         assert "Cannot run: a value is missing or refused (above). e gives the values." in text
         await pilot.press("r")
-        await pilot.pause(0.3)
+        await settle(pilot)
         assert screen.phase == "ready" and not marker.exists() and audited() == []
         await pilot.press("e")
-        await until(pilot, lambda: isinstance(app.screen, ValuesScreen))
+        await until(lambda: isinstance(app.screen, ValuesScreen), 20, "the values' screen")
         values = app.screen
         assert values.query_one("#value-marker", Input).value == str(marker)  # the value in use, shown
         assert values.query_one("#value-port", Input).has_focus  # the first one without a value
         await pilot.press("enter")
-        await pilot.pause(0.1)
+        await until(lambda: "needed" in str(values.query_one("#why-port", Static).content), 20, "why no port")
         assert app.screen is values and "needed: a port number" in str(values.query_one("#why-port", Static).content)
         await pilot.press(*"99999", "enter")
-        await pilot.pause(0.1)
+        await until(lambda: "refused" in str(values.query_one("#why-port", Static).content), 20, "the port refused")
         assert app.screen is values and "refused: not a port number: 99999" in str(
             values.query_one("#why-port", Static).content
         )
         values.query_one("#value-port", Input).value = "8001"
         await pilot.press("enter")
-        await until(pilot, lambda: app.screen is screen and "r runs it" in shown(screen))
+        await until(lambda: app.screen is screen and "r runs it" in shown(screen), 20, "the playbook, ready")
         assert "port 8001" in " ".join(shown(screen).split())
         assert app.given == {"free-port": {"port": "8001"}}  # kept for the next time it opens
         await pilot.press("r", "y")
@@ -213,7 +206,7 @@ async def test_r_then_n_runs_nothing(tmp_path: Path) -> None:
         assert {"y", "n", "a"} <= set(screen.active_bindings) and "r" not in screen.active_bindings
         await pilot.press("n")
         assert screen.phase == "ready" and "Nothing ran." in shown(screen)
-        await pilot.pause(0.3)
+        await settle(pilot)
         assert not marker.exists() and audited() == [] and app.ran == []
 
 
@@ -235,7 +228,7 @@ async def test_r_then_y_runs_verifies_audits_and_exports(tmp_path: Path) -> None
         await pilot.press("escape")  # closes, now that it finished
         assert isinstance(app.screen, FindingScreen)
         await pilot.press("escape", "x")
-        await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/bundle/audit.jsonl")))
+        await until(lambda: any(tmp_path.glob("sparktui-report-*/bundle/audit.jsonl")), 20, "the export")
         (exported,) = tmp_path.glob("sparktui-report-*/bundle/audit.jsonl")
         assert [e.step for e in read_log(exported)] == ["write the marker", "verify"]
         assert not (tmp_path / "bundle" / "audit.jsonl").exists()  # the replayed bundle is left alone
@@ -260,7 +253,7 @@ async def test_a_failed_verification_offers_the_rollback(tmp_path: Path, key: st
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app)
         await pilot.press("r", "y")
-        await until(pilot, lambda: screen.phase == "offering")
+        await until(lambda: screen.phase == "offering", 20, "the rollback offered")
         text = shown(screen)
         assert "verification failed: not within 1 s: '^never$' not yet in" in text
         assert "b run the rollback (1 commands) · k keep things as they are" in text
@@ -296,7 +289,7 @@ async def test_always_remembers_and_the_next_run_does_not_ask(tmp_path: Path) ->
 
 async def open_playbook_again(pilot: Pilot[None], app: SparkApp) -> PlaybookScreen:
     await pilot.press("p")
-    await until(pilot, lambda: isinstance(app.screen, PlaybookScreen))
+    await until(lambda: isinstance(app.screen, PlaybookScreen), 20, "the playbook's screen")
     assert isinstance(app.screen, PlaybookScreen)
     return app.screen
 
@@ -308,9 +301,9 @@ async def test_read_only_mode_refuses_a_playbook_that_changes_nodes(tmp_path: Pa
         screen = await open_playbook(pilot, app)
         assert "Read-only mode: this playbook is changes-node, so it cannot run from here" in shown(screen)
         await pilot.press("r")
-        await pilot.pause(0.3)
+        refused = "read-only mode: free-port is changes-node"
+        await until(lambda: any(refused in n.message for n in app._notifications), 20, "the refusal's notification")
         assert screen.phase == "ready"
-        assert any("read-only mode: free-port is changes-node" in n.message for n in app._notifications)
         assert not marker.exists() and audited() == []
 
 
@@ -367,7 +360,7 @@ async def test_a_live_session_records_the_run_in_its_incident_once(tmp_path: Pat
         spool = app.pipeline.spool
         assert [e.step for e in read_log(spool.path / "audit.jsonl")] == ["write the marker", "verify"]
         await pilot.press("escape", "escape", "x")
-        await until(pilot, lambda: any(tmp_path.glob("sparktui-report-*/bundle/audit.jsonl")))
+        await until(lambda: any(tmp_path.glob("sparktui-report-*/bundle/audit.jsonl")), 20, "the export")
         (exported,) = tmp_path.glob("sparktui-report-*/bundle/audit.jsonl")
         assert [e.step for e in read_log(exported)] == ["write the marker", "verify"]
 

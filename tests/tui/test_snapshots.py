@@ -10,6 +10,7 @@ from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 
+from ..waiting import settle
 from .conftest import make_bundle, wait_done
 
 SIZE = (160, 48)
@@ -24,7 +25,7 @@ async def settled(pilot: Any, subject: SparkApp) -> None:
     modal opened now is drawn over a background that no longer moves."""
     await wait_done(pilot, subject)
     subject.screen.refresh(repaint=True, layout=True)
-    await pilot.pause(0.3)
+    await settle(pilot)
 
 
 def test_main_screen(snap_compare: Any, tmp_path: Path) -> None:
@@ -43,7 +44,7 @@ def test_finding_detail(snap_compare: Any, tmp_path: Path) -> None:
         await settled(pilot, subject)
         subject.query_one("#findings").focus()
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await settle(pilot)
 
     assert snap_compare(subject, terminal_size=SIZE, run_before=open_finding)
 
@@ -54,7 +55,7 @@ def test_help(snap_compare: Any, tmp_path: Path) -> None:
     async def open_help(pilot: Any) -> None:
         await settled(pilot, subject)
         await pilot.press("question_mark")
-        await pilot.pause(0.3)
+        await settle(pilot)
 
     assert snap_compare(subject, terminal_size=SIZE, run_before=open_help)
 
@@ -65,6 +66,6 @@ def test_progress_screen(snap_compare: Any, tmp_path: Path) -> None:
     async def open_progress(pilot: Any) -> None:
         await settled(pilot, subject)
         await pilot.press("G")
-        await pilot.pause(0.3)
+        await settle(pilot)
 
     assert snap_compare(subject, terminal_size=SIZE, run_before=open_progress)

@@ -12,6 +12,7 @@ from sparktui.core.events import State
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.screens.sources import SourcesScreen
 
+from ..waiting import until
 from .conftest import HANG
 
 
@@ -28,10 +29,11 @@ async def test_the_sources_screen_has_each_source_and_its_error_in_full(tmp_path
     arguments = [str(log), f"ssh://127.0.0.1:{port}/var/log/vllm.log"]
     app = SparkApp(Session("s", live=tuple(open_sources(arguments, trust_new_host_key=False))), cat.load())
     async with app.run_test(size=(160, 45)) as pilot:
-        for _ in range(200):
-            if app.errors and app.tallies.get("rank0.log", None) and app.tallies["rank0.log"].lines:
-                break
-            await pilot.pause(0.05)
+        await until(
+            lambda: app.errors and app.tallies.get("rank0.log", None) and app.tallies["rank0.log"].lines,
+            10,
+            "the refused connection and rank0.log's lines",
+        )
         (error,) = app.errors.values()
         assert "Connection refused" in error
         assert "S: every source, its error in full" in str(app.status_bar.render())

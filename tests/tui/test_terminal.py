@@ -3,17 +3,19 @@ piped in never types keys; SIGTERM and SIGHUP end it with the terminal given bac
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from ..waiting import wait_until
 
 TMUX = shutil.which("tmux")
 
@@ -24,14 +26,15 @@ def screen(session: str) -> str:
 
 def wait_for(session: str, *texts: str, seconds: float = 30) -> str:
     """The screen once one of ``texts`` is on it."""
-    deadline = time.monotonic() + seconds
-    shown = ""
-    while time.monotonic() < deadline:
-        shown = screen(session)
-        if any(text in shown for text in texts):
-            return shown
-        time.sleep(0.2)
-    raise AssertionError(f"none of {texts!r} appeared; the screen was:\n{shown}")
+
+    def shown() -> str:
+        now = screen(session)
+        return now if any(text in now for text in texts) else ""
+
+    try:
+        return wait_until(shown, seconds, f"one of {texts!r} on the screen")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the screen was:\n{screen(session)}") from None
 
 
 @pytest.mark.skipif(TMUX is None, reason="tmux is installed by the test command (tools/test.sh)")
@@ -47,15 +50,10 @@ def test_demo_in_tmux() -> None:
         subprocess.run([TMUX, "send-keys", "-t", session, "?"], check=True)
         wait_for(session, "sparktui: keys")
         subprocess.run([TMUX, "send-keys", "-t", session, "Escape"], check=True)
-        time.sleep(0.5)  # a lone ESC followed at once by a key reads as alt+key
+        # the help closed: the ESC was taken alone (one followed at once by a key reads as alt+key)
+        wait_until(lambda: "sparktui: keys" not in screen(session), 10, "the help closed")
         subprocess.run([TMUX, "send-keys", "-t", session, "q"], check=True)
-        deadline = time.monotonic() + 10
-        while (
-            time.monotonic() < deadline
-            and session in subprocess.run([TMUX, "list-sessions"], capture_output=True, text=True).stdout
-        ):
-            time.sleep(0.2)
-        assert session not in subprocess.run([TMUX, "list-sessions"], capture_output=True, text=True).stdout
+        wait_until(lambda: session not in tmux("list-sessions"), 10, "the session ended by q")
     finally:
         subprocess.run([TMUX, "kill-session", "-t", session], capture_output=True)
 
@@ -77,12 +75,22 @@ def start(session: str, line: str, where: Path) -> None:
     tmux("set-option", "-t", session, "remain-on-exit", "on")  # the pane stays to be looked at once it ends
 
 
-def ended(session: str, seconds: float = 15) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if tmux("display-message", "-p", "-t", session, "#{pane_dead}").strip() == "1":
-            return True
-        time.sleep(0.2)
+def ended(session: str, seconds: float = 15) -> None:
+    """Once the session's command has ended (its pane stays, dead); fails with the screen if not in time."""
+    try:
+        wait_until(
+            lambda: tmux("display-message", "-p", "-t", session, "#{pane_dead}").strip() == "1", seconds, "the end"
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the screen was:\n{screen(session)}") from None
+
+
+def waits_for_a_writer(pid: int) -> bool:
+    """Whether a thread of process ``pid`` waits in open() for a FIFO's writer (its wchan)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            if (task / "wchan").read_text() == "wait_for_partner":
+                return True
     return False
 
 
@@ -106,9 +114,7 @@ def test_a_log_piped_into_the_cockpit_never_types_keys(tmp_path: Path) -> None:
         assert not list(tmp_path.glob("sparktui-report-*")), "log bytes were taken for the export key"
         assert "Command palette" not in shown and "Search for commands" not in shown
         tmux("send-keys", "-t", session, "q")  # the keyboard is the terminal's, while the pipe is still open
-        deadline = time.monotonic() + 15
-        while not (tmp_path / "ended").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until(lambda: (tmp_path / "ended").exists(), 15, "the cockpit ended by q")
         assert (tmp_path / "ended").read_text() == "0\n"
     finally:
         tmux("kill-session", "-t", session)
@@ -149,7 +155,7 @@ def test_sigterm_and_sighup_end_the_cockpit_with_the_terminal_given_back(tmp_pat
         pid = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True, check=True).stdout.split()
         assert len(pid) == 1
         subprocess.run(["kill", f"-{name}", pid[0]], check=True)
-        assert ended(session), screen(session)
+        ended(session)
         assert tmux("display-message", "-p", "-t", session, modes).split() == ["0", "0"]
         assert (tmp_path / "ended").read_text() == "0\n"  # ended as q ends it
     finally:
@@ -167,7 +173,7 @@ def test_q_ends_a_cockpit_on_a_fifo_with_no_writer(tmp_path: Path) -> None:
     try:
         wait_for(session, "rank0.fifo")
         tmux("send-keys", "-t", session, "q")
-        assert ended(session), screen(session)
+        ended(session)
         assert (tmp_path / "ended").read_text() == "0\n"
     finally:
         tmux("kill-session", "-t", session)
@@ -180,7 +186,7 @@ def test_ctrl_c_ends_diagnose_on_a_fifo_with_no_writer(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path)}
     command = [sys.executable, "-m", "sparktui", "diagnose", str(fifo)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path) as run:
-        time.sleep(3)
+        wait_until(lambda: waits_for_a_writer(run.pid), 30, "diagnose waiting for the FIFO's writer")
         run.send_signal(signal.SIGINT)
         try:
             _out, err = run.communicate(timeout=10)
