@@ -28,10 +28,10 @@ from sparktui.core.sources import bundle
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool, prune
-from tests.servers.sshd import SshdCluster
+from tests.servers.sshd import SshdCluster, command_line
 
 from ..conftest import FIXTURES
-from ..waiting import until
+from ..waiting import until, wait_until
 
 HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
 TOKEN = "hf_PlantedTokenForTheSpoolTest0123456789"
@@ -257,16 +257,26 @@ def test_a_session_that_received_nothing_leaves_no_incident(
 
 @pytest.fixture
 def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A real filesystem of 512 KiB (a tmpfs, mounted for the test: root only), to fill up."""
+    """A real filesystem of 512 KiB to fill up: a tmpfs mounted in a mount namespace of its own, held by a
+    sleeping process and reached through that process's root (``/proc/PID/root``), so no mount is made
+    where the test runs. A user other than root makes the namespace a user namespace's too, where it may
+    mount a tmpfs."""
     folder = tmp_path / "small"
     folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(folder)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"no tmpfs to fill (mount: {mounted.stderr.decode().strip()}); the RLIMIT_FSIZE test stands in")
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    script = 'mount -t tmpfs -o size=512k tmpfs "$0" && exec sleep infinity'
+    holder = subprocess.Popen(
+        ["unshare", *user, "--mount", "--propagation", "private", "sh", "-c", script, str(folder)],
+        stderr=subprocess.PIPE,
+    )
     try:
-        yield folder
+        wait_until(lambda: command_line(holder.pid).startswith("sleep") or holder.poll() is not None, 15, "the tmpfs")
+        if holder.poll() is not None:
+            raise AssertionError(f"cannot mount a tmpfs to fill: {holder.communicate()[1].decode().strip()}")
+        yield Path(f"/proc/{holder.pid}/root{folder}")
     finally:
-        subprocess.run(["umount", str(folder)], check=True)
+        holder.kill()
+        holder.communicate()
 
 
 def big_logs(folder: Path) -> Path:
@@ -371,7 +381,8 @@ async def test_a_full_disk_stops_the_cockpits_spool_with_a_notification_and_the_
         )
         assert app.pipeline.lines == shown_to(app) == total  # the lines after the disk filled up are shown
         assert len(said) == 1 and said[0].startswith("spool stopped: No space left on device; ")
-        assert not any(n.severity == "error" for n in app._notifications)
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert not errors, errors
     spool = app.pipeline.spool
     assert spool is not None
     assert a_whole_bundle(spool.path) > 0
