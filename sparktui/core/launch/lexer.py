@@ -34,6 +34,8 @@ FORMS = (
 
 _CONTINUATION = re.compile(r"\\[ \t]*\r?\n")  # blanks after the backslash, as pasted from a page, and CRLF
 _OPERATORS = ("&&", "||", ";;", ";", "&", "|", "(", ")")
+_BLANKS = " \t\r\n"
+_SPECIAL = ";&|()<>"  # what ends a word outside quotes besides a blank
 _REDIRECTIONS = (">>", ">&", "<&", "&>", ">|", "<>", ">", "<")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
@@ -196,84 +198,58 @@ def _split(command: str) -> tuple[list[str], _Around]:
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
-    """Words, ``redirection`` (with its target) and ``operator`` tokens, quoted as a POSIX shell quotes."""
+    """Words, ``redirection`` (with its file descriptor and target) and ``operator`` tokens, quoted as a POSIX
+    shell quotes them."""
     tokens: list[tuple[str, str]] = []
-    word: list[str] = []
-    started = quoted = False
     at = 0
-
-    def end() -> None:
-        nonlocal started, quoted
-        if started:
-            tokens.append(("".join(word), "word"))
-        word.clear()
-        started = quoted = False
-
     while at < len(text):
-        c = text[at]
-        if c in " \t\r\n":
-            end()
+        if text[at] in _BLANKS:
             at += 1
-        elif c == "'":
-            close = text.find("'", at + 1)
-            if close < 0:
-                raise LaunchError("cannot split the command: no closing quotation")
-            word.append(text[at + 1 : close])
-            started = quoted = True
-            at = close + 1
-        elif c == '"':
-            at = _double_quoted(text, at + 1, word)
-            started = quoted = True
-        elif c == "\\":
-            if at + 1 >= len(text):
-                raise LaunchError("cannot split the command: no escaped character")
-            word.append(text[at + 1])
-            started = quoted = True
-            at += 2
-        elif text.startswith(_REDIRECTIONS, at):
-            fd = "".join(word) if started and not quoted and "".join(word).isdigit() else ""
-            if not fd:
-                end()
-            word.clear()
-            started = quoted = False
-            op = next(r for r in _REDIRECTIONS if text.startswith(r, at))
-            at += len(op)
-            while at < len(text) and text[at] in " \t":
-                at += 1
-            target: list[str] = []
-            at = _word(text, at, target)
-            tokens.append((f"{fd}{op}{''.join(target)}", "redirection"))
-        elif text.startswith(_OPERATORS, at):
-            end()
+        elif text.startswith(_OPERATORS, at) and not text.startswith("&>", at):
             op = next(o for o in _OPERATORS if text.startswith(o, at))
             tokens.append((op, "operator"))
             at += len(op)
         else:
-            word.append(c)
-            started = True
-            at += 1
-    end()
+            word, quoted, at = _word(text, at)
+            if not text.startswith(_REDIRECTIONS, at) or (word and (quoted or not word.isdigit())):
+                if word or quoted:
+                    tokens.append((word, "word"))
+                continue
+            op = next(r for r in _REDIRECTIONS if text.startswith(r, at))  # word: the descriptor, or none
+            at += len(op)
+            while at < len(text) and text[at] in " \t":
+                at += 1
+            target, _, at = _word(text, at)
+            tokens.append((f"{word}{op}{target}", "redirection"))
     return tokens
 
 
-def _word(text: str, at: int, into: list[str]) -> int:
-    """Reads one word (a redirection's target) from ``at``; where it ends."""
-    while at < len(text) and text[at] not in " \t\r\n;&|()<>":
-        if text[at] == "'":
+def _word(text: str, at: int) -> tuple[str, bool, int]:
+    """The word from ``at`` (quotes removed), whether any of it was quoted, and where it ends: at a blank, an
+    operator or a redirection."""
+    parts: list[str] = []
+    quoted = False
+    while at < len(text) and text[at] not in _BLANKS and text[at] not in _SPECIAL:
+        c = text[at]
+        if c == "'":
             close = text.find("'", at + 1)
             if close < 0:
                 raise LaunchError("cannot split the command: no closing quotation")
-            into.append(text[at + 1 : close])
+            parts.append(text[at + 1 : close])
             at = close + 1
-        elif text[at] == '"':
-            at = _double_quoted(text, at + 1, into)
-        elif text[at] == "\\" and at + 1 < len(text):
-            into.append(text[at + 1])
+        elif c == '"':
+            at = _double_quoted(text, at + 1, parts)
+        elif c == "\\":
+            if at + 1 >= len(text):
+                raise LaunchError("cannot split the command: no escaped character")
+            parts.append(text[at + 1])
             at += 2
         else:
-            into.append(text[at])
+            parts.append(c)
             at += 1
-    return at
+            continue
+        quoted = True
+    return "".join(parts), quoted, at
 
 
 def _double_quoted(text: str, at: int, into: list[str]) -> int:
