@@ -124,9 +124,11 @@ OLDER = ["--tp", "--pp", "--dp", "--enable-ep-moe", "--enable-deepep-moe", "--cu
 
 def test_every_vllm_flag_the_table_writes_or_names_is_vllms() -> None:
     table = _table()
-    written = {rule.to for rule in table.rules.values() if isinstance(rule, _Flag | _Switch)}
-    words = [*table.texts.values(), *(r.reason for r in table.rules.values() if isinstance(r, _Drop))]
-    words += [r.note for r in table.rules.values() if isinstance(r, _Flag | _Switch)]
+    rules = table.rules.values()
+    written = {r.to for r in rules if isinstance(r, _Flag | _Switch | _Custom) and r.to}
+    written |= {r.also for r in rules if isinstance(r, _Custom) and r.also}
+    words = [*table.texts.values(), *(r.reason for r in rules if isinstance(r, _Drop))]
+    words += [r.note for r in rules if isinstance(r, _Flag | _Switch | _Custom)]
     named = {flag for text in words for flag in re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*[a-z0-9]", text)}
     options = help_options("vllm")
     assert sorted(f for f in written if f not in options) == []
@@ -181,7 +183,7 @@ def test_a_broken_engine_table_is_refused_naming_the_key(folder: Path, old: str,
         ('drop = "@dp_attention"', 'drop = "@dp"', "no text 'dp' in [texts]"),
         ('custom = "nnodes"', 'custom = "nodes"', "custom: 'nodes' is not one of"),
         ('values = "dtypes"', 'values = "dtype"', "values: no [values.dtype]"),
-        ('vllm = "--tokenizer"', 'vllm = "--tokenizer"\ndrop = "twice"', "give one of vllm, drop or custom"),
+        ('vllm = "--tokenizer"', 'vllm = "--tokenizer"\ndrop = "twice"', "give vllm (or custom) or drop"),
         ('sglang = ["--revision"]', 'sglang = ["--tokenizer-path"]', "--tokenizer-path has a rule already"),
         ('takes = "any"', 'takes = "many"', "takes: 'many' is not one of"),
     ],

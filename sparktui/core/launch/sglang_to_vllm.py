@@ -100,10 +100,15 @@ class _Drop:
 
 @dataclass(frozen=True, slots=True)
 class _Custom:
-    """A flag with one value that takes more than a rename."""
+    """A flag with one value that takes more than a rename: ``apply`` writes it, under vLLM's flag ``to`` (and
+    ``also``, a second flag it may write), with ``note`` and the ``names`` of its values where it has them."""
 
     takes: ClassVar[Takes] = Takes.ONE
-    apply: Callable[[_Out, str, str], None]
+    apply: Callable[[_Out, _Custom, str, str], None]
+    to: str = ""
+    also: str = ""
+    note: str = ""
+    names: _Names | None = None
 
 
 _Rule = _Flag | _Switch | _Drop | _Custom
@@ -191,47 +196,47 @@ def _keep(out: _Out, rule: _Flag, flag: str, value: str) -> None:
         out.note(rule.note)
 
 
-def _model(out: _Out, flag: str, value: str) -> None:
+def _model(out: _Out, rule: _Custom, flag: str, value: str) -> None:
     if is_flag(value):
         raise TranslateError(f"{flag} {value!r}: a model path cannot start with '-' (write ./{value})")
     out.model = value
     out.shell_syntax(value)
 
 
-def _data_parallel(out: _Out, flag: str, value: str) -> None:
+def _data_parallel(out: _Out, rule: _Custom, flag: str, value: str) -> None:
     if "--enable-dp-attention" in out.given:
         out.drop(flag, value, _table().texts["dp_attention"])
     else:
-        out.emit("--data-parallel-size", value)
+        out.emit(rule.to, value)
 
 
-def _expert_parallel(out: _Out, flag: str, value: str) -> None:
+def _expert_parallel(out: _Out, rule: _Custom, flag: str, value: str) -> None:
+    """An expert-parallel size: vLLM's switch ``to``, or nothing for a size of 1."""
     if _whole(flag, value, 1) == 1:
         out.drop(flag, value, "an expert-parallel size of 1 is no expert parallelism")
         return
-    out.emit("--enable-expert-parallel")
-    out.note(_table().texts["expert_parallel"])
+    out.emit(rule.to)
+    out.note(rule.note)
 
 
-def _chunked_prefill(out: _Out, flag: str, value: str) -> None:
+def _chunked_prefill(out: _Out, rule: _Custom, flag: str, value: str) -> None:
+    """A size, or -1 (no chunked prefill): vLLM's switch ``also``."""
     if value == "-1":
-        out.emit("--no-enable-chunked-prefill")
+        out.emit(rule.also)
         return
-    out.emit("--max-num-batched-tokens", value)
-    out.note(
-        "--max-num-batched-tokens caps every token of a step (prefill and decode), "
-        "SGLang's --chunked-prefill-size only a prefill chunk"
-    )
+    out.emit(rule.to, value)
+    out.note(rule.note)
 
 
-def _tool_call_parser(out: _Out, flag: str, value: str) -> None:
-    _keep(out, _Flag("--tool-call-parser", names=_table().values["tool-call-parsers"]), flag, value)
-    out.emit("--enable-auto-tool-choice")
-    out.note('--enable-auto-tool-choice added: vLLM answers tool_choice "auto" only with it')
+def _tool_call_parser(out: _Out, rule: _Custom, flag: str, value: str) -> None:
+    """The parser, as a renamed flag, and vLLM's switch ``also`` that makes it answer tool calls."""
+    _keep(out, _Flag(rule.to, names=rule.names), flag, value)
+    out.emit(rule.also)
+    out.note(rule.note)
 
 
-def _chat_template(out: _Out, flag: str, value: str) -> None:
-    out.emit("--chat-template", value)
+def _chat_template(out: _Out, rule: _Custom, flag: str, value: str) -> None:
+    out.emit(rule.to, value)
     if not ("/" in value or "{" in value or value.endswith(".jinja")):
         out.note(f"{flag} {value!r} looks like an SGLang built-in template name; vLLM wants a file or the template")
 
@@ -244,21 +249,22 @@ def _multi_node(out: _Out, flag: str, value: str, options: dict[str, str]) -> No
         out.emit(name, setting)
 
 
-def _nnodes(out: _Out, flag: str, value: str) -> None:
-    _multi_node(out, flag, value, {"--nnodes": str(_whole(flag, value, 1))})
+def _nnodes(out: _Out, rule: _Custom, flag: str, value: str) -> None:
+    _multi_node(out, flag, value, {rule.to: str(_whole(flag, value, 1))})
 
 
-def _node_rank(out: _Out, flag: str, value: str) -> None:
+def _node_rank(out: _Out, rule: _Custom, flag: str, value: str) -> None:
     out.node_rank = _whole(flag, value, 0)
-    _multi_node(out, flag, value, {"--node-rank": str(out.node_rank)})
+    _multi_node(out, flag, value, {rule.to: str(out.node_rank)})
 
 
-def _dist_init_addr(out: _Out, flag: str, value: str) -> None:
+def _dist_init_addr(out: _Out, rule: _Custom, flag: str, value: str) -> None:
+    """HOST:PORT: vLLM's ``to`` (the address) and ``also`` (the port)."""
     host, port = _host_port(flag, value)
-    _multi_node(out, flag, value, {"--master-addr": host, "--master-port": port})
+    _multi_node(out, flag, value, {rule.to: host, rule.also: port})
 
 
-_CUSTOM: dict[str, Callable[[_Out, str, str], None]] = {
+_CUSTOM: dict[str, Callable[[_Out, _Custom, str, str], None]] = {
     "model": _model,
     "data_parallel": _data_parallel,
     "expert_parallel": _expert_parallel,
@@ -312,22 +318,24 @@ def _table() -> _Table:
         )
     rules: dict[str, _Rule] = {}
     for entry in doc.tables("flags"):
-        entry.known(("sglang", "vllm", "switch", "values", "drop", "takes", "custom", "note"))
-        kinds = [key for key in ("vllm", "drop", "custom") if key in entry.data]
-        if len(kinds) != 1:
-            raise entry.fail("vllm", "give one of vllm, drop or custom")
+        entry.known(("sglang", "vllm", "also", "switch", "values", "drop", "takes", "custom", "note"))
+        if ("drop" in entry.data) == ("vllm" in entry.data or "custom" in entry.data):
+            raise entry.fail("vllm", "give vllm (or custom) or drop")
+        named = entry.text("values", required=False)
+        if named and named not in values:
+            raise entry.fail("values", f"no [values.{named}] ({', '.join(values)})")
+        names = values[named] if named else None
         rule: _Rule
-        if kinds == ["custom"]:
-            rule = _Custom(_CUSTOM[entry.choice("custom", tuple(_CUSTOM))])
-        elif kinds == ["drop"]:
+        if "custom" in entry.data:
+            apply = _CUSTOM[entry.choice("custom", tuple(_CUSTOM))]
+            to, also, note = entry.text("vllm", required=False), entry.text("also", required=False), text(entry, "note")
+            rule = _Custom(apply, to, also, note, names)
+        elif "drop" in entry.data:
             rule = _Drop(text(entry, "drop"), _TAKES[entry.choice("takes", tuple(_TAKES), default="one")])
         elif entry.flag("switch", default=False):
             rule = _Switch(entry.text("vllm"), text(entry, "note"))
         else:
-            named = entry.text("values", required=False)
-            if named and named not in values:
-                raise entry.fail("values", f"no [values.{named}] ({', '.join(values)})")
-            rule = _Flag(entry.text("vllm"), text(entry, "note"), values[named] if named else None)
+            rule = _Flag(entry.text("vllm"), text(entry, "note"), names)
         for flag in entry.texts("sglang"):
             if flag in rules:
                 raise entry.fail("sglang", f"{flag} has a rule already")
@@ -405,7 +413,7 @@ def _apply(out: _Out, flag: str, rule: _Rule, values: tuple[str, ...]) -> None:
             _keep(out, rule, flag, value)
         case _Custom():
             (value,) = values
-            rule.apply(out, flag, value)
+            rule.apply(out, rule, flag, value)
 
 
 def sglang_to_vllm(command: str, *, mode: Mode = "ray") -> Translation:
