@@ -29,7 +29,7 @@ from sparktui.core.catalogue import CatalogueError
 from sparktui.core.dirs import state_dir
 from sparktui.core.errors import Refused
 from sparktui.core.events import Severity
-from sparktui.core.inventory import rules
+from sparktui.core.inventory import fabric, rules
 from sparktui.core.inventory.drift import lines as drift_lines
 from sparktui.core.inventory.script import PROBE_BUDGET
 from sparktui.core.launch.serve import LaunchError
@@ -142,7 +142,8 @@ def _report(directory: Path, result: Preflight, plan: Plan, audit: list[AuditEnt
     from sparktui.core.report.export import export
     from sparktui.core.report.incident import Incident, Inventory
 
-    inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds)
+    table = fabric.rows(result.inventories)
+    inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds, table)
     incident = Incident(
         Diagnosis((), result.findings, {}),
         title=f"sparktui check: {', '.join(plan.targets)}",
@@ -209,6 +210,9 @@ def show(result: Preflight, where: str, console: Console, *, all_rows: bool = Fa
         head.append(f"  [{finding.signature}] {', '.join(finding.nodes)}", style="dim")
         console.print(head)
         console.print(Text(f"       {display(finding.detail)}"))
+        if "advisory" in finding.facts:
+            console.print(Text(f"       fix: {display(finding.facts['fix'])}"))
+            console.print(Text(f"       advisory: {display(finding.facts['advisory'])}", style="dim"))
         if finding.remediations:
             fixes = ", ".join(f"sparktui play {book}" for book in finding.remediations)
             console.print(Text(f"       remedy: {fixes}", style="cyan"))
@@ -225,6 +229,9 @@ def show(result: Preflight, where: str, console: Console, *, all_rows: bool = Fa
         console.print(Text(title + ("" if all_rows or not differing else " (--all shows every fact)"), style="bold"))
         for text in shown:
             console.print(Text(f"  {display(text)}"))
+    console.print(Text("\nfabric (RDMA ports, from /sys/class/infiniband):", style="bold"))
+    for text in fabric.lines(fabric.rows(result.inventories)):
+        console.print(Text(f"  {display(text)}"))
     for inv in result.inventories:
         if inv.error:
             console.print(Text(f"\n{inv.node}: {display(inv.error)}", style="red"))

@@ -67,13 +67,16 @@ def test_the_named_advisories_exist() -> None:
     assert {r.id for r in ADVISORIES} >= NAMED
 
 
-def test_a_firing_advisory_says_the_version_the_fix_and_the_source() -> None:
+def test_a_firing_advisory_says_the_version_and_where_it_applies_its_fix_and_source() -> None:
     rule = next(r for r in ADVISORIES if r.id == "nccl-2-30-nvls-hang-without-nvlink")
     facts = {"probe.nccl": "2.30.4", "gpu.compute_capability": "12.1", "cluster.nodes": 2, "node.name": "spark-a"}
     outcome = rules.run_node(rule, "spark-a", facts, {})
     assert outcome.fired is True
-    assert outcome.detail.startswith("NCCL 2.30.4 on spark-a is a known-bad release across nodes of GB10 GPUs")
-    assert "NCCL_NVLS_ENABLE=0" in outcome.detail and "https://github.com/NVIDIA/nccl/issues/2167" in outcome.detail
+    assert outcome.detail == (
+        "NCCL 2.30.4 on spark-a: in the affected range (>= 2.30.4, <= 2.30.7), across nodes of GB10 GPUs"
+        " (DGX Spark: no NVLink) with NCCL_NVLS_ENABLE not 0"
+    )
+    assert "NCCL_NVLS_ENABLE=0" in rule.fix and "https://github.com/NVIDIA/nccl/issues/2167" in rule.why
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,9 @@ def test_an_affected_nccl_on_a_gb10_pair_is_named_with_its_fix_and_slows_the_ver
     found = {f.signature: f for f in result.findings}
     nvls = found["nccl-2-30-nvls-hang-without-nvlink"]
     assert nvls.nodes == ("spark-a", "spark-b") and nvls.facts["verdict"] == "slow"
-    assert "NCCL 2.30.4 on spark-a is a known-bad release" in nvls.detail and "NCCL_NVLS_ENABLE=0" in nvls.detail
+    assert nvls.detail.startswith("NCCL 2.30.4 on spark-a: in the affected range (>= 2.30.4, <= 2.30.7), across")
+    assert "NCCL_NVLS_ENABLE=0" in nvls.facts["fix"]
+    assert nvls.facts["advisory"] == "https://github.com/NVIDIA/nccl/issues/2167 (2026-05-10)"
     assert "torch-sm121-capability-warning" in found  # advice: the warning torch prints there is harmless
     assert all(verdict != "ready" for verdict in result.verdicts.values())
 

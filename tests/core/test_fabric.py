@@ -11,6 +11,7 @@ them (drivers/infiniband/core/sysfs.c). What a sample does not give is said wher
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from dataclasses import replace
@@ -18,13 +19,16 @@ from pathlib import Path
 
 import pytest
 
+from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import Finding
-from sparktui.core.inventory import collect, parse, rules, script
+from sparktui.core.inventory import collect, fabric, parse, rules, script
 from sparktui.core.inventory.expr import UNKNOWN, Scope, compile_expression, evaluate
 from sparktui.core.inventory.facts import Gid, ImageFacts, Interface, NodeInventory, Value
 from sparktui.core.inventory.names import NO_RDMA, known, node_facts
 from sparktui.core.inventory.preflight import judge
 from sparktui.core.launch.serve import parse_launch
+from sparktui.core.report.export import export
+from sparktui.core.report.incident import Incident, Inventory
 
 from ..conftest import ROOT
 from ..servers.fabric import EMPTY, MAC_A, MAC_B, SPARK_DOWN, SPARK_UP, Port, spark_ports, tree
@@ -320,3 +324,70 @@ def test_a_node_whose_fabric_could_not_be_read_leaves_unset_nccl_variables_unjud
     pinned = judge([inv], {"n"}, parse_launch("NCCL_IB_HCA=mlx5_0 vllm serve /m"), rules.builtin())
     (lacking,) = [n for n in pinned.not_checked if n.rule.id == "rdma-hca-not-active"]
     assert lacking.lacking == (("rdma.active_ports", "not printed (the script was cut off)"),)
+
+
+# The fabric table of sparktui check and its report: per node, per port.
+
+
+def test_the_fabric_table_has_every_port_of_every_node_and_why_a_node_has_none(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A, mtu=9000)
+    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B, ipv4_at=3)
+    gone = NodeInventory("spark-c", error="ssh: connect to host spark-c port 22: Connection refused")
+    table = fabric.rows([a, b, NodeInventory("local"), gone])
+    by = {(r.node, r.port): r for r in table}
+    up = by[("spark-a", "rocep1s0f1:1")]
+    assert (up.state, up.link_layer, up.active_mtu, up.netdev, up.netdev_mtu) == (
+        "ACTIVE",
+        "Ethernet",
+        "4096",
+        "enp1s0f1np1",
+        "9000",
+    )
+    assert (up.gid, up.ipv4) == ("3", "10.20.21.10/24")
+    assert (by[("spark-b", "rocep1s0f1:1")].gid, by[("spark-b", "rocep1s0f1:1")].active_mtu) == ("4", "1024")
+    assert by[("spark-b", "roceP2p1s0f1:1")].gid == "none"  # the twin: link-local GIDs only
+    down = by[("spark-a", "rocep1s0f0:1")]
+    assert (down.state, down.gid, down.ipv4) == ("DOWN", "", "")
+    assert by[("local", "")].note == NO_RDMA
+    assert by[("spark-c", "")].note.startswith("not asked: ssh: connect to host spark-c")
+    shown = fabric.lines(table)
+    assert shown[0].split() == [
+        "node",
+        "port",
+        "state",
+        "link",
+        "MTU",
+        "netdev",
+        "netdev",
+        "MTU",
+        "RoCE",
+        "v2",
+        "GID",
+        "IPv4",
+    ]
+    assert re.search(
+        r"^spark-a +rocep1s0f1:1 +ACTIVE +Ethernet +4096 +enp1s0f1np1 +9000 +3 +10\.20\.21\.10/24$",
+        "\n".join(shown),
+        re.M,
+    )
+    assert f"local    {NO_RDMA}" in shown
+
+
+def test_the_check_report_carries_the_fabric_table(tmp_path: Path) -> None:
+    a = spark(tmp_path, "spark-a", "10.20.21.10", MAC_A)
+    b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B, ipv4_at=3)
+    found = judge([a, b], {"spark-a"}, parse_launch("NCCL_IB_GID_INDEX=3 vllm serve /m -tp 2"), rules.builtin())
+    inventory = Inventory(found.verdict, tuple(found.verdicts.items()), found.drift, 0.0, fabric.rows([a, b]))
+    incident = Incident(Diagnosis((), found.findings, {}), title="sparktui check", inventory=inventory)
+    written = {p.name: p for p in export(incident, tmp_path / "report")}
+    md = written["report.md"].read_text()
+    row = "| `spark-b` | `rocep1s0f1:1` | `ACTIVE` | `Ethernet` | `1024` | `enp1s0f1np1` | `1500` | `4` | "
+    row += "`10.20.21.20/24` |"
+    assert "### Fabric" in md and row in md
+    report = json.loads(written["report.json"].read_text())
+    rows = report["inventory"]["fabric"]
+    assert len(rows) == 8 and {r["gid"] for r in rows if r["port"] == "rocep1s0f1:1"} == {"3", "4"}
+    assert 'class="fabric"' in written["report.html"].read_text()
+    hidden = export(incident, tmp_path / "anonymised", anonymise_hosts=True, hosts=["spark-a", "spark-b"])
+    md = next(p for p in hidden if p.name == "report.md").read_text()
+    assert "### Fabric" in md and "spark-a" not in md and "10.20.21.20" not in md

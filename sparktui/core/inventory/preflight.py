@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused
 from sparktui.core.events import Finding, Position
-from sparktui.core.inventory import collect, rules
+from sparktui.core.inventory import collect, fabric, rules
 from sparktui.core.inventory.drift import Drift, drift
 from sparktui.core.inventory.facts import NodeInventory, Value
 from sparktui.core.inventory.names import Facts, launch_facts, node_facts
@@ -91,6 +91,7 @@ class Preflight:
                 {"check": n.rule.id, "node": n.node or None, "lacking": dict(n.lacking)} for n in self.not_checked
             ],
             "drift": self.drift.as_dict(),
+            "fabric": [asdict(row) for row in fabric.rows(self.inventories)],
             "seconds": round(self.seconds, 3),
         }
 
@@ -286,6 +287,9 @@ def _findings(outcomes: Sequence[Outcome], order: Sequence[str], facts: Mapping[
         rule = group[0].rule
         nodes = tuple(o.node for o in group if o.node) or tuple(n for n in order if n in facts)
         values: dict[str, str] = {"verdict": rule.verdict}
+        if rule.advisory is not None:
+            values["advisory"] = f"{rule.advisory.source} ({rule.advisory.date})"
+            values["fix"] = rule.fix
         for name in sorted(rule.when.names):
             per_node = {n: shown(facts[n].values.get(name)) for n in nodes if n in facts}
             if len(set(per_node.values())) == 1:

@@ -249,7 +249,7 @@ def _advisory(path: Path) -> Rule:
     examples = tuple(_example(Table(raw, error, f"examples[{i}]."), "node") for i, raw in enumerate(advisory.examples))
     if not {True, False} <= {e.fires for e in examples}:
         raise CatalogueError(path, "examples", "needs an example that fires and one that does not")
-    where = f" {advisory.applies}" if advisory.applies else ""
+    where = f", {advisory.applies}" if advisory.applies else ""
     fixed = f" ({advisory.fixed})" if advisory.fixed else ""
     return Rule(
         id=advisory.id,
@@ -259,11 +259,10 @@ def _advisory(path: Path) -> Rule:
         scope="node",
         title=advisory.title,
         when=when,
-        detail=f"{advisory.label} {{{fact}}} on {{node.name}} is a known-bad release{where}: {advisory.symptom} "
-        f"Fix: {advisory.fix}{fixed} (advisory {advisory.id}, {advisory.source}, {advisory.date})",
+        detail=f"{advisory.label} {{{fact}}} on {{node.name}}: in the affected range ({advisory.affected}){where}",
         what=f"{advisory.label} {advisory.affected}{where}: {advisory.symptom}",
         why=f"Reported in {advisory.source} ({advisory.date}).",
-        fix=advisory.fix,
+        fix=f"{advisory.fix}{fixed}",
         playbooks=(),
         references=(advisory.source,),
         examples=examples,

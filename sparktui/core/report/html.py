@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, worth_showing
 from sparktui.core.events import Finding
+from sparktui.core.inventory.fabric import COLUMNS, FabricRow
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.summary import (
     INVENTORY_NOTE,
@@ -342,7 +343,22 @@ def _inventory(incident: Incident) -> Markup:
     head = _tag("tr", _tag("th", "fact"), _tag("th", "value"), _tag("th", "nodes"))
     count = f"{plural(len(inv.drift.differing), 'fact')} of {len(inv.drift.rows)} differ between the nodes."
     note = _tag("p", count) if len(inv.drift.nodes) > 1 else None
-    return _join(verdicts, note, _tag("table", _tag("thead", head), _tag("tbody", *rows), class_="drift"))
+    drift = _tag("table", _tag("thead", head), _tag("tbody", *rows), class_="drift")
+    return _join(verdicts, note, drift, _fabric(inv.fabric))
+
+
+def _fabric(table: tuple[FabricRow, ...]) -> Markup | None:
+    """Every node's RDMA ports; a node without one says why across the row."""
+    if not table:
+        return None
+    head = _tag("tr", *(_tag("th", c) for c in COLUMNS))
+    rows = [
+        _tag("tr", *(_tag("td", _tag("code", c) if c else "") for c in r.cells))
+        if r.port
+        else _tag("tr", _tag("td", _tag("code", r.node)), _tag("td", r.note, colspan=str(len(COLUMNS) - 1)))
+        for r in table
+    ]
+    return _join(_tag("h3", "Fabric"), _tag("table", _tag("thead", head), _tag("tbody", *rows), class_="fabric"))
 
 
 def _pre(lines: list[str]) -> Markup | None:

@@ -14,6 +14,7 @@ from sparktui.core.analysis.progress import Grid
 from sparktui.core.audit import AuditEntry
 from sparktui.core.events import Evidence, Finding, Position, SourceSummary
 from sparktui.core.inventory.drift import Drift, Row
+from sparktui.core.inventory.fabric import FabricRow
 from sparktui.core.redact import Redactor
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import FileSource
@@ -36,12 +37,14 @@ class Environment:
 
 @dataclass(frozen=True, slots=True)
 class Inventory:
-    """What ``sparktui check`` found on the nodes: the verdict overall and per node, and the drift table."""
+    """What ``sparktui check`` found on the nodes: the verdict overall and per node, the drift table and the
+    fabric table."""
 
     verdict: str
     verdicts: tuple[tuple[str, str], ...]  # (node, verdict)
     drift: Drift
     seconds: float = 0.0
+    fabric: tuple[FabricRow, ...] = ()  # every node's RDMA ports (see sparktui.core.inventory.fabric)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +155,13 @@ def _inventory(inv: Inventory, text: Callable[[str], str], node: Callable[[str],
         inv,
         verdicts=tuple((node(n), v) for n, v in inv.verdicts),
         drift=Drift(tuple(map(node, inv.drift.nodes)), rows),
+        fabric=tuple(_fabric_row(r, text, node) for r in inv.fabric),
     )
+
+
+def _fabric_row(r: FabricRow, text: Callable[[str], str], node: Callable[[str], str]) -> FabricRow:
+    """A fabric row's node through the node mapping, its addresses and names through the text one."""
+    return replace(r, node=node(r.node), port=text(r.port), netdev=text(r.netdev), ipv4=text(r.ipv4), note=text(r.note))
 
 
 def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str]) -> Finding:

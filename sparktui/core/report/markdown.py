@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, worth_showing
 from sparktui.core.events import Finding
+from sparktui.core.inventory.fabric import COLUMNS, FabricRow
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.summary import (
     INVENTORY_NOTE,
@@ -114,6 +115,17 @@ def _inventory_md(incident: Incident) -> list[str]:
             label = (f"**{_text(row.label)}**" if row.differs else _text(row.label)) if i == 0 else ""
             where = ", ".join(_code(n, table=True) for n in nodes_with) if row.differs else "all"
             out.append(f"| {label} | {_code(value, table=True)} | {where} |")
+    return [*out, "", *_fabric_md(inv.fabric)]
+
+
+def _fabric_md(table: tuple[FabricRow, ...]) -> list[str]:
+    """Every node's RDMA ports (state, link layer, MTUs, the IPv4 RoCE v2 GID NCCL picks)."""
+    if not table:
+        return []
+    out = ["### Fabric", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for row in table:
+        cells = row.cells if row.port else (row.node, row.note, *[""] * (len(COLUMNS) - 2))
+        out.append("| " + " | ".join(_code(c, table=True) if c else "" for c in cells) + " |")
     return [*out, ""]
 
 

@@ -4,6 +4,7 @@ the report's own sections)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -111,6 +112,7 @@ def as_dict(incident: Incident) -> dict[str, Any]:
             "verdict": incident.inventory.verdict,
             "nodes": dict(incident.inventory.verdicts),
             "drift": incident.inventory.drift.as_dict(),
+            "fabric": [asdict(row) for row in incident.inventory.fabric],
         },
         "environment": {
             "sparktui": env.sparktui,
