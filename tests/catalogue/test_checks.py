@@ -12,9 +12,9 @@ from sparktui.core.remedy.playbook import load_all
 CHECKS = tuple(r for r in rules.builtin() if r.advisory is None)  # advisories: test_advisories.py
 BOOKS = set(load_all())
 #: Checks whose remedy is a person's (a node that does not answer): no playbook can reach it.
-#: The fabric's (issue 28) are a person's until its playbook writing per-node NCCL_IB_* into the launch exists:
-#: addresses and MTUs set on the nodes' network devices, a pinned NCCL_IB_GID_INDEX taken out of the launch.
-BY_HAND = {"node-unreachable", "rdma-no-shared-ipv4-gid", "rdma-gid-index-pinned-wrong", "rdma-mtu-differs"}
+#: The fabric's addresses and MTUs (issue 28) are set on the nodes' network devices, by a person; the NCCL_IB_*
+#: a launch runs with are set per node by set-nccl-ib-per-node.
+BY_HAND = {"node-unreachable", "rdma-no-shared-ipv4-gid", "rdma-mtu-differs"}
 #: What the pre-launch check must name (issue 16), by check id.
 NAMED = {
     "launch-world-size-exceeds-node-gpus",  # tp x pp larger than one node's GPUs, without Ray or --nnodes

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
+from tests.remedy.test_playbooks_on_sparks import NODES, ray_start_cluster
 from tests.servers.fabric import MAC_A, MAC_B, mounted, spark_ports
-from tests.servers.sparks import IFACE, Sparks
+from tests.servers.sparks import IFACE, SparkNode, Sparks, audit
 
 
 def checked(capsys: pytest.CaptureFixture[str], launch: str) -> tuple[int, dict[str, object]]:
@@ -95,3 +96,79 @@ def test_without_a_tree_the_nodes_have_no_rdma_and_nccl_will_use_sockets(
     assert named["rdma-none"]["nodes"] == ["spark-a", "spark-b"]
     unknown = found["nodes"]["spark-a"]["unknown"]  # type: ignore[index]
     assert unknown["rdma.gid_index"] == "no RDMA devices: NCCL will use sockets"
+
+
+def test_the_fabric_table_is_shown_and_in_the_report(
+    sparks: Sparks, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = sparks.head, sparks["spark-b"]
+    trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports(b.address, MAC_B, ipv4_at=3)}
+    launch = "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 vllm serve /m --tensor-parallel-size 2"
+    report = tmp_path / "report"
+    with mounted(sparks, tmp_path / "trees", trees):
+        main(["check", "--no-probe", "spark-a", "spark-b", "--launch", launch, "--report", str(report)])
+    shown = capsys.readouterr().out
+    assert "fabric (RDMA ports, from /sys/class/infiniband):" in shown
+    lines = [" ".join(line.split()) for line in shown.splitlines()]
+    assert f"spark-a rocep1s0f1:1 ACTIVE Ethernet 1024 {IFACE} 1500 3 {a.address}/24" in lines
+    assert f"spark-b rocep1s0f1:1 ACTIVE Ethernet 1024 {IFACE} 1500 4 {b.address}/24" in lines
+    assert any(line.startswith("spark-a roceP2p1s0f0:1 DOWN Ethernet") for line in lines)
+    md = (report / "report.md").read_text()
+    assert "### Fabric" in md and f"`{b.address}/" in md
+
+
+# The remedy: set-nccl-ib-per-node, run with sparktui play on the spark test nodes (Ray in their engine
+# containers), each reading its own tree.
+
+
+def raylet_environ(node: SparkNode) -> list[str]:
+    raylets = r"for p in $(pgrep raylet); do tr '\000' '\n' < /proc/$p/environ 2>/dev/null; done; true"
+    return node.run(raylets).stdout.splitlines()
+
+
+def per_node(sparks: Sparks, *extra: str) -> int:
+    given = ["--set", "container=vllm_node", "--set", f"head_ip={sparks.head.address}"]
+    given += ["--set", "serve=vllm serve org/model --tensor-parallel-size 2", "--set", "port=18091"]
+    return main(["play", "set-nccl-ib-per-node", *NODES, *given, *extra, "--yes"])
+
+
+def test_each_node_gets_its_own_values_and_the_pinned_index_is_taken_out(sparks: Sparks, tmp_path: Path) -> None:
+    a, b = sparks.head, sparks["spark-b"]
+    trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports(b.address, MAC_B, ipv4_at=3)}
+    assert ray_start_cluster(sparks) == 0
+    with mounted(sparks, tmp_path, trees):
+        assert per_node(sparks) == 0
+    assert ("spark-a", "verify", 0) in audit()
+    for node in sparks:
+        environ = raylet_environ(node)
+        assert "NCCL_IB_HCA==rocep1s0f1:1" in environ and "NCCL_IB_DISABLE=0" in environ
+        assert not [v for v in environ if v.startswith("NCCL_IB_GID_INDEX=")]
+    where = "${VLLM_CONFIG_ROOT:-${XDG_CONFIG_HOME:-$HOME/.config}/vllm}/ray_non_carry_over_env_vars.json"
+    kept = a.run(f"docker exec vllm_node sh -c 'cat \"{where}\"'").stdout
+    assert json.loads(kept) == ["NCCL_IB_HCA", "NCCL_IB_GID_INDEX"]
+    serve = a.run("tr '\\000' '\\n' < /proc/$(pgrep -o -f 'vllm serve')/environ").stdout.splitlines()
+    assert "NCCL_IB_HCA==rocep1s0f1:1" in serve
+
+
+def test_pinned_each_node_gets_its_own_index(sparks: Sparks, tmp_path: Path) -> None:
+    a, b = sparks.head, sparks["spark-b"]
+    trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports(b.address, MAC_B, ipv4_at=3)}
+    assert ray_start_cluster(sparks) == 0
+    with mounted(sparks, tmp_path, trees):
+        assert per_node(sparks, "--set", "gid=pin") == 0
+    assert "NCCL_IB_GID_INDEX=3" in raylet_environ(a) and "NCCL_IB_GID_INDEX=4" in raylet_environ(b)
+
+
+def test_a_node_with_no_usable_port_stops_it_before_any_change(
+    sparks: Sparks, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = sparks.head
+    trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports("", MAC_B)}  # link-local only
+    assert ray_start_cluster(sparks) == 0
+    before = raylet_environ(a)
+    with mounted(sparks, tmp_path, trees):
+        assert per_node(sparks) == 1
+    said = capsys.readouterr().out
+    assert "Failed before changing anything" in said and "no ACTIVE RoCE port with an IPv4 RoCE v2 GID" in said
+    assert "this node: NCCL_IB_HCA==rocep1s0f1:1 NCCL_IB_GID_INDEX=(unset)" in said  # spark-a's, shown first
+    assert raylet_environ(a) == before  # Ray was not restarted
