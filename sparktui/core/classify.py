@@ -350,6 +350,9 @@ def nccl_hosts(text: str) -> list[str]:
 
 #: Lines of a file's first block looked at to tell a log from notes about a run.
 LOG_SAMPLE = 20
+#: The characters at the start of a line looked at to tell whether it reads as a log (its prefix, level, time
+#: and node are there): a line of megabytes costs no more than a short one.
+LOG_HEAD = 1024
 
 
 def logged(text: str, sample: int = LOG_SAMPLE) -> bool:
@@ -357,7 +360,7 @@ def logged(text: str, sample: int = LOG_SAMPLE) -> bool:
     the classifier knows, or says its level, its time or its node. Lines none of which do (a capture's
     ``key=value`` notes, a README, a list of versions) are notes about a run, not the log of a node."""
     for line in text.split("\n", sample)[:sample]:
-        found = classify(line)
+        found = classify(line[:LOG_HEAD])
         if found.program != "other" or found.level or found.time is not None or found.node:
             return True
     return False
@@ -392,6 +395,7 @@ class NodeLearner:
         """The node after one more block."""
         if self.decided or not block:
             return self.node
+        block = block[: self._within - self._looked]  # never more than its first ``within`` characters in all
         host = node_in(block)
         if host:
             self.node, self._looked = host, self._within

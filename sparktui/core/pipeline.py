@@ -32,7 +32,7 @@ from sparktui.core.events import SourceSummary, State, StateChange
 from sparktui.core.sources.base import Extent, LiveSource, Received, SourceGroup, expand, supervise
 from sparktui.core.sources.files import DaemonNext, FileRead, FileSource
 from sparktui.core.sources.spool import Spool
-from sparktui.core.text import display
+from sparktui.core.text import DISPLAY_LIMIT, display
 
 #: Batches of lines waiting between the sources and the consumer; beyond it the sources wait.
 QUEUE_BATCHES = 256
@@ -504,7 +504,7 @@ class Pipeline:
             shown = []
             for text in received.lines:
                 number += 1
-                kind = classify(text)
+                kind = classify(text[:DISPLAY_LIMIT])  # what is shown of it: a line of megabytes costs no more
                 shown.append(Line(source.name, number, self.analyzer.home(source.name, kind), display(text), kind))
             self._numbers[source.name] = number
             self._outbox.add_lines(shown, source.name, tally)

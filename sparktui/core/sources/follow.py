@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import BinaryIO
 
-from sparktui.core.classify import logged, node_in
+from sparktui.core.classify import NodeLearner
 from sparktui.core.errors import Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.sources import descriptors
 from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
-from sparktui.core.sources.files import node_from_path
+from sparktui.core.sources.files import BLOCK, node_from_path
 from sparktui.core.sources.rotation import (
     HEAD,
     FilePosition,
@@ -53,9 +53,8 @@ class FollowedFile(LiveSource):
         """Without ``node``, the node is named from the file's content once lines arrive (the NCCL host
         prefix), else from its path."""
         self.path, self.name, self.poll = path, name, poll
-        self.node = node or node_from_path(path)
-        self._node_known = node is not None
-        self._logged = False  # a line that reads as a log was seen (see _learn_node)
+        self._learner = NodeLearner(node, node_from_path(path), within=BLOCK)
+        self.node = self._learner.node
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         """One descriptor is taken for the whole stream (see :mod:`~sparktui.core.sources.descriptors`)."""
@@ -84,10 +83,14 @@ class FollowedFile(LiveSource):
                 chunk = fh.read(READ_SIZE)
                 if chunk:
                     found = tuple(reading.lines.feed(chunk))
-                    if found and not self._node_known:
-                        self._learn_node(found)
+                    if found and not self._learner.decided:  # from its first MiB, as a file read once
+                        self.node = self._learner.learn("\n".join(found))
                     if found:
                         yield Received(found, reading.position())
+                    # A file that has more to read never waits: let the rest of the loop run between two
+                    # reads (the consumer takes a batch per batch read, so the queue does not fill with a
+                    # big file's megabytes, and a stop is heard).
+                    await asyncio.sleep(0)
                     continue
                 replaced, truncated = self._changed(reading.inode, reading.lines.offset + reading.lines.held)
                 if replaced or truncated:
@@ -183,17 +186,6 @@ class FollowedFile(LiveSource):
             return self.path.open("rb")
         except OSError as exc:
             raise Unavailable(f"cannot open {self.path}: {exc.strerror or exc}{descriptors.why_not(exc)}") from None
-
-    def _learn_node(self, lines: tuple[str, ...]) -> None:
-        """The host its NCCL lines name, as soon as one does; until then its path's name, or none while
-        every line so far is a note about the run (as :class:`~sparktui.core.classify.NodeLearner` decides)."""
-        block = "\n".join(lines)
-        host = node_in(block)
-        if host:
-            self.node, self._node_known = host, True
-        elif not self._logged:
-            self._logged = logged(block)
-            self.node = node_from_path(self.path) if self._logged else ""
 
     def _changed(self, inode: int, position: int) -> tuple[bool, bool]:
         try:
