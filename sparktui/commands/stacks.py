@@ -3,8 +3,9 @@ none named and no cluster file) the rank processes, on the host and inside its c
 ``py-spy dump`` a few times, seconds apart, with the GPUs' state; then the ranks of each group are compared:
 who waits where, which rank is elsewhere or missing, and whether the dumps show progress.
 
-Exit status: 1 when ranks wait on a rank that is elsewhere or missing, 0 otherwise (progressing, together,
-nothing found), 2 for input that cannot be used. ``--flight DIR`` reads PyTorch flight-recorder dumps
+Exit status: 1 when ranks wait on a rank that is elsewhere or missing; 2 when no such hang was seen but a
+node, a container or a group's ranks could not be read (py-spy missing, ptrace refused), and for input that
+cannot be used; 0 otherwise (progressing, together, nothing found). ``--flight DIR`` reads PyTorch flight-recorder dumps
 instead.
 """
 
@@ -46,6 +47,13 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--samples", type=int, default=3, metavar="N", help="dumps of each rank (default 3)")
     s.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="between dumps (default 1)")
     s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per node (default 60)")
+    s.add_argument(
+        "--py-spy",
+        default="",
+        metavar="PATH",
+        help="py-spy's path on the nodes and in their containers (default: the PATH's, else the one brought by "
+        "the py-spy-stacks playbook)",
+    )
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.add_argument("--flight", metavar="DIR", help="read PyTorch flight-recorder dumps from DIR instead")
     s.add_argument("--prefix", default="", metavar="NAME", help="the dump files' prefix (default: inferred)")
@@ -63,12 +71,11 @@ def main(args: argparse.Namespace) -> int:
     except KindError as exc:
         raise UsageError(str(exc)) from None
     targets, where = _targets(args.nodes)
-    request = Request(args.samples, args.interval, args.native, containers=tuple(args.container))
+    request = Request(args.samples, args.interval, args.native, containers=tuple(args.container), py_spy=args.py_spy)
     progress = err()
 
     def said(node: str, what: str) -> None:
-        if not args.json or progress.is_terminal:
-            progress.print(Text(f"sparktui: {node}: {what}", style="dim"))
+        progress.print(Text(f"sparktui: {node}: {what}", style="dim"))
 
     try:
         found = asyncio.run(_gather(targets, request, args, said))
@@ -84,7 +91,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     else:
         show(groups, problems, where, out())
-    return comparing.exit_code(groups)
+    return comparing.exit_code(groups, problems)
 
 
 def _targets(nodes: list[str]) -> tuple[dict[str, str], str]:

@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.servers.sshd import wait_until
 from tests.servers.vllm import ENV_DIR, free_port
+from tests.waiting import wait_until
 
 from ..conftest import ROOT
 
@@ -57,7 +57,7 @@ def job(behaviour: str, folder: Path, ranks: int = 2, *extra: str) -> Iterator[J
             assert not ended, f"a rank ended: {[log.read_text()[-2000:] for log in logs]}"
             return all(b"in place" in log.read_bytes() for log in logs)
 
-        wait_until(ready, f"{ranks} ranks of {behaviour} in place", timeout=120)
+        wait_until(ready, 120, f"{ranks} ranks of {behaviour} in place")
         yield Job(port, tuple(p.pid for p in procs))
     finally:
         for p in procs:

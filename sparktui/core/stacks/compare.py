@@ -151,15 +151,18 @@ def _numbers(numbers: Sequence[int]) -> str:
     return "ranks " + ", ".join(str(n) for n in numbers)
 
 
-def exit_code(groups: Sequence[Group]) -> int:
-    """1 when a group hangs on a rank elsewhere or missing, else 0."""
-    return 1 if any(g.hangs for g in groups) else 0
+def exit_code(groups: Sequence[Group], problems: Sequence[str] = ()) -> int:
+    """1 when a group hangs on a rank elsewhere or missing; else 2 when something could not be read (a node,
+    a container, a group's ranks), so the answer is partial; else 0."""
+    if any(g.hangs for g in groups):
+        return 1
+    return 2 if problems or any(g.verdict == "unread" for g in groups) else 0
 
 
 def as_dict(groups: Sequence[Group], problems: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "version": 1,
-        "verdict": "hang" if exit_code(groups) else "no-hang",
+        "verdict": {0: "no-hang", 1: "hang", 2: "partial"}[exit_code(groups, problems)],
         "groups": [
             {
                 "job": g.job,

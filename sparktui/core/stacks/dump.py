@@ -109,7 +109,27 @@ def parse(text: str) -> list[Process]:
         elif thread is not None and (m := _FRAME.match(line)):
             frames.append(Frame(m["function"], m["where"], int(m["line"]) if m["line"] else None))
     end_process()
+    error = _error(text)
+    if error and (not processes or any(not p.threads for p in processes)):
+        raise Unreadable(error)
     if not processes:
         said = next((line.strip() for line in text.splitlines() if line.strip()), "")
         raise Unreadable(said or "py-spy printed nothing")
     return processes
+
+
+_CAUSE = re.compile(r"^\s+\d+: (?P<cause>.+)$")
+
+
+def _error(text: str) -> str:
+    """py-spy's error and its causes in one line (``Error: Failed to get stack traces: Failed to suspend
+    process: EPERM: Operation not permitted``), or "" when it printed none."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith("Error: ")), None)
+    if start is None:
+        return ""
+    parts = [lines[start].strip()]
+    for line in lines[start + 1 :]:
+        if (m := _CAUSE.match(line)) and m["cause"].strip() not in parts:
+            parts.append(m["cause"].strip())
+    return ": ".join(parts)

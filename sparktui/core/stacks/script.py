@@ -26,10 +26,10 @@ GPU_QUERY = "uuid,index,name,utilization.gpu,power.draw,clocks.sm"
 
 # The part that runs in one place (the host, or a container through docker exec): $1 nonce, $2 samples,
 # $3 seconds between samples, $4 py-spy's extra flags, $5 seconds per dump, $6 "host" or "container",
-# $7 the GPU pids (host only).
-_PLACE = r"""n=$1; samples=$2; gap=$3; flags=$4; bound=$5; where=$6; gpupids=" $7 "
+# $7 the GPU pids (host only), $8 the py-spy to use ("" for the PATH's, else the one brought).
+_PLACE = r"""n=$1; samples=$2; gap=$3; flags=$4; bound=$5; where=$6; gpupids=" $7 "; spy=$8
 mark() { echo "@@stacks $n $*"; }
-spy=$(command -v py-spy 2>/dev/null) || spy=
+if [ -n "$spy" ]; then [ -x "$spy" ] || spy=; else spy=$(command -v py-spy 2>/dev/null) || spy=; fi
 [ -n "$spy" ] || { [ -x BROUGHT ] && spy=BROUGHT; }
 [ -n "$spy" ] || mark nopyspy
 t=; command -v timeout >/dev/null 2>&1 && t="timeout $bound"
@@ -80,6 +80,7 @@ class Request:
     native: bool = False
     per_dump: int = 10
     containers: tuple[str, ...] = ()  # () = every running container the engine lists
+    py_spy: str = ""  # the py-spy on the nodes ("" for the one on the PATH)
 
 
 def script(request: Request, run: str) -> str:
@@ -87,6 +88,7 @@ def script(request: Request, run: str) -> str:
     flags = "--native" if request.native else ""
     args = [run, str(request.samples), f"{request.interval:g}", flags, str(request.per_dump)]
     body = shlex.quote(PLACE)
+    spy = shlex.quote(request.py_spy)
     quoted = " ".join(shlex.quote(a) for a in args)
     listing = (
         " ".join(shlex.quote(c) for c in request.containers)
@@ -102,11 +104,11 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   gpupids=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | tr -d ' ' | tr '\\n' ' ')
 fi
 mark place host
-sh -c {body} sh {quoted} host "$gpupids"
+sh -c {body} sh {quoted} host "$gpupids" {spy}
 if command -v docker >/dev/null 2>&1; then
   for c in {listing}; do
     mark place "$c"
-    docker exec "$c" sh -c {body} sh {quoted} container "" 2>&1 || mark noexec "$c"
+    docker exec "$c" sh -c {body} sh {quoted} container "" {spy} 2>&1 || mark noexec "$c"
   done
 fi
 mark end"""

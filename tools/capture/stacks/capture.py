@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Capture ``py-spy dump`` of every rank of the jobs of scenario.py (beside this file) while they hang.
 
-Usage: capture.py OUTDIR [--backend gloo|nccl] [--ranks N] [--only REGEX] [--native]
+Usage: capture.py OUTDIR [--backend gloo|nccl] [--ranks N] [--only REGEX] [--native] [--node-script]
 
 For each scenario it starts the ranks (their own MASTER_PORT), waits until each rank that is meant to say
 so has printed ``in place`` (bounded), lets them settle for two seconds, then writes into
@@ -11,7 +11,8 @@ so has printed ``in place`` (bounded), lets them settle for two seconds, then wr
 * ``rank<R>.later.txt``: the same again three seconds later (progress or hang)
 * ``rank<R>.native.txt``: ``py-spy dump --native`` (with ``--native``)
 * ``nvidia-smi.csv``: GPU utilisation, power, clocks and the compute processes (where nvidia-smi exists)
-* ``fr/``: the flight recorder's dumps (``skip-collective`` on nccl, which arms it)
+* ``fr/``: the flight recorder's dumps (``skip-collective`` and ``mismatch`` on nccl, which arm it)
+* ``node-script.txt``: what the node script of ``sparktui stacks`` printed (with ``--node-script``)
 * ``meta.txt``: the commands, the pids, the versions, how each rank ended
 
 With ``--backend nccl`` every rank is a "host" of its own on GPU 0: its own host name (``unshare -u``, where
@@ -21,6 +22,7 @@ allowed) and NCCL_HOSTID, P2P and SHM off, NVLink multicast off. The ranks are k
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -32,14 +34,19 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCENARIO = HERE / "scenario.py"
-#: Which ranks say "in place" (None: all) in a job of ``n`` ranks, and whether only rank 0 is started.
 SCENARIOS = ("second-group", "healthy", "mismatch", "busy-python", "store-wait", "skip-collective")
 GPU_QUERY = "index,name,utilization.gpu,power.draw,clocks.sm,clocks.mem,temperature.gpu,memory.used"
 READY_S = 180.0
+#: The scenarios run with the flight recorder armed (on NCCL), and a PG timeout short enough to dump soon.
+ARMED = ("skip-collective", "mismatch")
+#: The nonce of the node script's markers in ``node-script.txt``.
+NONCE = "5f3c9e1a7b20"
 FR_WAIT_S = 150.0
 
 
-def run_scenario(out: Path, name: str, backend: str, ranks: int, port: int, native: bool, python: str) -> None:
+def run_scenario(
+    out: Path, name: str, backend: str, ranks: int, port: int, native: bool, python: str, node_script: str
+) -> None:
     folder = out / f"{backend}-{name}"
     folder.mkdir(parents=True, exist_ok=True)
     started = 1 if name == "store-wait" else ranks
@@ -47,7 +54,8 @@ def run_scenario(out: Path, name: str, backend: str, ranks: int, port: int, nati
     env.update(PYTHONUNBUFFERED="1", NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1")
     env["NVSHMEM_DISABLE_NVLS"] = "1"
     extra: list[str] = ["--backend", backend]
-    if name == "skip-collective" and backend == "nccl":
+    armed = name in ARMED and backend == "nccl"
+    if armed:
         fr = folder / "fr"
         fr.mkdir(exist_ok=True)
         env.update(
@@ -55,7 +63,7 @@ def run_scenario(out: Path, name: str, backend: str, ranks: int, port: int, nati
             TORCH_NCCL_DUMP_ON_TIMEOUT="1",
             TORCH_NCCL_DEBUG_INFO_TEMP_FILE=str(fr / "nccl_trace_rank_"),
         )
-        extra += ["--pg-timeout-s", "20"]
+        extra += ["--pg-timeout-s", "20"]  # the dumps come after the watchdog's timeout
     procs: list[subprocess.Popen[bytes]] = []
     logs = []
     uts = backend == "nccl" and shutil.which("unshare") is not None
@@ -96,10 +104,15 @@ def run_scenario(out: Path, name: str, backend: str, ranks: int, port: int, nati
             done = subprocess.run(["py-spy", "dump", *flags, "--pid", str(p.pid)], capture_output=True, timeout=60)
             (folder / f"rank{rank}{suffix}.txt").write_bytes(done.stdout + done.stderr)
             meta.append(f"py-spy dump {' '.join(flags)} rank {rank}: exit {done.returncode}")
-    if name == "skip-collective" and backend == "nccl":
+    if node_script:
+        done = subprocess.run(["sh", "-c", node_script], capture_output=True, timeout=180)
+        (folder / "node-script.txt").write_bytes(done.stdout + done.stderr)
+        meta.append(f"the node script of sparktui stacks (nonce {NONCE}): exit {done.returncode}")
+    if armed:
         deadline = time.monotonic() + FR_WAIT_S
         fr = folder / "fr"
-        while time.monotonic() < deadline and len(list(fr.iterdir())) < ranks:
+        alive = sum(p.poll() is None for p in procs)
+        while time.monotonic() < deadline and len(list(fr.iterdir())) < alive:
             time.sleep(1)
         time.sleep(3)  # let the last writer finish its file
         meta.append(f"flight recorder files: {sorted(f.name for f in fr.iterdir())}")
@@ -124,7 +137,13 @@ def main() -> None:
     p.add_argument("--native", action="store_true", help="also dump with --native")
     p.add_argument("--python", default=sys.executable, help="the python with torch that runs the ranks")
     p.add_argument("--port", type=int, default=29710)
+    p.add_argument(
+        "--node-script",
+        action="store_true",
+        help="also run the node script of sparktui stacks (2 samples) while the ranks are in place",
+    )
     args = p.parse_args()
+    node_script = _node_script() if args.node_script else ""
     args.out.mkdir(parents=True, exist_ok=True)
     versions = subprocess.run(
         [args.python, "-c", "import torch,sys;print('torch', torch.__version__, 'python', sys.version.split()[0])"],
@@ -134,7 +153,18 @@ def main() -> None:
     spy = subprocess.run(["py-spy", "--version"], capture_output=True, text=True).stdout
     (args.out / "versions.txt").write_text(versions + spy)
     for i, name in enumerate(s for s in SCENARIOS if re.search(args.only, s)):
-        run_scenario(args.out, name, args.backend, args.ranks, args.port + i, args.native, args.python)
+        run_scenario(args.out, name, args.backend, args.ranks, args.port + i, args.native, args.python, node_script)
+
+
+def _node_script() -> str:
+    """The script ``sparktui stacks`` runs on a node, made by sparktui's own module (standard library only,
+    so it is loaded from its file without sparktui's dependencies)."""
+    spec = importlib.util.spec_from_file_location("stacks_script", HERE.parents[2] / "sparktui/core/stacks/script.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["stacks_script"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return str(module.script(module.Request(samples=2, interval=1.0), NONCE))
 
 
 if __name__ == "__main__":
