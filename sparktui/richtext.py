@@ -98,10 +98,16 @@ def translation_text(found: Translation) -> Text:
     return Text("\n").join(lines)
 
 
+def finding_head(f: Finding) -> Text:
+    """A finding's severity as a badge, then its title: how the CLI and the finding screen head it."""
+    head = Text()
+    head.append(f" {f.severity.label.upper()} ", style=SEVERITY_STYLE[f.severity])
+    head.append(f" {f.title}", style="bold")
+    return head
+
+
 def _finding(rank: int, f: Finding) -> Group:
-    title = Text(f"{rank}. ")
-    title.append(f" {f.severity.label.upper()} ", style=SEVERITY_STYLE[f.severity])
-    title.append(f" {f.title}", style="bold")
+    title = Text(f"{rank}. ").append_text(finding_head(f))
     meta = Text(
         f"   {f.signature} · {f.category} · {listed(f.nodes)} · seen {f.count}x · first at "
         f"{f.first_seen.source}:{f.first_seen.line}",
@@ -115,17 +121,25 @@ def _finding(rank: int, f: Finding) -> Group:
         facts.append(", ".join(f"{k}={v}" for k, v in f.facts.items()))
         parts.append(facts)
     for e in f.evidence[:6]:
-        parts.append(_evidence(e))
+        parts.append(Padding(evidence(e), (0, 0, 0, 3), expand=False))
     parts.append(Padding(Text(f.explanation, style="italic"), (0, 0, 0, 3), expand=False))
     if f.remediations:
         parts.append(Text(f"   remediation: {', '.join(f.remediations)}", style="green"))
     return Group(*parts)
 
 
-def _evidence(e: Evidence) -> Padding:
-    """Evidence lines are cut at the terminal's edge rather than wrapped, so the context stays readable."""
-    lines = [Text(f"{e.source}:{e.line} [{e.node}]", style="blue")]
-    lines += [Text(f"    {line}", style="dim", no_wrap=True, overflow="ellipsis") for line in e.before]
-    lines.append(Text(f"  > {e.text}", style="bold", no_wrap=True, overflow="ellipsis"))
-    lines += [Text(f"    {line}", style="dim", no_wrap=True, overflow="ellipsis") for line in e.after]
-    return Padding(Group(*lines), (0, 0, 0, 3), expand=False)
+def evidence_lines(e: Evidence) -> list[tuple[str, str]]:
+    """An evidence block's lines, each with its style: where the line is (source, line, node), the lines
+    before it, the line itself, the lines after it. The one layout of the CLI, the screens and the copies."""
+    return [
+        (f"{e.source}:{e.line}  [{e.node}]", "blue"),
+        *((f"    {line}", "dim") for line in e.before),
+        (f"  > {e.text}", "bold"),
+        *((f"    {line}", "dim") for line in e.after),
+    ]
+
+
+def evidence(e: Evidence) -> Group:
+    """An evidence block, its lines cut at the terminal's edge rather than wrapped, so the context stays
+    readable."""
+    return Group(*(Text(line, style=style, no_wrap=True, overflow="ellipsis") for line, style in evidence_lines(e)))

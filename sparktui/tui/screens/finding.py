@@ -29,7 +29,7 @@ from sparktui.core.remedy.plan import Plan, nodes_for
 from sparktui.core.report import markdown
 from sparktui.core.report.incident import redacted_finding
 from sparktui.core.words import listed
-from sparktui.richtext import SEVERITY_STYLE
+from sparktui.richtext import evidence, evidence_lines, finding_head
 from sparktui.tui import clipboard
 from sparktui.tui.bindings import FINDING, bindings
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
@@ -37,11 +37,7 @@ from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContex
 
 def evidence_text(finding: Finding) -> str:
     """The evidence as the screen shows it: each line with its place, its node and the lines around it."""
-    blocks = []
-    for e in finding.evidence:
-        lines = [f"{e.source}:{e.line}  [{e.node}]", *(f"    {b}" for b in e.before), f"  > {e.text}"]
-        blocks.append("\n".join([*lines, *(f"    {a}" for a in e.after)]))
-    return "\n\n".join(blocks)
+    return "\n\n".join("\n".join(line for line, _ in evidence_lines(e)) for e in finding.evidence)
 
 
 def finding_markdown(finding: Finding) -> str:
@@ -80,9 +76,7 @@ class FindingScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         f = self.finding
-        head = Text()
-        head.append(f" {f.severity.label.upper()} ", style=SEVERITY_STYLE[f.severity])
-        head.append(f" {f.title}", style="bold")
+        head = finding_head(f)
         meta = Text(f"{f.signature} · {f.category} · nodes {listed(f.nodes)} · seen {f.count}x", style="dim")
         with Vertical(id="detail"):
             yield Static(Group(head, meta), id="finding-head")
@@ -108,11 +102,7 @@ class FindingScreen(ModalScreen[None]):
         if not f.evidence:
             yield Static(Text("no log line: the facts above are what the nodes reported", style="dim"))
         for e in f.evidence:
-            lines = [Text(f"{e.source}:{e.line}  [{e.node}]", style="blue")]
-            lines += [Text(f"    {b}", style="dim", no_wrap=True, overflow="ellipsis") for b in e.before]
-            lines.append(Text(f"  > {e.text}", style="bold", no_wrap=True, overflow="ellipsis"))
-            lines += [Text(f"    {a}", style="dim", no_wrap=True, overflow="ellipsis") for a in e.after]
-            yield Static(Group(*lines), classes="evidence")
+            yield Static(evidence(e), classes="evidence")
         involved = {n: self.stages[n] for n in f.nodes if n in self.stages}
         if involved:
             text = "\n".join(
