@@ -213,11 +213,35 @@ def affected(value: Any, spec: Any) -> bool | _Unknown:
     return UNKNOWN if found is None else found
 
 
+def runs_on(archs: Any, capability: Any) -> bool | _Unknown:
+    """Whether kernels built for one of ``archs`` (``sm_120``, ``sm_90a``, ``compute_120``) run on a GPU of
+    compute ``capability`` (``12.1``): cubins of its major version and a minor not above its own (sm_120 on
+    12.1), the architecture-specific ones (``a``, ``f``) on theirs only, PTX (``compute_``) of a version not above
+    it through the driver's JIT. Unknown for a capability it cannot read."""
+    m = re.fullmatch(r"(\d+)\.(\d+)", str(capability).strip())
+    if m is None:
+        return UNKNOWN
+    major, minor = int(m[1]), int(m[2])
+    for arch in _names(archs):
+        found = re.fullmatch(r"(sm|compute)_(\d+?)(\d)([af]?)", arch.strip())
+        if found is None:
+            continue
+        kind, a_major, a_minor, special = found[1], int(found[2]), int(found[3]), found[4]
+        if special and (a_major, a_minor) == (major, minor):
+            return True
+        if not special and kind == "sm" and a_major == major and a_minor <= minor:
+            return True
+        if not special and kind == "compute" and (a_major, a_minor) <= (major, minor):
+            return True
+    return False
+
+
 #: The functions an expression may call: plain ones, and those over every node (given the scope).
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "len": lambda x: len(x),
     "version": version,
     "affected": affected,
+    "runs_on": runs_on,
     "missing": missing,
     "unmatched_ifnames": unmatched_ifnames,
     "hca_ports": hca_ports,

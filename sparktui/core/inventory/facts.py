@@ -248,6 +248,7 @@ class ImageFacts:
     interfaces: tuple[str, ...] | None = None
     model: ModelFiles | None = None
     torch_cuda: str | None = None
+    torch_archs: tuple[str, ...] | None = None  # sm_120, compute_120...: what torch's kernels were built for
     nccl: str | None = None  # the version torch reports
     nccl_library: NcclLibrary | None = None
     model_types: tuple[str, ...] | None = None

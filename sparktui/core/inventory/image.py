@@ -74,6 +74,7 @@ def from_json(via: str, found: Mapping[str, Any]) -> ImageFacts:
         interfaces=_names(found.get("interfaces")),
         model=_model(_dict(found.get("model"))),
         torch_cuda=_text(torch.get("cuda")),
+        torch_archs=_names(torch.get("archs")),
         nccl=_text(torch.get("nccl")),
         nccl_library=(
             NcclLibrary(

@@ -245,6 +245,10 @@ def torch_facts() -> dict[str, Any]:
     found: dict[str, Any] = {"version": str(torch.__version__), "cuda": getattr(torch.version, "cuda", None)}
     found["cuda_available"] = bool(torch.cuda.is_available())
     found["devices"] = torch.cuda.device_count() if found["cuda_available"] else 0
+    # the architectures its kernels were built for (sm_120, compute_120...), with a GPU in sight or not; a
+    # CPU build has no such list
+    flags = getattr(torch._C, "_cuda_getArchFlags", None)
+    found["archs"] = (flags() or "").split() if flags is not None else None
     try:
         raw = torch.cuda.nccl.version()
     except Exception as exc:  # a CPU build has no NCCL

@@ -75,6 +75,7 @@ FACTS: dict[str, str] = {
     "probe.shm_bytes": "the size of /dev/shm where the probe ran",
     "probe.torch": "the image's torch version",
     "probe.torch_cuda": "the CUDA version torch was built with",
+    "probe.torch_archs": "the GPU architectures torch's kernels were built for (sm_90, sm_120, compute_120; none: CPU)",
     "probe.nccl": "the NCCL version torch reports",
     "probe.nccl_build": "the NCCL library's sha256 (what tells two builds of one version apart)",
     "probe.nccl_path": "the NCCL library torch loads",
@@ -346,6 +347,9 @@ def _probe(probe: ImageFacts | None, put: _Put, not_run: str) -> None:
     for package in ("torch", "vllm", "sglang", "transformers", "ray"):
         put(f"probe.{package}", probe.version(package) or "", "")
     _part(probe, put, "probe.torch_cuda", probe.torch_cuda, "torch", "torch")
+    cpu_build = probe.torch_cuda is None and probe.torch_archs is None and "torch" in probe.packages
+    archs = () if cpu_build and probe.version("torch") and not _lacks(probe, "torch") else probe.torch_archs
+    _part(probe, put, "probe.torch_archs", archs, "torch", "torch")
     _part(probe, put, "probe.nccl", probe.nccl, "torch", "torch")
     library = probe.nccl_library
     _part(probe, put, "probe.nccl_path", library.path if library else None, "torch", "nccl_library")
@@ -357,6 +361,11 @@ def _probe(probe: ImageFacts | None, put: _Put, not_run: str) -> None:
     _part(probe, put, "probe.vllm_flags", flags, "vllm", "vllm_flags")
     executor = probe.executor_default if probe.vllm_flags is not None else None
     _part(probe, put, "probe.executor_default", "" if executor is None and flags else executor, "vllm", "vllm_flags")
+
+
+def _lacks(probe: ImageFacts, part: str) -> bool:
+    """Whether the probe's ``part`` did not finish or failed."""
+    return part in probe.timed_out or part in probe.failed
 
 
 def _part(probe: ImageFacts, put: _Put, name: str, value: Value, package: str, part: str) -> None:
