@@ -127,6 +127,13 @@ def bindings(screen: str = "app") -> list[BindingType]:
     ]
 
 
+def closing(action: str) -> list[BindingType]:
+    """A modal screen's way out: escape, q, and the cockpit's key for ``action``, which opened it (so the key
+    toggles the screen)."""
+    opening = next(k.key for k in KEYS if k.action == action and k.screen == "app")
+    return [Binding(key, "dismiss", "Close") for key in ("escape", "q", opening)]
+
+
 _CHARACTERS = {
     "space": " ",
     "question_mark": "?",

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from sparktui.tui.bindings import KEYS, Key
+from sparktui.tui.bindings import KEYS, Key, closing
 
 ABOUT = (
     "Panes fill per node and layer as lines arrive; every line is matched against the signature catalogue "
@@ -22,11 +22,7 @@ ABOUT = (
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        ("escape", "dismiss", "Close"),
-        ("question_mark", "dismiss", "Close"),
-        ("q", "dismiss", "Close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = closing("help")
 
     def compose(self) -> ComposeResult:
         groups: dict[str, list[Key]] = {}

@@ -27,16 +27,13 @@ from sparktui.core.inventory.drift import lines
 from sparktui.core.text import display
 from sparktui.core.words import listed
 from sparktui.richtext import VERDICT_STYLE
+from sparktui.tui.bindings import closing
 
 TITLE = "Inventory: the pre-launch check of the nodes"
 
 
 class InventoryScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        ("escape", "dismiss", "Close"),
-        ("q", "dismiss", "Close"),
-        ("I", "dismiss", "Close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = closing("inventory")
 
     def __init__(
         self,

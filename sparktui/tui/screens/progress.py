@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Static
 
 from sparktui.core.analysis.progress import SCREEN_GRIDS, Cell, Grid, Row, worth_showing
 from sparktui.core.text import display
+from sparktui.tui.bindings import closing
 
 TITLE = "Start-up progress"
 EMPTY = "No start-up stage recognised yet."
@@ -38,11 +39,7 @@ LEGEND = Text.assemble(
 
 
 class ProgressScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        ("escape", "dismiss", "Close"),
-        ("q", "dismiss", "Close"),
-        ("G", "dismiss", "Close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = closing("progress")
 
     def __init__(self, grids: Sequence[Grid]) -> None:
         super().__init__()

@@ -30,6 +30,7 @@ from sparktui.core.pipeline import Tally
 from sparktui.core.sources.base import Extent
 from sparktui.core.text import display
 from sparktui.core.words import size
+from sparktui.tui.bindings import closing
 from sparktui.tui.tallies import reading, share
 
 TITLE = "Sources"
@@ -187,11 +188,7 @@ def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 
 class SourcesScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        ("escape", "dismiss", "Close"),
-        ("q", "dismiss", "Close"),
-        ("S", "dismiss", "Close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = closing("sources")
     AUTO_FOCUS = "#sources-list"
 
     def __init__(self, rows: Callable[[], list[SourceRow]]) -> None:
