@@ -11,7 +11,17 @@ import pytest
 from sparktui.core.stacks import kinds
 
 KINDS = kinds.builtin_kinds()
-NAMED = {"process-group", "collective", "store-wait", "gpu-wait", "idle", "busy-python"}
+NAMED = {
+    "process-group",
+    "collective",
+    "store-wait",
+    "gpu-wait",
+    "weights",
+    "compile",
+    "ray-get",
+    "idle",
+    "busy-python",
+}
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=[k.id for k in KINDS])

@@ -36,6 +36,13 @@ def test_a_rank_without_a_dump_file_is_named(tmp_path: Path) -> None:
     assert result.findings[0] == "no dump file from rank 3 (missing dump files)"
 
 
+def test_a_rank_gone_before_the_dump_is_named() -> None:
+    """Mismatched collectives on the H200: rank 3's broadcast returned and its process ended; ranks 0-2 timed
+    out in all_reduce and dumped (tests/fixtures/stacks/nccl-2/mismatch/fr)."""
+    result = flight.analyse(flight.read_folder(ROOT / "tests/fixtures/stacks/nccl-2/mismatch/fr"))
+    assert result.ranks == [0, 1, 2] and result.missing_dumps == [3]
+
+
 def test_a_pickle_with_a_global_is_refused(tmp_path: Path) -> None:
     (tmp_path / "nccl_trace_rank_0").write_bytes(pickle.dumps({"entries": [], "path": Path("/etc")}))
     with pytest.raises(flight.Unreadable, match=r"nccl_trace_rank_0: refers to pathlib\.\w*Path"):

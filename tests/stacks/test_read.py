@@ -9,8 +9,10 @@ import pytest
 
 from sparktui.core.stacks.compare import compare, exit_code
 from sparktui.core.stacks.dump import Unreadable, parse
+from sparktui.core.stacks.gather import read as read_node
 from sparktui.core.stacks.kinds import builtin_kinds, place
 from sparktui.core.stacks.ranks import Rank, Sample
+from sparktui.core.stacks.script import Request
 
 from ..conftest import ROOT
 
@@ -115,3 +117,44 @@ def test_a_healthy_job_moves_between_the_dumps() -> None:
     (g,) = compare(ranks_of(FIXTURES / "gloo" / "healthy", 2), builtin_kinds())
     assert g.verdict in ("progressing", "no-wait")
     assert exit_code([g]) == 0
+
+
+def test_what_the_node_script_printed_on_the_h200() -> None:
+    """The node script's own output on the H200 (second call: tests/fixtures/stacks/nccl-2), read back: the
+    GPU, which rank holds it, and rank 3 named."""
+    lines = (FIXTURES / "nccl-2" / "second-group" / "node-script.txt").read_text().splitlines()
+    node = read_node("h200", lines, "5f3c9e1a7b20", Request(samples=2))
+    assert node.problems == []
+    assert [str(g) for g in node.gpus] == ["gpu0 0 % 128.12 W 1980 MHz"]
+    assert [(r.rank, r.pid, r.gpu is not None, len(r.samples)) for r in node.ranks] == [
+        (0, 506, True, 2),
+        (1, 507, True, 2),
+        (2, 508, True, 2),
+        (3, 510, True, 2),
+    ]
+    (g,) = compare(node.ranks, builtin_kinds())
+    assert g.verdict == "hang" and 0.9 < g.seconds < 2
+    assert g.findings[0].startswith("rank 3 on h200 is idle in application code, in serve_requests")
+
+
+@pytest.mark.parametrize(
+    ("dump", "kind", "function"),
+    [
+        ("nccl-2/load-weights/rank0.txt", "weights", "load_file"),
+        ("nccl-2/compile/rank0.later.txt", "compile", None),
+        ("gloo/ray-get/rank0.txt", "ray-get", "get"),
+    ],
+)
+def test_weights_compile_and_ray_get(dump: str, kind: str, function: str | None) -> None:
+    found = place(parse((FIXTURES / dump).read_text())[0], builtin_kinds())
+    assert found is not None and found.kind.id == kind
+    assert function is None or found.frame.function == function
+
+
+def test_a_driver_in_ray_get_is_no_odd_rank() -> None:
+    (driver,) = ranks_of(FIXTURES / "gloo" / "ray-get", 1)
+    ranks = ranks_of(FIXTURES / "gloo" / "second-group", 2)
+    env = {k: v for k, v in ranks[0].env.items() if k != "RANK"}  # the driver's store, no rank of its own
+    ranks = [*ranks, Rank("node-a", "host", 99, "python", env, driver.samples)]
+    (g,) = compare(ranks, builtin_kinds())
+    assert [v.odd for v in g.views] == [False, True, False]  # rank 1 only, not the driver beside rank 0

@@ -3,7 +3,8 @@ are missing, and whether the dumps taken a few seconds apart show progress. Pure
 
 A group is the ranks of one job (one store address, else one engine). Its ranks that wait on their peers
 (a wait kind with ``waits_on_peers``) mostly wait in one place; a rank elsewhere is named, with what it
-does, as is a rank of the world size found on no node. The group **hangs** when its waiting ranks did not
+does, as is a rank of the world size found on no node. A driver (``driver``: a process in ray.get, waiting
+on the ranks as a whole) is shown but is no odd rank. The group **hangs** when its waiting ranks did not
 move between the dumps and a rank is elsewhere or missing; it is **progressing** when a waiting rank moved
 or any rank's place changed between the dumps; **together** when every rank waits in one place and nothing
 moved (a healthy loop can look so as well: no rank is named).
@@ -76,7 +77,7 @@ def group(job: str, members: Sequence[Rank], kinds: Sequence[WaitKind]) -> Group
         return Group(job, tuple(views), "no-wait", (f"no rank waits on its peers: {what}",), missing, seconds)
     key, _ = Counter(v.place.key for v in waiting if v.place is not None).most_common(1)[0]
     together = [v for v in views if v.place is not None and v.place.key == key]
-    odd = [v for v in views if v not in together]
+    odd = [v for v in views if v not in together and not (v.place is not None and v.place.kind.driver)]
     views = [RankView(v.rank, v.place, v.moved, v.shifted, v in odd) for v in views]
     moved = any(v.shifted or (v.moved and v.place is not None and v.place.kind.waits_on_peers) for v in views)
     anchor = together[0].place

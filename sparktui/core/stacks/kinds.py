@@ -40,6 +40,7 @@ class WaitKind:
     title: str
     order: int
     waits_on_peers: bool  # a rank here waits for the other ranks of its group
+    driver: bool  # a process here drives the ranks (waits on them as a whole): no rank of the comparison
     functions: tuple[re.Pattern[str], ...]
     files: tuple[re.Pattern[str], ...]
     status: frozenset[str]
@@ -123,7 +124,7 @@ def load_file(path: Path) -> WaitKind:
         return KindError(f"{path}: {reason}")
 
     t = Table(read(path, error), lambda key, reason: error(f"{key}: {reason}"))
-    t.known(["id", "title", "order", "waits_on_peers", "match", "examples"])
+    t.known(["id", "title", "order", "waits_on_peers", "driver", "match", "examples"])
     kind_id = t.text("id")
     if kind_id != path.stem:
         raise t.fail("id", f"must be the file's name ({path.stem})")
@@ -150,6 +151,7 @@ def load_file(path: Path) -> WaitKind:
         t.text("title"),
         order,
         t.flag("waits_on_peers", default=False),
+        t.flag("driver", default=False),
         _patterns(m, "functions"),
         _patterns(m, "files"),
         status,
@@ -157,6 +159,8 @@ def load_file(path: Path) -> WaitKind:
         tuple(counter),
         path,
     )
+    if kind.driver and kind.waits_on_peers:
+        raise t.fail("driver", "a driver waits on its ranks, not as a peer: not with waits_on_peers")
     if not kind.functions and not kind.status:
         raise m.fail("functions", "give functions or a status")
     return kind

@@ -22,6 +22,7 @@ allowed) and NCCL_HOSTID, P2P and SHM off, NVLink multicast off. The ranks are k
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import re
@@ -35,6 +36,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SCENARIO = HERE / "scenario.py"
 SCENARIOS = ("second-group", "healthy", "mismatch", "busy-python", "store-wait", "skip-collective")
+#: One process alone (scenario.py's ALONE); ray-get runs with this python (it needs ray, not torch).
+ALONE = ("load-weights", "compile", "ray-get")
 GPU_QUERY = "index,name,utilization.gpu,power.draw,clocks.sm,clocks.mem,temperature.gpu,memory.used"
 READY_S = 180.0
 #: The scenarios run with the flight recorder armed (on NCCL), and a PG timeout short enough to dump soon.
@@ -49,7 +52,9 @@ def run_scenario(
 ) -> None:
     folder = out / f"{backend}-{name}"
     folder.mkdir(parents=True, exist_ok=True)
-    started = 1 if name == "store-wait" else ranks
+    started = 1 if name in ("store-wait", *ALONE) else ranks
+    if name == "ray-get":
+        python = sys.executable
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(ranks))
     env.update(PYTHONUNBUFFERED="1", NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1")
     env["NVSHMEM_DISABLE_NVLS"] = "1"
@@ -118,7 +123,11 @@ def run_scenario(
         meta.append(f"flight recorder files: {sorted(f.name for f in fr.iterdir())}")
     for rank, p in enumerate(procs):
         code = p.poll()
-        if code is None:
+        if code is None and name == "ray-get":  # ray.shutdown at exit stops the local instance's processes
+            p.send_signal(signal.SIGINT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=15)
+        if code is None and p.poll() is None:
             p.send_signal(signal.SIGKILL)
             p.wait()
         meta.append(f"rank {rank} {'exited ' + str(code) if code is not None else 'killed by the capture'}")
@@ -152,7 +161,7 @@ def main() -> None:
     ).stdout
     spy = subprocess.run(["py-spy", "--version"], capture_output=True, text=True).stdout
     (args.out / "versions.txt").write_text(versions + spy)
-    for i, name in enumerate(s for s in SCENARIOS if re.search(args.only, s)):
+    for i, name in enumerate(s for s in SCENARIOS + ALONE if re.search(args.only, s)):
         run_scenario(args.out, name, args.backend, args.ranks, args.port + i, args.native, args.python, node_script)
 
 

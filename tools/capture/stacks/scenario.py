@@ -25,6 +25,16 @@ Behaviours (first argument):
     :func:`serve_requests`); with ``TORCH_NCCL_TRACE_BUFFER_SIZE`` and ``TORCH_NCCL_DUMP_ON_TIMEOUT`` set, the
     watchdog's timeout (``--pg-timeout-s``) writes every rank's flight-recorder dump.
 
+Three more run one process alone, no group (``--ranks 1``), for the wait kinds that need no peer:
+
+``load-weights``
+    Writes a 1 GiB safetensors file once, then loads it again and again (``safetensors.torch.load_file``).
+``compile``
+    Compiles a small function with ``torch.compile`` again and again (``torch._dynamo.reset`` between).
+``ray-get``
+    Starts a local Ray instance and waits in ``ray.get`` on an actor's call that never returns (needs ray,
+    not torch).
+
 Before the call it is meant to stay in, each rank prints ``scenario: rank R in place`` (flushed), which the
 capture waits for.
 """
@@ -38,6 +48,7 @@ from datetime import timedelta
 from typing import Any
 
 BEHAVIOURS = ("second-group", "healthy", "mismatch", "busy-python", "store-wait", "skip-collective")
+ALONE = ("load-weights", "compile", "ray-get")
 
 
 def in_place(rank: int, what: str) -> None:
@@ -60,9 +71,45 @@ def tokenize_forever(rank: int) -> None:
             total = (total + i * i) % 1_000_003
 
 
+def alone(behaviour: str, gpu: bool) -> None:
+    """The behaviours of one process without a group."""
+    if behaviour == "ray-get":
+        import ray
+
+        @ray.remote
+        class Engine:
+            def step(self) -> None:
+                while True:
+                    time.sleep(1)
+
+        ray.init(num_cpus=1, include_dashboard=False)
+        engine = Engine.remote()  # type: ignore[attr-defined]
+        in_place(0, "ray.get")
+        ray.get(engine.step.remote())
+        return
+    import torch
+
+    device = "cuda" if gpu else "cpu"
+    if behaviour == "load-weights":
+        from safetensors.torch import load_file, save_file  # type: ignore[import-not-found]
+
+        path = f"/tmp/scenario-weights-{os.getpid()}.safetensors"
+        save_file({f"layer{i}.weight": torch.ones(1 << 24) for i in range(16)}, path)
+        in_place(0, "load_file")
+        while True:
+            load_file(path, device=device)
+    x = torch.ones(1024, device=device)
+    in_place(0, "torch.compile")
+    n = 0
+    while True:
+        n += 1
+        torch._dynamo.reset()
+        torch.compile(lambda t, k=n: (t * k).sin().cumsum(0))(x)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("behaviour", choices=BEHAVIOURS)
+    p.add_argument("behaviour", choices=BEHAVIOURS + ALONE)
     p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
     p.add_argument("--odd-rank", type=int, default=-1, help="the rank that behaves differently (default: the last)")
     p.add_argument("--cuda-device", type=int, default=0)
@@ -70,6 +117,9 @@ def main() -> None:
     p.add_argument("--numel", type=int, default=1 << 16, help="elements of the tensor the collectives carry")
     args = p.parse_args()
 
+    if args.behaviour in ALONE:
+        alone(args.behaviour, args.backend == "nccl")
+        return
     import torch
     import torch.distributed as dist
 
