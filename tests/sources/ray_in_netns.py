@@ -35,17 +35,11 @@ from sparktui.core.events import State, StateChange
 from sparktui.core.sources.base import Backoff, Cursor, Received, supervise
 from sparktui.core.sources.ray import DEFAULT_GLOBS, RayLogs, RayLogSource, ray_log_sources
 from sparktui.core.text import decode
-from tests.servers.raynodes import ADDRESS, RayNode, start_cluster, wait_until
+from tests.servers.raynodes import ADDRESS, RayNode, start_cluster
+from tests.waiting import until, wait_until
 
 HEAD_IP, WORKER_IP = "127.0.0.1", "127.0.0.2"
 DRIVER = Path(__file__).with_name("ray_driver.py")
-
-
-async def until(condition: Callable[[], object], what: str, seconds: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, f"{what}: not within {seconds} s"
-        await asyncio.sleep(0.05)
 
 
 @dataclass
@@ -281,8 +275,8 @@ async def test_ray_worker_node_stopped_mid_stream(ray_cluster: RayCluster, ray_d
     try:
         on_head = await asyncio.to_thread(ray_driver.emit, 0, "head", 0, 300)
         on_worker = await asyncio.to_thread(ray_driver.emit, 1, "worker", 0, 300)
-        await until(lambda: tagged(got[head_actor.name], "head") == on_head, "the head actor's lines")
-        await until(lambda: tagged(got[worker_actor.name], "worker") == on_worker, "the worker actor's lines")
+        await until(lambda: tagged(got[head_actor.name], "head") == on_head, 30, "the head actor's lines")
+        await until(lambda: tagged(got[worker_actor.name], "worker") == on_worker, 30, "the worker actor's lines")
 
         ray_cluster.worker.stop()
         # Listed before the head declares the node dead: its agent cannot list files, so its raylet.out
@@ -290,9 +284,9 @@ async def test_ray_worker_node_stopped_mid_stream(ray_cluster: RayCluster, ray_d
         listed = ray_log_sources(ADDRESS, node_filter=WORKER_IP)
         assert [(s.node, s.filename) for s in listed] == [(WORKER_IP, "raylet.out")]
         for source in (worker_actor, worker_raylet):
-            await until(lambda s=source: seen(s, State.RETRYING, "is dead"), f"{source.name} retrying, node dead")
+            await until(lambda s=source: seen(s, State.RETRYING, "is dead"), 30, f"{source.name} retrying, node dead")
         on_head += await asyncio.to_thread(ray_driver.emit, 0, "head", 300, 600)
-        await until(lambda: tagged(got[head_actor.name], "head") == on_head, "the head's lines after the stop")
+        await until(lambda: tagged(got[head_actor.name], "head") == on_head, 30, "the head's lines after the stop")
     finally:
         for task in tasks:
             task.cancel()

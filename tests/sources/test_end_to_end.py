@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,9 @@ from sparktui.cli import main
 from tests.conftest import FIXTURES
 from tests.servers.dockerd import Containers, DockerEngine, log_lines
 from tests.servers.sshd import SshdCluster
+from tests.waiting import wait_until
+
+from .test_ssh import followers_of
 
 NODE_SOCKET = Path("/var/run/docker.sock")
 IFNAME = FIXTURES / "nccl" / "two-hosts-wrong-socket-ifname" / "rank0.log"
@@ -68,7 +70,13 @@ def test_follow_everything_while_connections_drop(
         )
     )
     run.start()
-    time.sleep(5)  # the window is fixed by --for: let every source connect and deliver its first part
+    # the window is fixed by --for: every source connected (both nodes' SSH connections up, the file's remote
+    # follower reading) before the connections are cut
+    wait_until(
+        lambda: all(sshd_cluster[a].sessions() for a in ("node-a", "node-b")) and followers_of(path),
+        30,
+        "every source connected",
+    )
     for alias in ("node-a", "node-b"):
         sshd_cluster[alias].kill_connections()
     with path.open("a") as fh:
