@@ -42,6 +42,7 @@ NOT_RUN = {
     "sparktui diagnose --edge ray://head:6379": "a Ray cluster (tests/sources/test_ray_edge.py starts one on loopback)",
     "sparktui diagnose --edge --follow --for 5m ray://head:6379": "a Ray cluster, for five minutes",
     "python bench/ray_edge.py --nodes 4 --mb 100": "root and a 4-node Ray cluster on loopback (a benchmark, minutes)",
+    "sparktui stacks spark-a spark-b": "hung ranks on nodes over SSH (tests/stacks: real ones, over SSH, in Docker)",
 }
 
 #: How the commands that do not end with 0 end, as the README says: (exit status, words on stderr or stdout).
@@ -52,6 +53,8 @@ ENDS = {
     "sparktui play ray-start-cluster --readonly": (2, "refused in read-only mode"),
     # the stall is an error: "exits 1 ... as diagnose does on an error"
     "sparktui diagnose tests/fixtures/vllm/serving-stalled": (1, "no token has been generated"),
+    # "exits 1 when ranks wait on a rank that is elsewhere or missing": rank 3 never joined collective #3.
+    "sparktui stacks --flight tests/fixtures/stacks/nccl/skip-collective/fr": (1, "rank 3 never joined collective #3"),
 }
 
 
