@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparktui.core.analysis import userfiles
+from sparktui.core.remedy import playbook as pb
 from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.bindings import playbook_key_problem
 
 from ..core.test_regex_safety import BACKTRACKS, signatures
 from .conftest import make_bundle, wait_done
@@ -24,3 +26,10 @@ async def test_a_pattern_disabled_and_a_file_left_out_are_each_said_once(tmp_pat
     assert len(said) == 2
     assert said[0].startswith("left out ") and "no-literal.toml: match.any[0]: no plain literal" in said[0]
     assert "backtracks.toml: match.any[0]: pattern disabled for this run" in said[1]
+
+
+def test_every_built_in_playbook_key_is_free_in_the_cockpit() -> None:
+    """A playbook whose key the cockpit or the finding screen already uses is not loaded (and said so): none of
+    the built-in ones may be."""
+    taken = {book.id: why for book in pb.load_all().values() if (why := playbook_key_problem(book.key))}
+    assert not taken
