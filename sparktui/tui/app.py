@@ -33,6 +33,7 @@ from sparktui.core.audit import AuditEntry
 from sparktui.core.clock import ReplayClock
 from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding, State, StateChange
+from sparktui.core.inventory import fabric
 from sparktui.core.inventory.preflight import Preflight
 from sparktui.core.pipeline import Line, Pipeline, Tally
 from sparktui.core.remedy import playbook as pb
@@ -535,9 +536,10 @@ class SparkApp(App[None]):
         self.push_screen(InventoryScreen(self.cluster, audit_log(), self._inventoried))
 
     def _inventoried(self, result: Preflight) -> None:
-        """Keep the last check's verdicts and drift table for the report, and show its findings among the
+        """Keep the last check's verdicts, drift and fabric tables for the report, and show its findings among the
         logs' (each replacing the one of the check before)."""
-        self.inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds)
+        table = fabric.rows(result.inventories)
+        self.inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds, table)
         self.checked = result.findings
         for f in result.findings:
             self.seen_at[f.signature] = self.time

@@ -182,6 +182,7 @@ async def test_in_the_cockpit_i_checks_the_cluster_and_x_reports_it(sparks: Spar
         assert "verdict: BLOCK" in text and "spark-a: block" in text
         assert "The nodes hold different builds of the engine image" in text and "copy-image-to-nodes" in text
         assert "image id" in text and "drift across spark-a, spark-b" in text
+        assert "spark-a  no RDMA devices: NCCL will use sockets" in text  # the fabric table, no tree mounted
         await pilot.press("escape")
         table = app.findings_table
         await until(lambda: any(f.signature == "drift-image-build" for f in table.findings), 20, "the image drift")

@@ -22,7 +22,7 @@ from textual.widgets import Static
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Invalid, Refused
-from sparktui.core.inventory import preflight, rules
+from sparktui.core.inventory import fabric, preflight, rules
 from sparktui.core.inventory.drift import lines
 from sparktui.core.text import display
 from sparktui.core.words import listed
@@ -73,7 +73,7 @@ class InventoryScreen(ModalScreen[None]):
 
 
 def render(result: preflight.Preflight, where: str) -> Text:
-    """The verdicts, each finding (title, nodes, detail, remedies), then the drift table."""
+    """The verdicts, each finding (title, nodes, detail, remedies), then the drift and fabric tables."""
     out = Text()
     out.append(f"{where}, in {result.seconds:.1f} s\n", style="dim")
     out.append("verdict: ")
@@ -100,4 +100,7 @@ def render(result: preflight.Preflight, where: str) -> Text:
     for row in table.rows:
         if not row.differs:
             out.append(f"  {row.label:<16} {display(row.groups[0][0])}\n", style="dim")
+    out.append("\nfabric (RDMA ports, from /sys/class/infiniband)\n", style="bold")
+    for line in fabric.lines(fabric.rows(result.inventories)):
+        out.append(f"  {display(line)}\n")
     return out
