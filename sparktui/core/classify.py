@@ -12,12 +12,15 @@ Ray's Python and C++ formats, PyTorch's glog format, a Python traceback; and a f
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 import regex
 
+from sparktui.core import tomlfile
 from sparktui.core.dirs import builtin
+from sparktui.core.errors import Invalid
+from sparktui.core.tomlfile import Table
 
 PROGRAMS = (
     "nccl",
@@ -65,13 +68,30 @@ class Prefix:
     examples: tuple[dict[str, str], ...] = ()
 
 
-def load_prefixes() -> tuple[Prefix, ...]:
-    """The prefixes of ``diagnostics/formats/prefixes.toml``, in the order they are tried."""
-    doc = tomllib.loads((builtin("diagnostics") / "formats" / "prefixes.toml").read_text(encoding="utf-8"))
-    return tuple(
-        Prefix(p["id"], regex.compile(p["pattern"]), tuple(p.get("requires", ())), tuple(p.get("examples", ())))
-        for p in doc["prefixes"]
+class PrefixError(Invalid):
+    """A prefix file that cannot be used; the message is one line naming the file and the key."""
+
+
+def load_prefixes(path: Path | None = None) -> tuple[Prefix, ...]:
+    """The prefixes of ``path`` (``diagnostics/formats/prefixes.toml``), in the order they are tried, each
+    key checked as every catalogue file's are."""
+    path = path or builtin("diagnostics") / "formats" / "prefixes.toml"
+    doc = Table(
+        tomlfile.read(path, lambda reason: PrefixError(f"{path}: {reason}")),
+        lambda key, reason: PrefixError(f"{path}: {key}: {reason}"),
     )
+    doc.known(("prefixes",))
+    found = []
+    for prefix in doc.tables("prefixes"):
+        prefix.known(("id", "what", "pattern", "requires", "examples"))
+        prefix.text("what")
+        try:
+            pattern = regex.compile(prefix.text("pattern"))
+        except regex.error as exc:
+            raise prefix.fail("pattern", f"not a regular expression: {exc}") from None
+        examples = tuple(dict(example.data) for example in prefix.tables("examples", required=False))
+        found.append(Prefix(prefix.text("id"), pattern, tuple(prefix.texts("requires", required=False)), examples))
+    return tuple(found)
 
 
 PREFIXES = load_prefixes()

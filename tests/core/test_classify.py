@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from sparktui.core.classify import BARE_NCCL, PREFIXES, classify, peeled_by
+from sparktui.core.classify import BARE_NCCL, PREFIXES, PrefixError, classify, load_prefixes, peeled_by
 
 from ..conftest import FIXTURES
 
@@ -104,3 +106,26 @@ def test_lines_that_begin_with_nccl_own_prefix_lose_nothing_to_the_launchers_pre
     bare = [line for line in lines if BARE_NCCL.match(line)]
     assert len(bare) > 10_000
     assert [line for line in bare if peeled_by(line)] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("[[prefixes]]\nwhat = 'x'\npattern = '^x'\n", "prefixes[0].id: needs a non-empty string"),
+        ("[[prefixes]]\nid = 'x'\nwhat = 'x'\npattern = '^(x'\n", "prefixes[0].pattern: not a regular expression"),
+        ("[[prefixes]]\nid = 'x'\nwhat = 'x'\npattern = '^x'\nneeds = ['a']\n", "prefixes[0].needs: unknown key"),
+        ("prefixes = 3\n", "prefixes: needs an array of [[prefixes]] tables"),
+        ("[[prefixes]\n", "not valid TOML"),
+    ],
+)
+def test_a_broken_prefix_file_is_refused_in_one_line_naming_the_key(tmp_path: Path, text: str, said: str) -> None:
+    path = tmp_path / "prefixes.toml"
+    path.write_text(text)
+    with pytest.raises(PrefixError) as refused:
+        load_prefixes(path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: ") and said in message and "\n" not in message
+
+
+def test_the_built_in_prefixes_load_whole() -> None:
+    assert [p.id for p in load_prefixes()] == [p.id for p in PREFIXES] and all(p.examples for p in PREFIXES)
