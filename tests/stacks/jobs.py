@@ -20,6 +20,16 @@ SCENARIO = ROOT / "tools" / "capture" / "stacks" / "scenario.py"
 PYTHON = ENV_DIR / "venv" / "bin" / "python"
 
 
+def _sleep_line() -> int:
+    """The line where serve_requests sleeps, as py-spy names the frame of a rank idle there."""
+    lines = SCENARIO.read_text().splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("def serve_requests(")))
+    return next(i for i, line in enumerate(lines[start:], start + 1) if "time.sleep(" in line)
+
+
+SLEEP_LINE = _sleep_line()
+
+
 @dataclass(frozen=True)
 class Job:
     port: int

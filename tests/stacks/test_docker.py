@@ -23,7 +23,7 @@ from tests.servers.dockerd import PREFIX, DockerEngine
 from tests.servers.fixtures import docker_engine
 from tests.waiting import wait_until
 
-from .jobs import PYTHON, SCENARIO
+from .jobs import PYTHON, SCENARIO, SLEEP_LINE
 
 __all__ = ["docker_engine"]
 PY_SPY = Path(sys.executable).parent / "py-spy"
@@ -92,8 +92,8 @@ def test_ranks_in_a_container(engine: DockerEngine, capsys: pytest.CaptureFixtur
     assert code == 1, result
     g = next(g for g in result["groups"] if g["job"] == "127.0.0.1:29655")
     assert g["findings"][0] == (
-        f"rank 1 on local/{container.name} is idle in application code, in serve_requests (scenario.py:51) and "
-        "never entered new_group, which rank 0 waits in"
+        f"rank 1 on local/{container.name} is idle in application code, in serve_requests "
+        f"(scenario.py:{SLEEP_LINE}) and never entered new_group, which rank 0 waits in"
     )
     assert {r["place"] for r in g["ranks"]} == {container.name}
 

@@ -14,7 +14,7 @@ from sparktui.cli import main
 from tests.servers.fixtures import sshd_cluster
 from tests.servers.sshd import SshdCluster
 
-from .jobs import job
+from .jobs import SLEEP_LINE, job
 
 __all__ = ["sshd_cluster"]
 #: The real py-spy of this machine (the PATH finds it through pyenv's shim, which a node's shell has not).
@@ -44,7 +44,7 @@ def test_the_rank_that_never_joined_new_group(no_cluster_file: Path, capsys: pyt
     g = group(result, j.job)
     assert g["verdict"] == "hang"
     assert g["findings"][0] == (
-        "rank 1 on local is idle in application code, in serve_requests (scenario.py:51) and never entered "
+        f"rank 1 on local is idle in application code, in serve_requests (scenario.py:{SLEEP_LINE}) and never entered "
         "new_group, which rank 0 waits in"
     )
     assert [(r["rank"], r["wait"], r["odd"]) for r in g["ranks"]] == [(0, "process-group", False), (1, "idle", True)]
