@@ -158,3 +158,20 @@ def test_a_driver_in_ray_get_is_no_odd_rank() -> None:
     ranks = [*ranks, Rank("node-a", "host", 99, "python", env, driver.samples)]
     (g,) = compare(ranks, builtin_kinds())
     assert [v.odd for v in g.views] == [False, True, False]  # rank 1 only, not the driver beside rank 0
+
+
+def test_marker_lines_without_the_run_s_nonce_are_output() -> None:
+    """A program that prints a marker of its own (another nonce) cannot start a section: its line stays in the
+    section it was printed in."""
+    lines = (FIXTURES / "nccl-2" / "load-weights" / "node-script.txt").read_text().splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("@@stacks 5f3c9e1a7b20 env ")))
+    forged = [*lines[: at + 1], "@@stacks 000000000000 proc 1", *lines[at + 1 :]]
+    node = read_node("h200", forged, "5f3c9e1a7b20", Request(samples=2))
+    assert [r.pid for r in node.ranks] == [2206]
+    assert node.ranks[0].env["RANK"] == "0" and len(node.ranks[0].samples) == 2
+
+
+def test_a_node_cut_off_says_so() -> None:
+    lines = (FIXTURES / "nccl-2" / "load-weights" / "node-script.txt").read_text().splitlines()
+    node = read_node("h200", lines[:12], "5f3c9e1a7b20", Request(samples=2))
+    assert node.problems == ["h200: the gathering was cut off before it ended"]
