@@ -70,7 +70,13 @@ async def test_rotation_truncation_and_late_start(tmp_path: Path) -> None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert got == written
-    assert [s.state for s in states][-1] is State.STREAMING
+    assert [s.state for s in states if s.state is not State.EVENT][-1] is State.STREAMING
+    # Emptied in place with no copy of it (its first bytes nowhere else): what may be lost is said.
+    assert [s.detail for s in states if s.state is State.EVENT] == [
+        f"lines may be lost: {path} was emptied in place while it was followed, and no copy of it was found"
+        " (copytruncate's, by its first bytes); what was written after byte 240 in the last 20 ms before it,"
+        " if anything, was not read"
+    ]
 
 
 async def test_the_pipeline_diagnoses_a_growing_log(tmp_path: Path, catalogue: Catalogue) -> None:

@@ -171,8 +171,10 @@ async def test_rotation_and_truncation_move_the_cursor_to_the_new_file(cluster: 
     reading = asyncio.create_task(read(cursors[-1].cursor))
     await until(lambda: got[6:] == ["short"], 30, "the file read again from its start")
     assert notes == [
+        f"lines may be lost: {path} was emptied in place while it was followed; what was written after byte 18 in"
+        " the last 50 ms before it, if anything, was not read",  # tail saw the file emptied (copytruncate)
         f"lines lost: while {path} was not followed, it was emptied or replaced, and its old content is nowhere "
-        "to be found; an unknown number of bytes after byte 28 were not read"
+        "to be found; an unknown number of bytes after byte 28 were not read",
     ]
     reading.cancel()
     with contextlib.suppress(asyncio.CancelledError):
@@ -208,7 +210,12 @@ def test_follower_output_split_anywhere(piece: int) -> None:
     batches = [batch for at in range(0, len(data), piece) for batch in reader.feed(data[at : at + piece])]
     lines = [line for batch in batches for line in batch.lines]
     assert lines == ["a", "b", "part", "new", "xy", "M-2 is not the marker", "again", "last"]
-    (gap,) = [b for b in batches if b.note]
+    truncated, gap = [b for b in batches if b.note]
+    assert truncated.note == (
+        "lines may be lost: /f was emptied in place while it was followed; what was written after byte 29 in the"
+        " last 50 ms before it, if anything, was not read"
+    )
+    assert not truncated.lines and FilePosition.of(truncated.cursor).offset == 0
     assert gap.note.startswith("lines lost: while /f was not followed, it was rotated and the old file is gone")
     assert "after byte 6 " in gap.note
     assert lines[: lines.index("again") + 1] == [line for b in batches[: batches.index(gap) + 1] for line in b.lines]

@@ -27,6 +27,7 @@ from sparktui.core.sources.rotation import (
     identity,
     locate,
     rotated_after,
+    truncated_note,
 )
 
 POLL_SECONDS = 0.2
@@ -94,6 +95,13 @@ class FollowedFile(LiveSource):
                     continue
                 replaced, truncated = self._changed(reading.inode, reading.lines.offset + reading.lines.held)
                 if replaced or truncated:
+                    lost: list[str] = []
+                    if truncated and not replaced:  # emptied in place: copytruncate's copy has what came since
+                        copy, lost = await asyncio.to_thread(self._copy_of, reading)
+                        if copy is not None:  # read on in it from here, then the path's file from its start
+                            fh.close()
+                            fh, reading = copy, reading.into(copy)
+                            continue
                     last = tuple(reading.lines.rest())  # a last line without its newline: the file is done
                     if last:
                         yield Received(last, reading.position())
@@ -106,7 +114,7 @@ class FollowedFile(LiveSource):
                         read.clear()
                     fh = later or self._open()
                     reading = _Reading(fh, 0)
-                    for note in notes:
+                    for note in [*lost, *notes]:
                         yield Received((), reading.position(), note)
                     yield Received((), reading.position())
                     continue
@@ -157,6 +165,19 @@ class FollowedFile(LiveSource):
                 fh = later
             notes += more
         return fh, 0, notes
+
+    def _copy_of(self, reading: _Reading) -> tuple[BinaryIO | None, list[str]]:
+        """The copy of the file being read, emptied in place since the last look (``copytruncate``): a sibling
+        with its first bytes and at least what was read of it, opened; where there is none, the note that
+        what was written since the last look, if anything, was not read."""
+        at = reading.at()
+        found = locate(self.path, at, None) if at.head else None
+        if found is not None and found.path is not None and not found.gap:
+            try:
+                return found.path.open("rb"), []
+            except OSError:
+                pass  # gone meanwhile
+        return None, [truncated_note(str(self.path), at.offset, self.poll)]
 
     def _later(self, after: os.stat_result, read: set[str]) -> tuple[BinaryIO | None, list[str]]:
         """The oldest file rotated since the one ``after`` describes and not ``read`` yet, opened (None when
@@ -211,3 +232,15 @@ class _Reading:
         if len(self._head) < HEAD:  # the fingerprint grows with the file up to its first HEAD bytes
             self._head = head_of(self.fh)
         return FilePosition(self.lines.offset, self.file, len(self._head), fingerprint(self._head)).cursor
+
+    def at(self) -> FilePosition:
+        """Where the bytes read so far end (a part of a line held included), with the first bytes of the file as
+        they were at the last :meth:`position` (the file may hold others now)."""
+        return FilePosition(self.lines.offset + self.lines.held, self.file, len(self._head), fingerprint(self._head))
+
+    def into(self, fh: BinaryIO) -> _Reading:
+        """The same reading going on in ``fh``, a copy of this file, from where this one stopped (a part of a
+        line held stays, and is completed from the copy)."""
+        moved = _Reading(fh, self.lines.offset + self.lines.held)
+        moved.lines = self.lines
+        return moved

@@ -203,6 +203,21 @@ def _gz_head(path: Path, size: int) -> str:
         return fingerprint(fh.read(size))
 
 
+def truncated_note(path: str, offset: int, seconds: float, *, looked: bool = True) -> str:
+    """The words for a file emptied in place while it was followed, with no copy of it read for the rest
+    (``looked``: none was found): what it held past the last look (up to ``seconds`` of writing) was not read,
+    if there was any."""
+    copy = ", and no copy of it was found (copytruncate's, by its first bytes)" if looked else ""
+    return (
+        f"lines may be lost: {path} was emptied in place while it was followed{copy}; what was written after"
+        f" byte {offset:,} in the last {_seconds(seconds)} before it, if anything, was not read"
+    )
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
+
+
 def gap_note(path: str, gap: str, offset: int, size: int | None) -> str:
     """The words for a gap: what happened to the file while it was not followed, and how much was lost."""
     how = {

@@ -13,7 +13,7 @@ from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.base import Cursor, LiveSource, Received
-from sparktui.core.sources.rotation import HEAD, FilePosition, fingerprint, gap_note
+from sparktui.core.sources.rotation import HEAD, FilePosition, fingerprint, gap_note, truncated_note
 from sparktui.core.text import decode
 
 RAY_LOGS = "/tmp/ray/session_latest/logs"
@@ -260,10 +260,13 @@ class _TailReader:
                 lines = []
             elif message.startswith(b": "):
                 self.notice = decode(message[2:])
-                if message.endswith(b": file truncated"):  # read again from its start
+                if message.endswith(b": file truncated"):  # read again from its start, saying what may be lost
                     lines += self._lines.rest()
+                    batches.append(self._batch(lines))
+                    lines, stopped = [], self.position.offset
                     self._file = FilePosition(0, self._file.file)
                     self._lines, self._head = LineSplitter(), bytearray()
+                    batches.append(self._batch([], truncated_note(self.path, stopped, POLL_SECONDS, looked=False)))
         if lines or self.position != self._said:
             batches.append(self._batch(lines))
         return batches
