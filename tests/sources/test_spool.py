@@ -259,24 +259,35 @@ def test_a_session_that_received_nothing_leaves_no_incident(
 def full_disk(tmp_path: Path) -> Iterator[Path]:
     """A real filesystem of 512 KiB to fill up: a tmpfs mounted in a mount namespace of its own, held by a
     sleeping process and reached through that process's root (``/proc/PID/root``), so no mount is made
-    where the test runs. A user other than root makes the namespace a user namespace's too, where it may
-    mount a tmpfs."""
+    where the test runs. Where a mount namespace is refused (no CAP_SYS_ADMIN: not root, or a container's
+    root), the namespace is a user namespace's too, where a tmpfs may be mounted."""
     folder = tmp_path / "small"
     folder.mkdir()
-    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    refused = []
+    for user in ([], ["--user", "--map-root-user"]):
+        holder = tmpfs_held(folder, user)
+        if holder.poll() is None:
+            break
+        refused.append(holder.communicate()[1].decode().strip())
+    else:
+        raise AssertionError(f"cannot mount a tmpfs to fill: {'; '.join(refused)}")
+    try:
+        yield Path(f"/proc/{holder.pid}/root{folder}")
+    finally:
+        holder.kill()
+        holder.communicate()
+
+
+def tmpfs_held(folder: Path, user: list[str]) -> subprocess.Popen[bytes]:
+    """A process sleeping in a mount namespace of its own (``user``: unshare's options for a user namespace
+    too) where a 512 KiB tmpfs is mounted on ``folder``; one that has ended, where the mount was refused."""
     script = 'mount -t tmpfs -o size=512k tmpfs "$0" && exec sleep infinity'
     holder = subprocess.Popen(
         ["unshare", *user, "--mount", "--propagation", "private", "sh", "-c", script, str(folder)],
         stderr=subprocess.PIPE,
     )
-    try:
-        wait_until(lambda: command_line(holder.pid).startswith("sleep") or holder.poll() is not None, 15, "the tmpfs")
-        if holder.poll() is not None:
-            raise AssertionError(f"cannot mount a tmpfs to fill: {holder.communicate()[1].decode().strip()}")
-        yield Path(f"/proc/{holder.pid}/root{folder}")
-    finally:
-        holder.kill()
-        holder.communicate()
+    wait_until(lambda: command_line(holder.pid).startswith("sleep") or holder.poll() is not None, 15, "the tmpfs")
+    return holder
 
 
 def big_logs(folder: Path) -> Path:
