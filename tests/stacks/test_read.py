@@ -134,7 +134,10 @@ def test_what_the_node_script_printed_on_the_h200() -> None:
     ]
     (g,) = compare(node.ranks, builtin_kinds())
     assert g.verdict == "hang" and 0.9 < g.seconds < 2
-    assert g.findings[0].startswith("rank 3 on h200 is idle in application code, in serve_requests")
+    assert g.findings[0] == (
+        "rank 3 on h200 is idle in application code, in serve_requests (scenario.py:62) and never entered "
+        "new_group, which ranks 0-2 wait in (its GPU: gpu0 0 % 128.12 W 1980 MHz)"
+    )
 
 
 @pytest.mark.parametrize(

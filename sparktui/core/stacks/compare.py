@@ -119,9 +119,10 @@ def _odd(v: RankView, anchor: Place, waiters: str, verb: str) -> str:
             f"{waiters} {verb} in: mismatched"
         )
     busy = ", still moving," if v.moved else ""
+    gpu = f" (its GPU: {v.rank.gpu})" if v.rank.gpu is not None else ""
     return (
         f"{v.rank.name} is {v.place.kind.title}, in {v.place.frame}{busy} and never entered {where}, "
-        f"which {waiters} {verb} in"
+        f"which {waiters} {verb} in{gpu}"
     )
 
 
