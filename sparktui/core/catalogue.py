@@ -101,6 +101,9 @@ class Family:
 
 @dataclass(frozen=True, slots=True)
 class Signature:
+    """One failure the catalogue names (a ``diagnostics/*.toml`` file): how it is matched (lines, a stall or a
+    metric), what it means and how to fix it, with the examples it is checked against."""
+
     id: str
     path: Path
     category: str

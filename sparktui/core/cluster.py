@@ -50,6 +50,9 @@ class ConfigError(Invalid):
 
 @dataclass(frozen=True, slots=True)
 class Node:
+    """A machine of the cluster file: its name, how to reach it (``ssh``), its role, its extra log sources and
+    the other names it goes by."""
+
     name: str
     ssh: str
     role: str
@@ -68,6 +71,8 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class Deployment:
+    """What the cluster runs: the engine, its image and containers, and its launch command or script."""
+
     engine: str = "vllm"
     image: str = ""
     containers: tuple[str, ...] = ()
@@ -77,6 +82,8 @@ class Deployment:
 
 @dataclass(frozen=True, slots=True)
 class Network:
+    """The cluster file's network settings: the inter-node interface, the head's address and the RDMA HCA."""
+
     iface: str = ""
     head_ip: str = ""
     hca: str = ""
@@ -84,6 +91,8 @@ class Network:
 
 @dataclass(frozen=True, slots=True)
 class Cluster:
+    """A cluster file (``sparktui.toml``) read: its nodes (one of them the head), the deployment and the network."""
+
     path: Path
     nodes: tuple[Node, ...]
     deployment: Deployment

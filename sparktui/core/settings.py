@@ -44,6 +44,8 @@ class SpoolSettings:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """The user's settings file read (every default where there is none)."""
+
     path: Path | None = None  # None: no settings file, every default
     spool: SpoolSettings = field(default_factory=SpoolSettings)
 

@@ -41,6 +41,8 @@ class Cell:
 
 @dataclass(frozen=True, slots=True)
 class Row:
+    """One row of a track's grid: a rank (or a process, or the node) and the stage cells it reached."""
+
     node: str
     who: str  # "rank 3", "process 556" or the node itself
     cells: tuple[Cell, ...]
@@ -52,6 +54,8 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Grid:
+    """A stage track's start-up progress as a grid: ranks down, stages across, and the verdict in a sentence."""
+
     track: str
     label: str
     columns: tuple[str, ...]

@@ -33,6 +33,9 @@ _RDMA = (
 
 @dataclass
 class NodeLook:
+    """What ``sparktui discover`` saw on one machine: its name, containers, Ray session, engine processes,
+    addresses and RDMA devices, or the problem that stopped it looking."""
+
     target: str  # as given: [user@]host[:port] or an ssh alias
     hostname: str = ""
     containers: list[ContainerInfo] = field(default_factory=list)

@@ -88,6 +88,8 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Drift:
+    """The drift table: the facts that should agree across the nodes, one row each, and which of them differ."""
+
     nodes: tuple[str, ...]
     rows: tuple[Row, ...]
 

@@ -17,6 +17,8 @@ Value = str | int | float | bool | tuple[str, ...] | tuple[int, ...] | None
 
 @dataclass(frozen=True, slots=True)
 class Gpu:
+    """One GPU as ``nvidia-smi`` describes it."""
+
     index: int
     name: str
     memory_mib: int | None  # None where the GPU shares the host's memory (a GB10 says [N/A])
@@ -27,6 +29,8 @@ class Gpu:
 
 @dataclass(frozen=True, slots=True)
 class Interface:
+    """One network interface as ``ip`` describes it."""
+
     name: str
     state: str  # UP, DOWN, UNKNOWN (loopback, some virtual links)
     mtu: int | None
@@ -36,6 +40,8 @@ class Interface:
 
 @dataclass(frozen=True, slots=True)
 class RdmaDevice:
+    """One RDMA device's port and the network interface it sits on, as ``ibdev2netdev`` pairs them."""
+
     device: str  # rocep1s0f1
     port: str
     netdev: str  # enp1s0f1np1, "" where not said
@@ -116,6 +122,8 @@ class ImageRow:
 
 @dataclass(frozen=True, slots=True)
 class ContainerRow:
+    """One container as ``docker ps`` lists it."""
+
     name: str
     id: str
     image: str
@@ -227,6 +235,8 @@ class Flag:
 
 @dataclass(frozen=True, slots=True)
 class NcclLibrary:
+    """The NCCL shared library a node would load: where it is, how it was found, and what identifies its build."""
+
     path: str
     source: str  # "loaded by torch", "found"
     sha256: str

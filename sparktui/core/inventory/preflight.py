@@ -59,6 +59,9 @@ class NotChecked:
 
 @dataclass(frozen=True, slots=True)
 class Preflight:
+    """What ``sparktui check`` concludes: each node's inventory, the findings of the checks, what could not be
+    checked, a verdict per node and overall, and the drift table."""
+
     inventories: tuple[NodeInventory, ...]
     launch: Launch | None
     findings: tuple[Finding, ...]

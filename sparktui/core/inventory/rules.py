@@ -98,6 +98,9 @@ class Example:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """A pre-launch check (a ``diagnostics/checks/*.toml`` file, or an advisory read as one): its condition over
+    facts, the finding it raises and the examples it is checked against."""
+
     id: str
     path: Path
     category: str

@@ -30,6 +30,9 @@ class ActionError(Exception):
 
 @dataclass
 class Outcome:
+    """How a remediation's run went: the audit entries of its steps and check, the check's verdict, what was
+    rolled back, and whether anything was changed."""
+
     entries: list[AuditEntry] = field(default_factory=list)  # the steps, then the verification
     verdict: Verdict | None = None  # None when a step failed before the check
     rolled_back: list[AuditEntry] = field(default_factory=list)

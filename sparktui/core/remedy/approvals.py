@@ -33,6 +33,9 @@ def digest(playbook: Playbook) -> str:
 
 @dataclass
 class Approvals:
+    """The remediations a user chose to run without asking again on a cluster (``a`` for always), kept in a
+    JSON file of the user's configuration."""
+
     path: Path
 
     @classmethod

@@ -43,6 +43,8 @@ class PlaybookError(Invalid):
 
 @dataclass(frozen=True, slots=True)
 class Param:
+    """A value a playbook's commands use: its kind, what it is, where it may come from, in order, and its default."""
+
     name: str
     kind: str
     description: str
@@ -59,6 +61,9 @@ class Param:
 
 @dataclass(frozen=True, slots=True)
 class Step:
+    """One step of a playbook: the command it runs, on which nodes, where (the host or the engine's container),
+    and whether it changes anything."""
+
     title: str
     on: str
     place: str
@@ -92,6 +97,9 @@ class Verify:
 
 @dataclass(frozen=True, slots=True)
 class Playbook:
+    """A remediation (a ``playbooks/*.toml`` file): its key, its risk, its parameters, its steps, how to check it
+    worked and how to roll it back."""
+
     id: str
     path: Path
     title: str

@@ -57,6 +57,8 @@ class Check:
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
+    """A playbook with its values filled in: the exact commands per node, the rollback and the check."""
+
     playbook: Playbook
     values: Mapping[str, str]
     commands: tuple[Command, ...]
@@ -66,6 +68,8 @@ class Rendered:
 
 @dataclass(frozen=True, slots=True)
 class Nodes:
+    """The nodes a playbook acts on: the head, and the workers."""
+
     head: str
     workers: tuple[str, ...] = ()
 

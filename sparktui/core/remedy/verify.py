@@ -33,6 +33,8 @@ COMPLETION_LIMIT = 60.0
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """Whether a remediation's check passed, and what it saw last."""
+
     passed: bool
     note: str  # one line: what was seen last
 

@@ -49,6 +49,8 @@ class Runner(ABC):
 
 
 class LocalRunner(Runner):
+    """Runs a command on this machine, in a process group of its own so that stopping it stops what it started."""
+
     async def run(self, command: Command, output: Output) -> int | None:
         process = await asyncio.create_subprocess_exec(
             "sh",

@@ -24,12 +24,16 @@ MAX_BODY = 16 << 20
 
 
 class Reader(Protocol):
+    """The reading half of a connection, as asyncio's stream reader offers it."""
+
     async def readline(self) -> bytes: ...
     async def readexactly(self, n: int, /) -> bytes: ...
     async def read(self, n: int = -1, /) -> bytes: ...
 
 
 class Writer(Protocol):
+    """The writing half of a connection, as asyncio's stream writer offers it."""
+
     def write(self, data: bytes, /) -> None: ...
     async def drain(self) -> None: ...
     def close(self) -> None: ...
@@ -50,6 +54,8 @@ class HttpError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Response:
+    """An HTTP response read whole: its status, headers and body."""
+
     status: int
     headers: dict[str, str]  # names in lower case
     body: bytes

@@ -35,6 +35,8 @@ class BundleError(Invalid):
 
 @dataclass(frozen=True, slots=True)
 class BundleSource:
+    """One log of a bundle: its name, its node, and its file (with the timing file a replay paces it by)."""
+
     name: str
     node: str
     path: Path
@@ -58,6 +60,9 @@ class BundleSource:
 
 @dataclass(frozen=True, slots=True)
 class Bundle:
+    """An incident bundle (a folder of logs with ``bundle.toml``): what it is, its sources and the audit log of
+    the commands run during it."""
+
     path: Path
     title: str
     description: str

@@ -95,6 +95,8 @@ class SourceError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class FileSource:
+    """A log file to read once (or stdin): its path, the name it is shown by, and its node where known."""
+
     path: Path
     name: str  # shown to the user and used in evidence
     node: str | None = None  # known from elsewhere (a bundle's manifest); else found in the content

@@ -261,6 +261,8 @@ def _local(arg: str) -> list[LiveSource]:
 
 
 class SshUri(NamedTuple):
+    """An ``ssh://`` source argument taken apart: who, which host and port, and what to read there."""
+
     user: str | None
     host: str
     port: int | None
