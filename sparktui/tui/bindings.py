@@ -9,6 +9,8 @@ from textual.binding import Binding, BindingType
 
 @dataclass(frozen=True, slots=True)
 class Key:
+    """One key of the registry: what it does, where (the cockpit or a screen), and how the footer and help show it."""
+
     key: str
     action: str
     description: str

@@ -22,6 +22,8 @@ NEVER = 2**31 - 1
 
 
 class Collector:
+    """When the cockpit lets Python's garbage collector run (see the module's docstring)."""
+
     def __init__(self) -> None:
         self.saved: tuple[int, int, int] | None = None
 

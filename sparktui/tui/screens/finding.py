@@ -46,6 +46,8 @@ def finding_markdown(finding: Finding) -> str:
 
 
 class FindingScreen(ModalScreen[None]):
+    """One finding in full, its remediations on top (``enter`` on a finding opens it)."""
+
     BINDINGS: ClassVar[list[BindingType]] = bindings(FINDING)
     AUTO_FOCUS = "#finding-body"
 

@@ -22,6 +22,8 @@ ABOUT = (
 
 
 class HelpScreen(ModalScreen[None]):
+    """Every key of the cockpit and its screens, by group, from the key registry."""
+
     BINDINGS: ClassVar[list[BindingType]] = closing("help")
 
     def compose(self) -> ComposeResult:

@@ -33,6 +33,8 @@ TITLE = "Inventory: the pre-launch check of the nodes"
 
 
 class InventoryScreen(ModalScreen[None]):
+    """The pre-launch check of the cockpit's nodes: verdicts, findings, the drift and fabric tables."""
+
     BINDINGS: ClassVar[list[BindingType]] = closing("inventory")
 
     def __init__(

@@ -97,6 +97,8 @@ class _Progress:
 
 
 class PlaybookScreen(ModalScreen[None]):
+    """One remediation: its commands per node, asked for, run, verified and rolled back where it fails."""
+
     BINDINGS: ClassVar[list[BindingType]] = bindings(PLAYBOOK)
 
     class Probed(Message):

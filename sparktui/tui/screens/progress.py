@@ -39,6 +39,8 @@ LEGEND = Text.assemble(
 
 
 class ProgressScreen(ModalScreen[None]):
+    """The rank-by-stage grid of every track, kept current while the session streams."""
+
     BINDINGS: ClassVar[list[BindingType]] = closing("progress")
 
     def __init__(self, grids: Sequence[Grid]) -> None:

@@ -188,6 +188,8 @@ def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 
 class SourcesScreen(ModalScreen[None]):
+    """Every source of the session with its state and its last error in full, those in trouble first."""
+
     BINDINGS: ClassVar[list[BindingType]] = closing("sources")
     AUTO_FOCUS = "#sources-list"
 

@@ -34,6 +34,8 @@ Or watch a real incident replayed: two GPU ranks where the second NCCL communica
 
 
 class WelcomeScreen(ModalScreen[bool]):
+    """What to do when there is nothing to read: point sparktui at a cluster or at logs, or open the demo."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         ("d", "demo", "Run the demo"),
         ("q", "quit", "Quit"),

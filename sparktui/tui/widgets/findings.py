@@ -23,6 +23,8 @@ COUNTS_EVERY = 0.5
 
 
 class FindingsTable(DataTable[Text]):
+    """The findings panel, most likely root cause first, then the pre-launch check's findings."""
+
     def __init__(self) -> None:
         super().__init__(id="findings", cursor_type="row", zebra_stripes=True)
         self.findings: Sequence[Finding] = ()

@@ -72,6 +72,8 @@ class FilterTooSlow(Exception):
 
 
 class LogPane(ScrollView, can_focus=True):
+    """The log lines of one node and layer, rendered only while on screen; filter, search and pause."""
+
     def __init__(self, layer: str, title: str, kept: deque[Line] | None = None, *, id: str | None = None) -> None:
         """``kept`` is where the pane's lines are kept (its node's, which the pane only reads)."""
         super().__init__(id=id)

@@ -123,6 +123,8 @@ def sources_line(log: NodeLog, tallies: Mapping[str, Tally], width: int) -> Text
 
 
 class NodeColumn(Vertical):
+    """A node's column in view: its name, its stage strip, its sources and a log pane per layer."""
+
     def __init__(self, log: NodeLog) -> None:
         super().__init__(classes="node")
         self.node_log = log
