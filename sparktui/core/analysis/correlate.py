@@ -24,7 +24,7 @@ from sparktui.core.analysis.findings import (
     stall_parts,
 )
 from sparktui.core.analysis.progress import grids
-from sparktui.core.analysis.scan import EVIDENCE_MAX, Context, Disabled, Hits, Role, Scanned
+from sparktui.core.analysis.scan import EVIDENCE_MAX, Disabled, Hits, LateContext, Role, Scanned
 from sparktui.core.analysis.serving import ServingWatch
 from sparktui.core.analysis.stages import Outage, StageTracker, StallHit
 from sparktui.core.analysis.unrecognised import judge
@@ -137,7 +137,7 @@ class Correlation:
             self._evidence_at.setdefault((e.source, e.line), []).append((merged, len(merged.evidence)))
             merged.evidence.append(e)
 
-    def _after(self, context: Context) -> None:
+    def _after(self, context: LateContext) -> None:
         for merged, index in self._evidence_at.get((context.source, context.line), ()):
             merged.evidence[index] = replace(merged.evidence[index], after=context.after)
 

@@ -201,7 +201,7 @@ class StageEvent(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class Context:
+class LateContext:
     """The lines after an evidence line that had not been read yet when the evidence was handed over."""
 
     source: str
@@ -238,7 +238,7 @@ class Scanned(ByFields):
     hits: tuple[Hits, ...] = ()
     seen: tuple[tuple[Role, str, str], ...] = ()  # (WHEN or UNLESS, signature id, scope) met in a line
     stages: tuple[StageEvent, ...] = ()
-    context: tuple[Context, ...] = ()
+    context: tuple[LateContext, ...] = ()
     disabled: tuple[Disabled, ...] = ()
     hosts: tuple[str, ...] = ()  # the other names its lines give the source's node (see Scan.home)
     read_bytes: int = 0  # how far into its stored file reading got, where it is a file (for progress)
@@ -335,7 +335,7 @@ class Scan:
         context = []
         for pending in self._waiting:
             if pending.sent is not None and len(pending.after) > pending.sent:
-                context.append(Context(self.name, pending.line, tuple(pending.after)))
+                context.append(LateContext(self.name, pending.line, tuple(pending.after)))
                 pending.sent = len(pending.after)
         hits = []
         for found, pendings in self._hits.values():
