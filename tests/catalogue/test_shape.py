@@ -92,7 +92,7 @@ PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 @pytest.mark.parametrize("book", sorted(pb.load_all().values(), key=lambda b: b.id), ids=lambda b: b.id)
 def test_every_playbook_renders_from_its_example(book: pb.Playbook) -> None:
     assert book.example_nodes, f"{book.id}: [example] needs nodes (head first)"
-    nodes = rd.Nodes(book.example_nodes[0], book.example_nodes[1:])
+    nodes = rd.HeadAndWorkers(book.example_nodes[0], book.example_nodes[1:])
     rendered = rd.render(book, rd.resolve(book, {}, None, book.example), nodes)
     assert {c.step for c in rendered.commands} >= {s.title for s in book.steps if s.on != "workers" or nodes.workers}
     # every command, and the step inside a container's `sh -c`, is valid shell

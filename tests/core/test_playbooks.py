@@ -53,7 +53,7 @@ def write(tmp_path: Path, *, sudo: str = "", extra: str = "") -> pb.Playbook:
     return pb.load(path)
 
 
-NODES = rd.Nodes("spark-a", ("spark-b",))
+NODES = rd.HeadAndWorkers("spark-a", ("spark-b",))
 
 
 def test_values_from_a_log_are_quoted_and_never_executed(tmp_path: Path) -> None:
@@ -116,14 +116,14 @@ def test_argv_values_are_quoted_words_appended_as_they_are() -> None:
     rendered = rd.render(
         book,
         {"container": "vllm_node", "port": "8000"},
-        rd.Nodes("spark-a", ("spark-b",)),
+        rd.HeadAndWorkers("spark-a", ("spark-b",)),
         per_node={"spark-a": {"recreate": recreate}},
     )
     relaunch = [c for c in rendered.commands if "--distributed-executor-backend" in c.command]
     assert [c.node for c in relaunch] == ["spark-a"]
     assert shlex.split(relaunch[0].command)[-3:] == ["vllm", "--distributed-executor-backend", "ray"]
     assert "'X=$(touch /tmp/p)'" in relaunch[0].command
-    assert rd.probed_on(book, "recreate", rd.Nodes("spark-a", ("spark-b",))) == ("spark-a",)
+    assert rd.probed_on(book, "recreate", rd.HeadAndWorkers("spark-a", ("spark-b",))) == ("spark-a",)
 
 
 @pytest.mark.parametrize("value", ["docker run x; rm -rf /", "a  b", "'unbalanced", "x $(y)"])
@@ -131,7 +131,10 @@ def test_argv_values_must_be_canonically_quoted(value: str) -> None:
     book = pb.load_all()["vllm-recreate-with-ray-backend"]
     with pytest.raises(pb.PlaybookError, match="not a valid argv"):
         rd.render(
-            book, {"container": "c", "port": "8000"}, rd.Nodes("spark-a"), per_node={"spark-a": {"recreate": value}}
+            book,
+            {"container": "c", "port": "8000"},
+            rd.HeadAndWorkers("spark-a"),
+            per_node={"spark-a": {"recreate": value}},
         )
 
 

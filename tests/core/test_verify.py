@@ -156,7 +156,7 @@ def book(tmp_path: Path) -> pb.Playbook:
 
 
 async def test_failed_verification_runs_the_rollback(book: pb.Playbook, tmp_path: Path) -> None:
-    rendered = rd.render(book, {"dir": str(tmp_path), "port": "9"}, rd.Nodes("spark-a"))
+    rendered = rd.render(book, {"dir": str(tmp_path), "port": "9"}, rd.HeadAndWorkers("spark-a"))
     audit = AuditLog((tmp_path / "audit.jsonl",))
     outcome = await actions.execute(rendered, LocalRunner(), audit=audit)
     assert not outcome.ok and outcome.failure.startswith("verification failed: ")
@@ -167,7 +167,7 @@ async def test_failed_verification_runs_the_rollback(book: pb.Playbook, tmp_path
 
 
 async def test_rollback_declined_leaves_things_as_they_are(book: pb.Playbook, tmp_path: Path) -> None:
-    rendered = rd.render(book, {"dir": str(tmp_path), "port": "9"}, rd.Nodes("spark-a"))
+    rendered = rd.render(book, {"dir": str(tmp_path), "port": "9"}, rd.HeadAndWorkers("spark-a"))
     offered: list[str] = []
 
     async def decline(outcome: actions.Outcome) -> bool:
@@ -181,7 +181,7 @@ async def test_rollback_declined_leaves_things_as_they_are(book: pb.Playbook, tm
 
 async def test_passing_verification_keeps_the_change(book: pb.Playbook, tmp_path: Path, server: int) -> None:
     _Health.answers = []
-    rendered = rd.render(book, {"dir": str(tmp_path), "port": str(server)}, rd.Nodes("spark-a"))
+    rendered = rd.render(book, {"dir": str(tmp_path), "port": str(server)}, rd.HeadAndWorkers("spark-a"))
     outcome = await actions.execute(rendered, LocalRunner())
     assert outcome.ok and outcome.verdict is not None and outcome.verdict.passed
     assert outcome.rolled_back == [] and (tmp_path / "made").exists()

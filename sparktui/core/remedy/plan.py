@@ -24,31 +24,33 @@ from sparktui.core.launch.sglang_to_vllm import Translation
 from sparktui.core.remedy import actions
 from sparktui.core.remedy.approvals import Approvals, cluster_id
 from sparktui.core.remedy.playbook import Param, Playbook, PlaybookError
-from sparktui.core.remedy.render import Nodes, Rendered, missing, probed_on, render, resolve, translated
+from sparktui.core.remedy.render import HeadAndWorkers, Rendered, missing, probed_on, render, resolve, translated
 from sparktui.core.remote.runner import Output, SshRunner
 from sparktui.core.sources.bundle import AUDIT
 
 __all__ = ["Plan", "ProbeError", "final", "nodes_for", "placed"]
 
 
-def nodes_for(cluster: Cluster | None, named: Sequence[str] = (), finding_nodes: Sequence[str] = ()) -> Nodes:
+def nodes_for(cluster: Cluster | None, named: Sequence[str] = (), finding_nodes: Sequence[str] = ()) -> HeadAndWorkers:
     """The nodes a playbook runs on: those the user named (head first), else the cluster file's, else the
     nodes of the finding it fixes, else this machine."""
     return placed(cluster, named, finding_nodes)[0]
 
 
-def placed(cluster: Cluster | None, named: Sequence[str] = (), finding_nodes: Sequence[str] = ()) -> tuple[Nodes, str]:
+def placed(
+    cluster: Cluster | None, named: Sequence[str] = (), finding_nodes: Sequence[str] = ()
+) -> tuple[HeadAndWorkers, str]:
     """The nodes of :func:`nodes_for`, and in words for the user which they are and why."""
     if named:
-        nodes = Nodes(named[0], tuple(named[1:]))
+        nodes = HeadAndWorkers(named[0], tuple(named[1:]))
         return nodes, f"{', '.join(nodes.all)} (named with --node)"
     if cluster is not None:
-        nodes = Nodes(cluster.head.name, tuple(w.name for w in cluster.workers))
+        nodes = HeadAndWorkers(cluster.head.name, tuple(w.name for w in cluster.workers))
         return nodes, f"{', '.join(nodes.all)} (the nodes of {cluster.path})"
     if finding_nodes:
-        nodes = Nodes(finding_nodes[0], tuple(finding_nodes[1:]))
+        nodes = HeadAndWorkers(finding_nodes[0], tuple(finding_nodes[1:]))
         return nodes, f"{', '.join(nodes.all)} (the nodes of the finding it fixes)"
-    return Nodes("local"), "this machine (no --node, no cluster file, no nodes from --from)"
+    return HeadAndWorkers("local"), "this machine (no --node, no cluster file, no nodes from --from)"
 
 
 def audit_log(incidents: Sequence[Path] = ()) -> AuditLog:
@@ -63,7 +65,7 @@ class Plan:
     ``given`` (typed by the user: ``--set``, the values screen)."""
 
     playbook: Playbook
-    nodes: Nodes
+    nodes: HeadAndWorkers
     cluster: Cluster | None = None
     facts: Mapping[str, str] = field(default_factory=dict)
     finding_nodes: Sequence[str] = ()

@@ -67,7 +67,7 @@ class Rendered:
 
 
 @dataclass(frozen=True, slots=True)
-class Nodes:
+class HeadAndWorkers:
     """The nodes a playbook acts on: the head, and the workers."""
 
     head: str
@@ -78,7 +78,9 @@ class Nodes:
         return (self.head, *self.workers)
 
 
-def probed_on(playbook: Playbook, name: str, nodes: Nodes, finding_nodes: Sequence[str] = ()) -> tuple[str, ...]:
+def probed_on(
+    playbook: Playbook, name: str, nodes: HeadAndWorkers, finding_nodes: Sequence[str] = ()
+) -> tuple[str, ...]:
     """The nodes whose commands use parameter ``name``: where its probe must run."""
     steps = [s for s in (*playbook.steps, *playbook.rollback) if f"{{{name}}}" in s.run]
     found: list[str] = []
@@ -89,7 +91,7 @@ def probed_on(playbook: Playbook, name: str, nodes: Nodes, finding_nodes: Sequen
     return tuple(found)
 
 
-def _targets(on: str, nodes: Nodes, finding_nodes: Sequence[str]) -> tuple[str, ...]:
+def _targets(on: str, nodes: HeadAndWorkers, finding_nodes: Sequence[str]) -> tuple[str, ...]:
     return {
         "head": (nodes.head,),
         "workers": nodes.workers,
@@ -161,7 +163,7 @@ def translated(cluster: Mapping[str, str] | None, key: str) -> Translation | str
 def render(
     playbook: Playbook,
     values: Mapping[str, str],
-    nodes: Nodes,
+    nodes: HeadAndWorkers,
     finding_nodes: Sequence[str] = (),
     *,
     per_node: Mapping[str, Mapping[str, str]] | None = None,
@@ -200,7 +202,7 @@ def _checked(
     playbook: Playbook,
     values: Mapping[str, str],
     per_node: Mapping[str, Mapping[str, str]],
-    nodes: Nodes,
+    nodes: HeadAndWorkers,
     preview: bool,
 ) -> dict[str, dict[str, str]]:
     """Every node's values (``local`` included), each checked against its parameter's kind."""
@@ -229,7 +231,7 @@ def _commands(
     step: Step,
     checked: Mapping[str, Mapping[str, str]],
     builtins: Mapping[str, str],
-    nodes: Nodes,
+    nodes: HeadAndWorkers,
     finding_nodes: Sequence[str],
     preview: bool,
 ) -> list[Command]:
@@ -257,7 +259,7 @@ def _check(
     playbook: Playbook,
     checked: Mapping[str, Mapping[str, str]],
     builtins: Mapping[str, str],
-    nodes: Nodes,
+    nodes: HeadAndWorkers,
     preview: bool,
 ) -> Check:
     verify = playbook.verify
