@@ -71,7 +71,10 @@ class Rank:
         return next((s.process for s in reversed(self.samples) if s.process is not None), None)
 
 
+#: The job of an engine process without a store address, by its title. vLLM's engine core drives its workers
+#: (it waits on them as a whole): a group of its own, so it is never their rank elsewhere.
 _ENGINES = (
+    ("vllm-engine-core", re.compile(r"VLLM::EngineCore")),
     ("vllm", re.compile(r"VLLM::|vllm|RayWorkerWrapper")),
     ("sglang", re.compile(r"sglang")),
     ("ray", re.compile(r"ray::")),

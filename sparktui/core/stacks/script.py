@@ -16,8 +16,10 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-#: The titles and command lines of engine rank processes.
-ENGINE_PATTERN = r"ray::RayWorkerWrapper|ray::.*Worker|VLLM::|sglang::|sglang\.launch_server|vllm serve"
+#: The titles of engine rank processes: vLLM's workers (Ray's or its own) and engine core, SGLang's schedulers
+#: (not the API servers, nor SGLang's detokenizer: they are no ranks, and idle they would read as the rank
+#: elsewhere).
+ENGINE_PATTERN = r"ray::RayWorkerWrapper|VLLM::Worker|VLLM::EngineCore|sglang::scheduler"
 #: The environment a rank's group is read from.
 ENV_NAMES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
 #: Where the py-spy-stacks playbook puts the py-spy it brings (looked for when none is on the PATH).
