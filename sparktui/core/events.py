@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Severity(IntEnum):
@@ -79,6 +79,36 @@ class Finding:
     detail: str = ""
     time: float | None = None  # when it was first seen, in seconds within the year, where its lines say it
     waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
+
+
+def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
+    """A finding as the JSON outputs write it (``diagnose --json``, ``check --json``, the reports), ``rank``
+    being its place in the ranking, 1 first."""
+    return {
+        "rank": rank,
+        "signature": f.signature,
+        "category": f.category,
+        "severity": f.severity.label,
+        "title": f.title,
+        "detail": f.detail,
+        "nodes": list(f.nodes),
+        "count": f.count,
+        "first_seen": {"source": f.first_seen.source, "line": f.first_seen.line},
+        "evidence": [
+            {
+                "source": e.source,
+                "line": e.line,
+                "node": e.node,
+                "text": e.text,
+                "before": list(e.before),
+                "after": list(e.after),
+            }
+            for e in f.evidence
+        ],
+        "facts": dict(f.facts),
+        "explanation": f.explanation,
+        "remediations": list(f.remediations),
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 from sparktui.core.analysis.progress import Grid
 from sparktui.core.analysis.serving import Serving
-from sparktui.core.events import Finding, Severity, SourceSummary
+from sparktui.core.events import Finding, Severity, SourceSummary, finding_dict
 
 JSON_VERSION = 1
 
@@ -62,7 +62,7 @@ class Diagnosis:
         return {
             "version": JSON_VERSION,
             "sources": [_source(s) for s in self.sources],
-            "findings": [_finding(i, f) for i, f in enumerate(self.findings, 1)],
+            "findings": [finding_dict(i, f) for i, f in enumerate(self.findings, 1)],
             "stages": self.stages,
             "progress": [_grid(g) for g in self.progress],
             "warnings": list(self.warnings),
@@ -122,32 +122,4 @@ def _grid(g: Grid) -> dict[str, Any]:
             for r in g.rows
         ],
         "verdict": g.verdict,
-    }
-
-
-def _finding(rank: int, f: Finding) -> dict[str, Any]:
-    return {
-        "rank": rank,
-        "signature": f.signature,
-        "category": f.category,
-        "severity": f.severity.label,
-        "title": f.title,
-        "detail": f.detail,
-        "nodes": list(f.nodes),
-        "count": f.count,
-        "first_seen": {"source": f.first_seen.source, "line": f.first_seen.line},
-        "evidence": [
-            {
-                "source": e.source,
-                "line": e.line,
-                "node": e.node,
-                "text": e.text,
-                "before": list(e.before),
-                "after": list(e.after),
-            }
-            for e in f.evidence
-        ],
-        "facts": f.facts,
-        "explanation": f.explanation,
-        "remediations": list(f.remediations),
     }

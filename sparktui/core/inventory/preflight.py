@@ -17,7 +17,7 @@ from typing import Any
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused
-from sparktui.core.events import Finding, Position
+from sparktui.core.events import Finding, Position, finding_dict
 from sparktui.core.inventory import collect, fabric, rules
 from sparktui.core.inventory.drift import Drift, drift
 from sparktui.core.inventory.facts import NodeInventory, Value
@@ -100,19 +100,8 @@ class Preflight:
 
 
 def _finding(rank: int, f: Finding) -> dict[str, Any]:
-    return {
-        "rank": rank,
-        "signature": f.signature,
-        "category": f.category,
-        "severity": f.severity.label,
-        "verdict": f.facts.get("verdict", ""),
-        "title": f.title,
-        "detail": f.detail,
-        "nodes": list(f.nodes),
-        "facts": dict(f.facts),
-        "explanation": f.explanation,
-        "remediations": list(f.remediations),
-    }
+    """A check's finding as diagnose writes a finding, with its verdict (block, slow, advice)."""
+    return {**finding_dict(rank, f), "verdict": f.facts.get("verdict", "")}
 
 
 @dataclass(frozen=True, slots=True)
