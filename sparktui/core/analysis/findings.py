@@ -151,11 +151,11 @@ def _group_part(hits: list[StallHit]) -> Part:
     for told_of, hit in enumerate(hits):
         unit = hit.unit
         # The line where it reached the rule's stage, or its first line where that stage is only implied.
-        stage = rule.reached if rule.reached in unit.positions else next(iter(unit.positions), "")
-        reached_at = unit.positions.get(stage, unit.last)
+        stage = rule.reached if rule.reached in unit.firsts else next(iter(unit.firsts), "")
+        reached_at = unit.reached_at(stage) or unit.last
         assert reached_at is not None and unit.last is not None
         if told_of < UNITS_SHOWN:
-            evidence.append(Evidence(reached_at.source, reached_at.line, unit.node, display(unit.texts.get(stage, ""))))
+            evidence.append(Evidence(reached_at.source, reached_at.line, unit.node, display(unit.text_at(stage))))
             if unit.last != reached_at:
                 evidence.append(Evidence(unit.last.source, unit.last.line, unit.node, display(unit.last_text)))
         for k, v in {**unit.facts, "stopped_at": unit.stage_label}.items():
@@ -179,10 +179,10 @@ def _group_part(hits: list[StallHit]) -> Part:
             evidence.append(Evidence(other.last.source, other.last.line, other.node, display(other.last_text)))
     shown: set[str] = set()
     for peer in ahead.values():  # the line where a peer got past it, one per node
-        done = peer.positions.get(rule.not_reached)
+        done = peer.reached_at(rule.not_reached)
         if done is not None and peer.node not in shown and len(shown) < PEERS_SHOWN:
             shown.add(peer.node)
-            evidence.append(Evidence(done.source, done.line, peer.node, display(peer.texts.get(rule.not_reached, ""))))
+            evidence.append(Evidence(done.source, done.line, peer.node, display(peer.text_at(rule.not_reached))))
     nodes += [u.node for u in ahead.values()] + [u.node for u in seen.values()] + [u.node for u in quiet.values()]
     first = min((e for e in evidence), key=lambda e: (e.source, e.line))
     weak = not any(h.corroboration for h in hits)

@@ -24,6 +24,7 @@ marker does not grow with the number of units seen before it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -48,8 +49,8 @@ class Unit:
     ordinal: int = 0  # its place among the units of its process
     rank: int | None = None
     reached: int = -1
-    positions: dict[str, Position] = field(default_factory=dict)
-    texts: dict[str, str] = field(default_factory=dict)  # the line (raw) that first reached each stage
+    # Where each stage was first reached, and the line (raw) that reached it: one dict, not two, per unit.
+    firsts: dict[str, tuple[Position, str]] = field(default_factory=dict)
     last: Position | None = None
     last_text: str = ""
     last_progress_at: float = 0.0  # the reader's clock when it last reached a new stage
@@ -58,6 +59,18 @@ class Unit:
     completed_before: bool = False  # the process had completed another unit of the track first
     previous: Unit | None = None  # the unit of the same process that completed last before this one opened
     group: str = ""  # the peer group, set by the tracker
+    filed: bool = False  # filed under its group (and its rank key, if any) by the tracker
+    rank_key: tuple[str, str, str] | None = None  # (track, rank, nranks) it is filed under
+
+    def reached_at(self, stage: str) -> Position | None:
+        """Where it first reached ``stage`` (None if it did not)."""
+        first = self.firsts.get(stage)
+        return first[0] if first is not None else None
+
+    def text_at(self, stage: str) -> str:
+        """The line with which it first reached ``stage`` ("" if it did not)."""
+        first = self.firsts.get(stage)
+        return first[1] if first is not None else ""
 
     @property
     def stage(self) -> str:
@@ -122,9 +135,9 @@ class StageTracker:
         self._busy: dict[tuple[str, str], Unit] = {}  # (track, process) -> unit that last took an after-done line
         # (track, peer group) -> its units, and (track, rank, nranks) -> units, each by id(unit) in the order
         # filed: a unit refiled (its facts changed) leaves its old place at no cost, however many share it.
-        self._groups: dict[tuple[str, str], dict[int, Unit]] = {}
+        # A group of one (most: a communicator none of whose peers logged) is the unit itself, not a dict of it.
+        self._groups: dict[tuple[str, str], Unit | dict[int, Unit]] = {}
         self._by_rank: dict[tuple[str, str, str], dict[int, Unit]] = {}
-        self._filed: dict[int, tuple[str, tuple[str, str, str] | None]] = {}  # id(unit) -> (group, rank key)
         self.folded: set[str] = set()  # tracks some of whose lines stood for other processes' (Ray's dedup)
 
     def update(self, event: StageEvent) -> None:
@@ -145,9 +158,8 @@ class StageTracker:
             unit = found_unit
         self._learn(unit, event, overwrite=bool(event.facts.get(track.key)) or track.unit != "communicator")
         stage = track.stages[index]
-        if stage.id not in unit.positions:
-            unit.positions[stage.id] = event.position
-            unit.texts[stage.id] = event.text
+        if stage.id not in unit.firsts:
+            unit.firsts[stage.id] = (event.position, event.text)
         unit.last, unit.last_text = event.position, event.text
         if index > unit.reached:
             was_done = unit.done
@@ -179,11 +191,11 @@ class StageTracker:
             # current one has not been named yet and is not past this stage: then this line names it.
             if latest is not None and not latest.key and latest.reached < event.stage:
                 latest.key = key
-                self._by_key[(track.id, event.process, key)] = latest
+                self._by_key[(track.id, latest.process, key)] = latest
                 return latest, event.stage
             unit = self._add(track, event)
             unit.key = key
-            self._by_key[(track.id, event.process, key)] = unit
+            self._by_key[(track.id, unit.process, key)] = unit
             return unit, event.stage
         if latest is not None and latest.done and stage.once_done:
             # After the unit is ready this line marks a later stage: NCCL connecting at a first collective.
@@ -205,8 +217,8 @@ class StageTracker:
             # A marker that is not the program's own text only advances what was already seen.
             return self._on_node.get((track.id, event.node))
         unit = self._add(track, event)
-        unit.key = event.process
-        self._by_key[(track.id, event.process, event.process)] = unit
+        unit.key = unit.process
+        self._by_key[(track.id, unit.process, unit.process)] = unit
         return unit
 
     def _add(self, track: Track, event: StageEvent) -> Unit:
@@ -214,11 +226,11 @@ class StageTracker:
         ordinal = self._count.get(slot, 0)
         self._count[slot] = ordinal + 1
         previous = self._done.get(slot)
-        unit = Unit(
+        unit = Unit(  # one copy of a node's and a process's name for all their units (there may be millions)
             track,
-            event.node,
+            sys.intern(event.node),
             "",
-            event.process,
+            sys.intern(event.process),
             ordinal,
             event.rank,
             completed_before=previous is not None,
@@ -257,22 +269,42 @@ class StageTracker:
 
     def _file(self, unit: Unit) -> None:
         """(Re)file ``unit`` under its peer group and rank, which facts learnt later may change."""
-        old = self._filed.get(id(unit))
-        if old is not None:
-            del self._groups[(unit.track.id, old[0])][id(unit)]
-            if old[1] is not None:
-                del self._by_rank[old[1]][id(unit)]
+        if unit.filed:
+            self._leave((unit.track.id, unit.group), unit)
+            if unit.rank_key is not None:
+                del self._by_rank[unit.rank_key][id(unit)]
         unit.group = self._group_of(unit)
         rank = unit.facts.get("rank")
-        by_rank = (unit.track.id, rank, unit.facts.get("nranks", "")) if rank is not None else None
-        self._filed[id(unit)] = (unit.group, by_rank)
-        self._groups.setdefault((unit.track.id, unit.group), {})[id(unit)] = unit
-        if by_rank is not None:
-            self._by_rank.setdefault(by_rank, {})[id(unit)] = unit
+        unit.rank_key = (unit.track.id, rank, unit.facts.get("nranks", "")) if rank is not None else None
+        unit.filed = True
+        self._join((unit.track.id, unit.group), unit)
+        if unit.rank_key is not None:
+            self._by_rank.setdefault(unit.rank_key, {})[id(unit)] = unit
+
+    def _join(self, group: tuple[str, str], unit: Unit) -> None:
+        found = self._groups.get(group)
+        if found is None:
+            self._groups[group] = unit
+        elif isinstance(found, Unit):
+            self._groups[group] = {id(found): found, id(unit): unit}
+        else:
+            found[id(unit)] = unit
+
+    def _leave(self, group: tuple[str, str], unit: Unit) -> None:
+        found = self._groups[group]
+        if isinstance(found, Unit) or len(found) == 1:
+            del self._groups[group]  # no group left empty behind a unit refiled
+        else:
+            del found[id(unit)]
+
+    def _members(self, group: tuple[str, str]) -> Iterable[Unit]:
+        """The units of ``group`` in the order filed."""
+        found = self._groups.get(group)
+        return () if found is None else (found,) if isinstance(found, Unit) else found.values()
 
     def peers(self, unit: Unit) -> list[Unit]:
         """The other units of ``unit``'s peer group."""
-        return [u for u in self._groups.get((unit.track.id, unit.group), {}).values() if u is not unit]
+        return [u for u in self._members((unit.track.id, unit.group)) if u is not unit]
 
     def stalls(
         self,
@@ -324,7 +356,7 @@ class StageTracker:
                 if waited is not None and (waited < PENDING_AFTER or id(unit) in pending):
                     continue
                 group = (track.id, unit.group)
-                members = self._groups.get(group, {}).values()
+                members = self._members(group)
                 if group not in ranks_in:
                     ranks_in[group] = {int(u.facts["rank"]) for u in members if u.facts.get("rank", "").isdigit()}
                 if rule.peer_reached is not None:
@@ -380,7 +412,7 @@ class StageTracker:
         if before is None or unit.done:
             return ()
         track = unit.track
-        began = {u.process for u in self._groups.get((track.id, unit.group), {}).values()}
+        began = {u.process for u in self._members((track.id, unit.group))}
         quiet = tuple(
             peer
             for peer in self.peers(before)
