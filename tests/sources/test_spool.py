@@ -183,6 +183,19 @@ def test_old_incidents_are_pruned_by_age(tmp_path: Path) -> None:
     spool.close()
 
 
+def test_empty_incident_folders_left_by_killed_sessions_are_pruned(tmp_path: Path) -> None:
+    """Trial 12b §4 item 20: sessions killed before they could close left empty incident folders behind."""
+    (tmp_path / "incidents").mkdir(parents=True)
+    left = [tmp_path / "incidents" / f"20261203-20000{n}" for n in range(3)]
+    for folder in left:
+        folder.mkdir()
+    live = Spool.new("live", root=tmp_path, keep=SpoolSettings())  # empty too, but another session's, locked
+    spool = Spool.new("new", root=tmp_path, keep=SpoolSettings())
+    assert set((tmp_path / "incidents").iterdir()) == {live.path, spool.path}
+    spool.close()
+    live.close()
+
+
 def test_old_incidents_are_pruned_by_size_oldest_first_never_a_live_one(tmp_path: Path) -> None:
     live_lines = tuple((HANG / "rank1.log").read_text().splitlines())
     live = Spool.new("live", root=tmp_path, keep=SpoolSettings())  # another session, still writing

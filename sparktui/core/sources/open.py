@@ -64,8 +64,19 @@ def file_sources(arguments: Iterable[str]) -> tuple[list[FileSource], list[str]]
         elif path.exists():
             sources.append(FileSource(path, path.name))
         else:
-            problems.append(f"{arg}: no such file or directory")
+            problems.append(f"{arg}: {_missing(path)}")
     return unique_names(sources), problems
+
+
+def _missing(path: Path) -> str:
+    """Why ``path``, which does not exist as far as ``exists`` can tell, cannot be read: the system's reason (a
+    symbolic link loop, a folder that may not be looked into), not always "no such file"."""
+    try:
+        path.stat()
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        return why[:1].lower() + why[1:]
+    return "no such file or directory"  # made meanwhile
 
 
 class UriError(Invalid):
@@ -293,6 +304,10 @@ def parse_ssh_uri(uri: str) -> SshUri:
     host = parts.hostname
     if not host:
         raise ValueError(f"{shown}: no host")
+    try:
+        host.encode("idna")  # what the connection will need: no control, direction or other format characters
+    except UnicodeError:
+        raise ValueError(f"{shown}: {host!r} is not a host name (letters, digits, '-' and '.')") from None
     user = unquote(parts.username) if parts.username else None
     path = unquote(parts.path)
     if _CONTROL.search(path) or (user and _CONTROL.search(user)):

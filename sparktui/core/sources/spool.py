@@ -308,7 +308,8 @@ def _first(data: bytes, lines: int) -> int:
 def prune(incidents: Path, keep: SpoolSettings, *, current: Path | None = None, now: float | None = None) -> list[Path]:
     """Remove from ``incidents`` the incident folders ``keep`` does not keep, oldest first (by the last time
     anything in them was written): each written longer ago than ``keep_days``, then, while they take more
-    than ``keep_mb`` in all, the oldest that hold something. ``current`` and every folder a live spool has
+    than ``keep_mb`` in all, the oldest that hold something; first, every one that holds nothing at all (a
+    session killed before it could remove its empty folder). ``current`` and every folder a live spool has
     locked stay. Returns the folders removed."""
     now = time.time() if now is None else now
     found: list[tuple[float, str, int, Path]] = []
@@ -318,8 +319,9 @@ def prune(incidents: Path, keep: SpoolSettings, *, current: Path | None = None, 
             if entry.is_dir(follow_symlinks=False) and _STAMP.fullmatch(entry.name) and path != current:
                 written, size = _extent(path)
                 found.append((written, entry.name, size, path))
+    removed = [path for _, _, size, path in found if not size and _remove(path)]  # nothing kept: no incident
+    found = [entry for entry in found if entry[3] not in removed]
     total = sum(size for _, _, size, _ in found)
-    removed: list[Path] = []
     for written, _, size, path in sorted(found):
         too_old = now - written > keep.keep_seconds
         if not too_old and total <= keep.keep_bytes:
