@@ -23,6 +23,8 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         | {"core.serving"},  # what the catalogue's metric signatures, the scans and the sources read
         {"core.catalogue", "core.remote", "core.redact"},
         {"core.analysis", "core.sources", "core.inventory", "core.stacks"},
+        {"core.outbox"},  # what waits for a front end: lines, tallies, states, diagnoses
+        {"core.intake"},  # every input's way into the analysis: the producer/sink contract and the books
         {"core.edge"},  # the scan half run on a cluster's nodes: sources read there, scanned there
         {"core.report", "core.pipeline", "core.remedy"},
         {"richtext"},

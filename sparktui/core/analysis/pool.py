@@ -14,13 +14,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from typing import Protocol
 
+from sparktui.core.analysis.handover import Done, InOrder
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import NodeLearner
@@ -62,14 +62,6 @@ class Task:
     known: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class Done:
-    """A file was scanned to its end, or stopped with ``error`` (what was read before stays)."""
-
-    source: str
-    error: str = ""
-
-
 def workers_for(sizes: Sequence[int], jobs: int | None = None) -> int:
     """How many worker processes files of these sizes (bytes) are worth, 0 meaning none (scan them in this
     process). ``jobs`` is what the user asked for (1: this process). Otherwise one per core this process may
@@ -104,7 +96,7 @@ class ScanPool:
 
     def results(self, poll: float = 0.2) -> Iterator[Scanned | Done]:
         """Every file's hand-overs, file after file in the order of the tasks, whichever worker finishes
-        first (see :class:`InOrder`). A worker that dies takes its file with it: that file is reported done,
+        first (see :class:`~.handover.InOrder`). A worker that dies takes its file with it: that file is reported done,
         with the reason."""
         order = InOrder([t.file.name for t in self._tasks])
         while not order.complete:
@@ -127,49 +119,6 @@ class ScanPool:
         for q in (self._todo, self._out):
             q.close()
             q.cancel_join_thread()
-
-
-class InOrder:
-    """Hand-overs of many sources, scanned side by side, let through source after source in a given order:
-    what a source hands over waits here until every source before it is done. The correlation then sees
-    what one scan of the sources one after another would have shown it, so a diagnosis does not depend on
-    how many scanned them (workers, nodes) or on their timing: the first evidence kept of a signature seen
-    in several sources, and where it was first seen, are those of the earliest source. Sources can be added
-    at the end while it runs (:meth:`extend`)."""
-
-    def __init__(self, names: Sequence[str] = ()) -> None:
-        self._order: list[str] = []
-        self._waiting: dict[str, deque[Scanned | Done]] = {}
-        self._at = 0
-        self.extend(names)
-
-    def extend(self, names: Sequence[str]) -> None:
-        for name in names:
-            if name not in self._waiting:
-                self._order.append(name)
-                self._waiting[name] = deque()
-
-    @property
-    def complete(self) -> bool:
-        """Whether every source is done and all it handed over was let through."""
-        return self._at >= len(self._order)
-
-    def unfinished(self) -> list[str]:
-        """The sources not done yet."""
-        return [n for n in self._order[self._at :] if not any(isinstance(i, Done) for i in self._waiting[n])]
-
-    def add(self, item: Scanned | Done) -> list[Scanned | Done]:
-        """Take one source's next hand-over (or its end); returns what may be merged now, in order."""
-        self.extend([item.source])
-        self._waiting[item.source].append(item)
-        ready: list[Scanned | Done] = []
-        while self._at < len(self._order) and (backlog := self._waiting[self._order[self._at]]):
-            while backlog:
-                ready.append(backlog.popleft())
-                if isinstance(ready[-1], Done):
-                    self._at += 1
-                    break
-        return ready
 
 
 def _work(catalogue: Catalogue, todo: Queue[Task | None], out: Queue[Scanned | Done]) -> None:

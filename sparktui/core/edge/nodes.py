@@ -8,9 +8,9 @@ the cluster file's node, by name or address), connects to the cluster as a Ray d
 environment is the :mod:`~.shipment` (sparktui's core and the catalogue), and places one
 :class:`~.scanner.NodeScan` actor on each node: pinned to it
 (``NodeAffinitySchedulingStrategy(soft=False)``), asking for no CPU, so it fits beside whatever the node
-runs. What each actor hands over streams back as it is made and goes to a :class:`Sink` (the pipeline's
-correlation); read once, the sink merges it in source order, as it does a directory scanned in worker
-processes, so the findings are those of the pulled logs.
+runs. What each actor hands over streams back as it is made and goes to the pipeline's intake (a
+:class:`~sparktui.core.intake.sink.Sink`); read once, the intake merges it in source order, as it does a
+directory scanned in worker processes, so the findings are those of the pulled logs.
 
 A node whose actor has not said it is up within :data:`PLACE_SECONDS` (Ray could not place it, its runtime
 environment or its worker process did not start), whose actor failed (its Python lacks what the scan
@@ -38,16 +38,16 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparktui.core.analysis.pool import Done
+from sparktui.core.analysis.handover import Done
 from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.cluster import Cluster
 from sparktui.core.edge import shipment
 from sparktui.core.edge.scanner import Item, NodeScan, Reached, unpack
-from sparktui.core.edge.sink import EdgeScan, Sink
 from sparktui.core.edge.targets import FILE, RAY, ClusterLog, Target, cluster_logs, match_nodes
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import StateChange
+from sparktui.core.intake.sink import Producer, Sink
 from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceGroup, expand, retrying
 from sparktui.core.sources.bridge import Bridge
 from sparktui.core.sources.open import Opener, SshContainer
@@ -107,7 +107,7 @@ class Totals:
     unread: list[str] = field(default_factory=list)  # the cluster file's sources of no kind read here
 
 
-class RayEdge(EdgeScan):
+class RayEdge(Producer):
     """The edge scan of the cluster at ``address`` (``ray://head[:port]``): the files :func:`ray_log_sources`
     lists (``glob``, ``node_filter``), read once (``follow=False``, then it ends) or followed."""
 
@@ -200,7 +200,7 @@ class RayEdge(EdgeScan):
             return
         for found in self.opener.open([uri]):
             for source in await expand(found, sink.report) if isinstance(found, SourceGroup) else [found]:
-                await sink.fall_back(source, None)
+                await sink.read(source)
 
     async def _list(self) -> list[RayLogSource]:
         """The files, as the pulled source lists them (read once, an unreachable head ends it: refused)."""
@@ -302,7 +302,7 @@ class RayEdge(EdgeScan):
         ways += [SSH] if any(p.log is not None for p in files) else []
         line = f"sparktui edge: the scan of node {node} {why}; its logs are pulled {' and '.join(ways)} instead"
         note = NodeNote(source_name(self.name, node, NOTE_FILE), node, line)
-        await asyncio.gather(sink.fall_back(note, None), *(self._pull(p, sink) for p in files if not p.done))
+        await asyncio.gather(sink.read(note), *(self._pull(p, sink) for p in files if not p.done))
 
     async def _pull(self, progress: _Progress, sink: Sink) -> None:
         """The rest of one target, read here: from the byte after its last hand-over (a file), or from its
@@ -311,7 +311,7 @@ class RayEdge(EdgeScan):
         if progress.ray is not None:
             s = progress.ray
             pull = RayLogSource(s.address, s.node_id, s.filename, node_name=s.node, follow=self.follow, start=start)
-            await sink.fall_back(pull, progress.last)
+            await sink.read(pull, progress.last)
             return
         assert progress.log is not None
         log = progress.log
@@ -320,11 +320,11 @@ class RayEdge(EdgeScan):
             from sparktui.core.sources.ssh import SshFileSource  # asyncssh: only when a file is pulled
 
             file = SshFileSource(node, log.ssh.target, progress.target.name, follow=self.follow, start=start)
-            await sink.fall_back(file, progress.last)
+            await sink.read(file, progress.last)
             return
         group = SshContainer(log.uri, node, progress.target.where, follow=self.follow, start=progress.cursor)
         for source in await expand(group, sink.report):
-            await sink.fall_back(source, progress.last)
+            await sink.read(source, progress.last)
 
 
 class NodeNote(LiveSource):

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis.pool import Done, Task, scan_file
+from sparktui.core.analysis.handover import Done
+from sparktui.core.analysis.pool import Task, scan_file
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.classify import NodeLearner
 from sparktui.core.edge.shipment import load_shipped
