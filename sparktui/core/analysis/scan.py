@@ -343,18 +343,18 @@ class Scan:
             hits.append(found)
         self._waiting = [p for p in self._waiting if len(p.after) < CONTEXT_LINES]
         scanned = Scanned(
-            self.name,
-            self.node,
-            self.lines,
-            self.last_time,
-            tuple(hits),
-            tuple(self._new_seen),
-            tuple(self._stages),
-            tuple(context),
-            tuple(self._disabled),
-            tuple(self.hosts),
-            read_bytes,
-            tuple(self._readings),
+            source=self.name,
+            node=self.node,
+            lines=self.lines,
+            last_time=self.last_time,
+            hits=tuple(hits),
+            seen=tuple(self._new_seen),
+            stages=tuple(self._stages),
+            context=tuple(context),
+            disabled=tuple(self._disabled),
+            hosts=tuple(self.hosts),
+            read_bytes=read_bytes,
+            readings=tuple(self._readings),
         )
         self._hits, self._new_seen, self._stages, self._disabled, self._readings = {}, [], [], [], []
         return scanned

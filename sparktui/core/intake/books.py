@@ -112,7 +112,8 @@ class Books:
                 now = self.now()
                 item = replace(item, stages=tuple(e._replace(at=now) for e in item.stages))
             if was is not None:
-                tally = Tally(item.node, was.kind, item.lines, item.read_bytes, Extent(item.read_bytes, size))
+                at = item.read_bytes
+                tally = Tally(node=item.node, kind=was.kind, lines=item.lines, bytes=at, extent=Extent(at, size))
         self.merge(item, order)
         if tally is not None:
             self._tallies[name] = tally
@@ -183,11 +184,11 @@ class Books:
         self.lines += len(received.lines)
         was = self._tallies[name]
         tally = self._tallies[name] = Tally(
-            source.node,
-            was.kind,
-            was.lines + len(received.lines),
-            was.bytes + len(text.encode()) + 1,
-            source.extent(received.cursor),
+            node=source.node,
+            kind=was.kind,
+            lines=was.lines + len(received.lines),
+            bytes=was.bytes + len(text.encode()) + 1,
+            extent=source.extent(received.cursor),
         )
         if not self.show:
             self.outbox.set(tally=(name, tally))
