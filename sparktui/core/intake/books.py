@@ -97,10 +97,8 @@ class Books:
         was = self._tallies.get(name)
         size = was.extent.size if was is not None and was.extent is not None else None
         tally = None
-        if isinstance(item, Done):
-            if item.error:
-                self.analyzer.source_failed(name, item.error)
-            elif was is not None:
+        if isinstance(item, Done):  # its failure, where it failed, goes into the diagnosis with its state
+            if not item.error and was is not None:
                 tally = replace(was, bytes=size or 0, extent=Extent(size or 0, size))
             self.report(StateChange(name, State.FAILED if item.error else State.ENDED, item.error))
         else:
