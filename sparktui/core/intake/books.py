@@ -71,7 +71,8 @@ class Books:
         self._here[source.name] = source
         self._elsewhere.discard(source.name)
         self.analyzer.add_source(source.name, source.node)
-        tally = self._tallies[source.name] = Tally(source.node, source.kind, extent=source.extent(None))
+        tally = Tally(node=source.node, kind=source.kind, extent=source.extent(None))
+        self._tallies[source.name] = tally
         self.outbox.set(tally=(source.name, tally))
 
     def expect(self, name: str, node: str, order: InOrder | None) -> None:
