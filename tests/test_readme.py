@@ -23,11 +23,11 @@ NOT_RUN = {
     "sparktui demo": "the cockpit: a full-screen terminal (tests/tui/test_terminal.py runs the demo in tmux)",
     "sparktui discover nvidia@spark-a nvidia@spark-b": "two cluster nodes over SSH (tests/sources/test_discover.py)",
     "sparktui": "the cockpit on a cluster file: a terminal and the nodes over SSH",
-    "sparktui play free-port --set port=8000": "asks on a terminal, then runs over SSH (tests/remedy runs playbooks)",
+    "sparktui play free-port --set port=8000": "asks on a terminal, then runs over SSH (tests/sparks runs playbooks)",
     "sparktui node-a.log logs/ ssh://spark-b/docker/vllm_node": "the cockpit, a node over SSH with Docker",
     "sparktui replay sparktui/demo/second-communicator --speed 10": "the cockpit: a full-screen terminal",
     "sparktui check --launch 'vllm serve /models/qwen --tensor-parallel-size 2' spark-a spark-b": (
-        "two cluster nodes over SSH (tests/remedy/test_check_on_sparks.py)"
+        "two cluster nodes over SSH (tests/sparks/test_check_on_sparks.py)"
     ),
     "python bench/check_nodes.py --repeat 3": "root, to start the spark test nodes (a benchmark)",
     "bash tools/test.sh": "root, to install sshd, Docker, Chromium... through apt; then the whole suite",

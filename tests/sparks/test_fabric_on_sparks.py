@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from tests.remedy.test_playbooks_on_sparks import NODES, ray_start_cluster
 from tests.servers.fabric import MAC_A, MAC_B, mounted, spark_ports
 from tests.servers.sparks import IFACE, SparkNode, Sparks, audit
+from tests.sparks.test_playbooks_on_sparks import NODES, ray_start_cluster
 
 
 def checked(capsys: pytest.CaptureFixture[str], launch: str) -> tuple[int, dict[str, object]]:
