@@ -555,15 +555,23 @@ class SparkApp(App[None]):
         if self.clock is not None:
             (self.clock.pause if self.paused else self.clock.resume)()
         for pane in self._panes():
-            pane.following = not self.paused
+            pane.following, pane.paused = not self.paused, self.paused
             if not self.paused:
+                try:
+                    pane.redraw()  # with the lines that came while it was held
+                except FilterTooSlow:
+                    pane.set_filter("")
                 pane.scroll_end(animate=False)
         self.notify("paused" if self.paused else "following resumed", timeout=2)
 
     def action_filter(self) -> None:
-        if self._focused_pane() is None:
-            self.notify("focus a log pane first (tab)", severity="warning")
+        """Filter the focused log pane; with none focused (as at start), the last one focused, else the first."""
+        last = self._last_pane if self._last_pane is not None and self._last_pane.is_attached else None
+        pane = self._focused_pane() or last or next(iter(self._panes()), None)
+        if pane is None:
+            self.notify("no log pane to filter yet", severity="warning")
             return
+        self._last_pane = pane
         field = self.filter_field
         field.display = True
         field.value = ""

@@ -85,6 +85,7 @@ class LogPane(ScrollView, can_focus=True):
         self.shown: list[Line] = list(self.lines_kept)
         self.cursor = -1
         self.following = True
+        self.paused = False  # the view is held (space): new lines are kept, shown once following resumes
         self.marks: frozenset[tuple[str, int]] = frozenset()  # evidence lines of the current findings
         self._strips: dict[tuple[str, int, int], Strip] = {}  # (source, line number, width) -> rendered
         self._base = Style()  # the pane's own style, taken at each render
@@ -95,6 +96,8 @@ class LogPane(ScrollView, can_focus=True):
         """Show a frame's lines, just added to the lines kept: only the newest :data:`MAX_LINES` of them can
         be shown, so a flood costs a slice here, not a pass over every line. A filter that takes too long
         on one of them is dropped, with a notification."""
+        if self.paused:
+            return  # kept already; redrawn from what is kept when it resumes, filtered or not
         lines = lines[-MAX_LINES:]
         if self.pattern is None:
             self.shown.extend(lines)
