@@ -37,6 +37,9 @@ EVIDENCE_PER_NODE = 3
 EVIDENCE_MAX = 8
 #: How much of a block's last line is read for its time (the prefixes that say it come first).
 STAMP_CHARS = 256
+#: The levels at which a program says a line is no failure of its own (as classify reads them): a failure's
+#: shape on such a line (Ray's GCS at INFO quoting the RpcError of an actor it was asked to kill) is a note.
+CALM = frozenset(("INFO", "DEBUG", "TRACE", "WARNING"))
 #: Lines after a failure line that may go on with its message (see :meth:`Rules.continued`).
 CONTINUED = 6
 
@@ -418,15 +421,18 @@ class Scan:
                 continue
             lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
         if fallback is not None and not named and fallback[0].owner not in self._quiet:
-            rule, m = fallback
-            owner = self.rules.family(rule.owner, line)
-            if owner == rule.owner:  # no family in the line: its message may go on below it
-                lines = lines if lines is not None else block.split("\n")
-                owner = self.rules.family(rule.owner, " ".join((line, *self.rules.continued(rule.owner, lines, index))))
-            sig, cls = self.rules.signatures[owner], cls or classify(line)
-            node = self.home(cls)
-            scope = scope_key(sig, self.name, node, cls)
-            lines = self._hit(owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
+            cls = cls or classify(line)
+            if cls.level not in CALM:
+                rule, m = fallback
+                owner = self.rules.family(rule.owner, line)
+                if owner == rule.owner:  # no family in the line: its message may go on below it
+                    lines = lines if lines is not None else block.split("\n")
+                    more = self.rules.continued(rule.owner, lines, index)
+                    owner = self.rules.family(rule.owner, " ".join((line, *more)))
+                sig = self.rules.signatures[owner]
+                node = self.home(cls)
+                scope = scope_key(sig, self.name, node, cls)
+                lines = self._hit(owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
         if cls is not None:
             self._saw_time(cls.time)
         return lines
