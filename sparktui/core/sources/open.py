@@ -7,13 +7,14 @@ One :class:`Opener` per session, so every source on one SSH node shares that nod
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from sparktui.core.errors import Invalid, Refused
+from sparktui.core.errors import Invalid, Refused, Unavailable
 from sparktui.core.sources.base import Cursor, LiveSource, SourceGroup
 from sparktui.core.sources.bundle import BundleError, is_bundle
 from sparktui.core.sources.bundle import load as load_bundle
@@ -142,13 +143,37 @@ def _ssh(opener: Opener, arg: str) -> LiveSource | SourceGroup:
 
 
 class _SshRay(SourceGroup):
-    def __init__(self, name: str, node: SshNode) -> None:
-        self.name, self.node = name, node
+    """The Ray logs of a node's session directory (``logs``), over SSH; listed again every
+    :data:`~sparktui.core.sources.ssh.RAY_RELIST_SECONDS` for the files that appear later (a job's workers')."""
+
+    def __init__(self, name: str, node: SshNode, logs: str | None = None) -> None:
+        from sparktui.core.sources import ssh
+
+        self.name, self.node, self.logs = name, node, logs or ssh.RAY_LOGS
+        self._listed: set[str] = set()
 
     async def expand(self) -> list[LiveSource]:
         from sparktui.core.sources import ssh
 
-        return list(await ssh.ray_session_sources(self.node))
+        found: list[LiveSource] = list(await ssh.ray_session_sources(self.node, self.logs))
+        self._listed.update(s.name for s in found)
+        return found
+
+    async def later(self) -> AsyncIterator[LiveSource]:
+        """Each log that a listing finds and none before it did, followed from its start; a listing that fails
+        waits for the next turn (the sources found say what is wrong meanwhile)."""
+        from sparktui.core.sources import ssh
+
+        while True:
+            await asyncio.sleep(ssh.RAY_RELIST_SECONDS)
+            try:
+                found = await ssh.ray_session_sources(self.node, self.logs)
+            except (Unavailable, Refused):
+                continue
+            for source in found:
+                if source.name not in self._listed:
+                    self._listed.add(source.name)
+                    yield source
 
 
 class SshContainer(SourceGroup):

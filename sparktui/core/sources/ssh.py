@@ -17,6 +17,8 @@ from sparktui.core.sources.rotation import HEAD, FilePosition, fingerprint, gap_
 from sparktui.core.text import decode
 
 RAY_LOGS = "/tmp/ray/session_latest/logs"
+#: Seconds between two listings of a followed node's Ray session logs, for the files that appear later.
+RAY_RELIST_SECONDS = 2.0
 #: Ray log files worth following, by name prefix (with a ``.out``, ``.err`` or ``.log`` suffix).
 RAY_FOLLOWED = ("raylet", "gcs_server", "worker-", "python-core-", "monitor", "dashboard")
 _RAY_SUFFIXES = (".out", ".err", ".log")
