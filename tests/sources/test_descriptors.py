@@ -80,3 +80,13 @@ def test_files_past_the_hard_limit_are_each_a_warning_and_the_rest_is_read(tmp_p
     assert all("\n" not in w for w in unread)
     assert done.returncode == 2
     assert "no open file left for it" in done.stderr  # said in text too
+
+
+def test_a_low_hard_limit_still_follows_most_of_what_it_allows(tmp_path: Path) -> None:
+    """``ulimit -n 256``: a quarter is kept for the rest, not 256, so 192 files are followed rather than none."""
+    folder = many_logs(tmp_path / "k3", 300)
+    done = follow(folder, tmp_path / "home", 256, 256, 192)
+    report = json.loads(done.stdout)
+    assert len([s for s in report["sources"] if s["lines"] == 1]) == 192
+    assert len([w for w in report["warnings"] if "no open file left for it" in w]) == 108
+    assert done.returncode == 2

@@ -15,7 +15,7 @@ import errno
 import resource
 
 #: Descriptors kept for all else a session opens: the spool's files (``spool.OPEN_SOURCES`` sources, two
-#: each), connections, pipes, the terminal, Python's own.
+#: each), connections, pipes, the terminal, Python's own; a quarter of a lower limit (see :func:`reserve`).
 RESERVE = 256
 
 _followed = 0  # the files this process follows, as the last make_room was told
@@ -41,14 +41,20 @@ def make_room(files: int) -> int:
 
 
 def take() -> bool:
-    """Take a descriptor for a followed file, unless followed files hold all but :data:`RESERVE` of the
-    soft limit already; :func:`give` it back when the file is closed."""
+    """Take a descriptor for a followed file, unless followed files hold all but :func:`reserve` of the soft
+    limit already; :func:`give` it back when the file is closed."""
     global _taken
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and _taken >= soft - RESERVE:
+    if soft != resource.RLIM_INFINITY and _taken >= soft - reserve(soft):
         return False
     _taken += 1
     return True
+
+
+def reserve(soft: int) -> int:
+    """The descriptors of a soft limit of ``soft`` that followed files leave to the rest: :data:`RESERVE`, or a
+    quarter of a limit under 1,024 (so that ``ulimit -n 256`` still follows about 190 files)."""
+    return min(RESERVE, soft // 4)
 
 
 def give() -> None:
@@ -72,7 +78,8 @@ def why_not(exc: OSError) -> str:
 def _advice() -> str:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     return (
-        f" (this session follows {_followed} files and may open {soft} files, {RESERVE} of them kept for the rest;"
+        f" (this session follows {_followed} files and may open {soft} files,"
+        f" {reserve(soft)} of them kept for the rest;"
         f" the hard limit is {'unlimited' if hard == resource.RLIM_INFINITY else hard}: raise it"
         " (ulimit -Hn, systemd's LimitNOFILE=), or follow fewer files)"
     )

@@ -35,6 +35,7 @@ import contextlib
 import fcntl
 import os
 import re
+import resource
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ from sparktui.core.settings import SpoolSettings
 
 MAX_BYTES = 64 << 20
 #: The sources whose files stay open between writes (two descriptors each); another's are reopened to write.
+#: Fewer under a soft limit on open files below 1,024: a sixteenth of it.
 OPEN_SOURCES = 64
 #: Seconds at least between two writes of ``bundle.toml`` once it lists :data:`OPEN_SOURCES` sources, while
 #: more keep appearing (thousands of files followed would otherwise write it as many times, each longer); it
@@ -90,6 +92,9 @@ class Spool:
     lost: int = 0  # bytes of the lines received that were not kept, since it stopped
 
     def __post_init__(self) -> None:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft != resource.RLIM_INFINITY:  # a low limit on open files (ulimit -n 256) keeps fewer open
+            self.open_sources = min(self.open_sources, max(4, soft // 16))
         self._lock = private_dir(self.path)
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
