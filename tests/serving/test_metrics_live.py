@@ -4,6 +4,8 @@ for 30 s with a request running, and gone again once the engine goes on."""
 
 from __future__ import annotations
 
+import contextlib
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -62,6 +64,13 @@ class Watching:
         self._thread.join(30)
 
 
+def running(metrics: str) -> float:
+    """The requests the server says are running, from its /metrics text."""
+    found = re.search(r"^vllm:num_requests_running\{[^}]*\} (\S+)$", metrics, re.MULTILINE)
+    assert found is not None, metrics[:2000]
+    return float(found.group(1))
+
+
 def stalled(d: Diagnosis) -> bool:
     return any(f.signature == STALL for f in d.findings)
 
@@ -89,9 +98,23 @@ def test_the_stall_fires_on_a_stopped_engine_and_not_on_an_idle_one(
 
         wait_until(lambda: rates() and max(rates()) > 10, 30, "tokens per second in the serving health")
         # a request running, its engine stopped: named once 30 s of readings stood still
-        stream = vllm_server.streaming("hello", 500)
-        vllm_server.pause()
-        paused = time.monotonic()
+        # The server publishes its count of running requests every so often, not at each token: stop the engine
+        # once it says the request runs (stopped before that, the server says nothing runs, which is no stall);
+        # a request that ended first is made again, up to 3 times.
+        for _ in range(3):
+            stream = vllm_server.streaming("hello", 500)
+            with contextlib.suppress(AssertionError):
+                wait_until(lambda: running(vllm_server.metrics()) == 1, 20, "the request counted as running")
+            vllm_server.pause()
+            paused = time.monotonic()
+            if running(vllm_server.metrics()) == 1:
+                break
+            vllm_server.resume()
+            while stream.readline():
+                pass
+            stream.close()
+        else:
+            raise AssertionError("the server said no request ran when its engine stopped, 3 times")
         try:
             found = watching.until(stalled, 45)
             waited = time.monotonic() - paused
