@@ -5,12 +5,11 @@ be read, the node did not answer). Pure: made from the inventories."""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sparktui.core.inventory.facts import NodeInventory, RdmaPort
-from sparktui.core.inventory.names import NO_RDMA
+from sparktui.core.inventory.names import NO_RDMA, interface_of
 
 #: The columns, as a person reads them.
 COLUMNS = ("node", "port", "state", "link", "MTU", "netdev", "netdev MTU", "RoCE v2 GID", "IPv4")
@@ -86,15 +85,8 @@ def _row(inv: NodeInventory, port: RdmaPort) -> FabricRow:
 
 def _with_prefix(inv: NodeInventory, netdev: str, address: str) -> str:
     """``address`` with the prefix an interface gives it (``netdev`` first), else the bare address."""
-    for interface in sorted(inv.interfaces, key=lambda i: i.name != netdev):
-        for given in interface.addresses:
-            try:
-                found = ipaddress.ip_interface(given)
-            except ValueError:
-                continue
-            if found.version == 4 and str(found.ip) == address:
-                return given
-    return address
+    found = interface_of(inv, netdev, address)
+    return found.with_prefixlen if found is not None else address
 
 
 def lines(table: Iterable[FabricRow]) -> list[str]:

@@ -257,19 +257,24 @@ def _first(gids: tuple[Gid, ...]) -> str:
     return str(gids[0].index) if gids else "none"
 
 
-def _subnet(inv: NodeInventory, netdev: str, address: str) -> str:
-    """The subnet of ``address`` on ``netdev`` (else on any interface that has it); "" where no interface
-    has it (a stale GID)."""
-    ordered = sorted(inv.interfaces, key=lambda i: i.name != netdev)
-    for interface in ordered:
+def interface_of(inv: NodeInventory, netdev: str, address: str) -> ipaddress.IPv4Interface | None:
+    """The IPv4 ``address`` with the prefix an interface gives it (``netdev`` first, else any interface that
+    has it); None where no interface has it (a stale GID)."""
+    for interface in sorted(inv.interfaces, key=lambda i: i.name != netdev):
         for given in interface.addresses:
             try:
                 found = ipaddress.ip_interface(given)
             except ValueError:
                 continue
-            if found.version == 4 and str(found.ip) == address:
-                return str(found.network)
-    return ""
+            if isinstance(found, ipaddress.IPv4Interface) and str(found.ip) == address:
+                return found
+    return None
+
+
+def _subnet(inv: NodeInventory, netdev: str, address: str) -> str:
+    """The subnet of ``address`` on ``netdev`` (else on any interface that has it); "" where none has it."""
+    found = interface_of(inv, netdev, address)
+    return str(found.network) if found is not None else ""
 
 
 def _image(inv: NodeInventory, put: _Put, why: _Why) -> None:
