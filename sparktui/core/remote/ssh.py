@@ -39,12 +39,14 @@ log = logging.getLogger(__name__)
 CHUNK = 1 << 16
 GLOBAL_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 
+#: Seconds the machine has to say its name once connected.
+NAME_TIMEOUT = 5.0
+#: Seconds a closed session's command has to end on the node (sshd counts the session until then).
+CLOSE_WAIT = 5.0
+
 # Every remote command runs as ``sh -c '<this> exec <command>'`` (whatever the login shell): a watcher
 # holds the channel's stdin and kills the command (which replaced sh, so it is $$) when input ends, that
 # is when the channel closes or the connection drops.
-#: What a host name may look like (the machine's answer to ``uname -n`` is kept only if it does).
-#: Seconds the machine has to say its name once connected.
-NAME_TIMEOUT = 5.0
 _UNTIL_CLOSED = "exec 3<&0; { cat <&3; kill $$; } >/dev/null 2>&1 & exec 3<&-; exec "
 
 
@@ -213,7 +215,13 @@ class SshNode:
             with contextlib.suppress(OSError, asyncssh.Error):
                 process.stdin.write_eof()  # sshd keeps the command's stdin open until told: the watcher's cue
             process.close()
-            link.sessions -= 1
+            try:
+                # sshd counts the session against MaxSessions until its command has gone: a session opened
+                # before then may be refused, so the count here follows sshd's.
+                with contextlib.suppress(OSError, asyncssh.Error, TimeoutError):
+                    await asyncio.wait_for(process.wait_closed(), CLOSE_WAIT)
+            finally:
+                link.sessions -= 1
             link.full = False
             if link.sessions == 0 and link in self._links[1:]:  # an extra connection no longer needed
                 self._links.remove(link)
