@@ -99,33 +99,20 @@ def _targets(nodes: list[str]) -> tuple[dict[str, str], str]:
         if len(set(nodes)) < len(nodes):
             raise UsageError(f"{next(n for n in nodes if nodes.count(n) > 1)}: named twice")
         return {n: n for n in nodes}, "the nodes named"
+    from sparktui.core.stacks import session  # asyncssh: only for this command
+
     found = clusterfile.find()
-    if found is not None:
-        cluster = clusterfile.load(found)
-        return {n.name: n.ssh for n in cluster.nodes}, f"the nodes of {found}"
-    return {"local": ""}, "this machine (no nodes named, no cluster file)"
+    return session.targets_of(clusterfile.load(found) if found is not None else None)
 
 
 async def _gather(
     targets: dict[str, str], request: Request, args: argparse.Namespace, said: Callable[[str, str], None]
 ) -> list[NodeStacks]:
-    from sparktui.core.remote.runner import SshRunner  # asyncssh: only for this command
-    from sparktui.core.remote.ssh import SshNode, split_target
-    from sparktui.core.stacks import gather
+    from sparktui.core.stacks import session
 
-    nodes = {}
-    for name, target in targets.items():
-        if target:
-            try:
-                user, host, port = split_target(target)
-            except ValueError as exc:
-                raise Refused(str(exc)) from None
-            nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=args.trust_new_host_key)
-    runner = SshRunner(nodes)
-    try:
-        return await gather.gather(runner, list(targets), request, timeout=args.timeout, progress=said)
-    finally:
-        await runner.close()
+    return await session.capture(
+        targets, request, timeout=args.timeout, progress=said, trust_new_host_key=args.trust_new_host_key
+    )
 
 
 def show(groups: list[comparing.Group], problems: list[str], where: str, console: Console) -> None:

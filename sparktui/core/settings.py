@@ -6,6 +6,10 @@ says what the cluster is). Looked up as ``$SPARKTUI_CONFIG_DIR/settings.toml``, 
     keep_days = 14           # incidents last written longer ago than this are removed when a new one starts
     keep_mb = 2048           # then the oldest, until all of them together take at most this many MiB
 
+    [stacks]                 # every rank's stack, read with py-spy on the nodes (W on a stall finding)
+    capture_on_critical_stall = false  # true: the cockpit captures once by itself when a critical stall is named
+    py_spy = ""              # py-spy's path on the nodes ("": the PATH's, else the one py-spy-stacks brought)
+
 A file that cannot be used is rejected with one line naming the file, the key and the reason.
 """
 
@@ -43,11 +47,21 @@ class SpoolSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class StacksSettings:
+    """The cockpit's capture of every rank's stack: whether it runs once by itself when a critical stall is
+    named (off unless asked for), and the py-spy on the nodes."""
+
+    capture_on_critical_stall: bool = False
+    py_spy: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """The user's settings file read (every default where there is none)."""
 
     path: Path | None = None  # None: no settings file, every default
     spool: SpoolSettings = field(default_factory=SpoolSettings)
+    stacks: StacksSettings = field(default_factory=StacksSettings)
 
 
 def find() -> Path | None:
@@ -63,14 +77,20 @@ def load(path: Path | None = None) -> Settings:
         tomlfile.read(path, lambda reason: SettingsError(f"{path}: {reason}")),
         lambda key, reason: SettingsError(f"{path}: {key}: {reason}"),
     )
-    doc.known(("spool",))
+    doc.known(("spool", "stacks"))
     spool = doc.table("spool", required=False)
     spool.known(("keep_days", "keep_mb"))
     default = SpoolSettings()
+    stacks = doc.table("stacks", required=False)
+    stacks.known(("capture_on_critical_stall", "py_spy"))
     return Settings(
         path,
         SpoolSettings(
             spool.positive("keep_days", default=default.keep_days, unit="days"),
             spool.positive("keep_mb", default=default.keep_mb, unit="MiB"),
+        ),
+        StacksSettings(
+            stacks.flag("capture_on_critical_stall", default=False),
+            stacks.text("py_spy", required=False, empty=True),
         ),
     )

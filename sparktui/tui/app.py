@@ -58,7 +58,9 @@ from sparktui.tui.screens.inventory import InventoryScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.sources import SourceRow, SourcesScreen
+from sparktui.tui.screens.stacks import StacksScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
+from sparktui.tui.stacks import Captures
 from sparktui.tui.tallies import BEHIND, Census, reading
 from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
@@ -151,6 +153,7 @@ class SparkApp(App[None]):
         self._rows: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
         self._marks: frozenset[tuple[str, int]] = frozenset()
         self._stalled: dict[str, set[str]] = {}
+        self.stacks = Captures(catalogue, cluster, self.ran, self._spool, self.source.bundle)  # W: ranks' stacks
         try:
             playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:
@@ -311,6 +314,7 @@ class SparkApp(App[None]):
 
     def on_diagnosis_changed(self, message: DiagnosisChanged) -> None:
         self._show(message.diagnosis)
+        self.stacks.watch(self, message.diagnosis)
 
     def on_sources_changed(self, message: SourcesChanged) -> None:
         self.time = message.clock
@@ -491,7 +495,11 @@ class SparkApp(App[None]):
         self.push_screen("help")
 
     def action_progress(self) -> None:
-        self.push_screen(ProgressScreen(self.diagnosis.progress if self.diagnosis else ()))
+        self.push_screen(ProgressScreen(self.diagnosis.progress if self.diagnosis else (), self.stacks))
+
+    def action_stacks(self) -> None:
+        """W: where every rank is now, read from its stack on the session's nodes (py-spy)."""
+        self.push_screen(StacksScreen(self.stacks))
 
     def action_sources(self) -> None:
         self.push_screen(SourcesScreen(self.source_rows))
@@ -679,6 +687,7 @@ class SparkApp(App[None]):
                 self.playbooks,
                 self.cluster,
                 context,
+                self.stacks,
             )
         )
 
@@ -719,7 +728,7 @@ class SparkApp(App[None]):
         incident = (
             Incident.of_bundle(logs, diagnosis, audit=ran) if logs is not None else Incident(diagnosis, audit=ran)
         )
-        incident = replace(incident, inventory=self.inventory)
+        incident = replace(incident, inventory=self.inventory, stacks=self.stacks.latest or incident.stacks)
         try:
             export(incident, target)
         except (OSError, SourceError) as exc:

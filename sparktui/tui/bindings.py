@@ -25,6 +25,8 @@ class Key:
 FINDING = "finding"
 #: The keys of a remediation's screen (:class:`sparktui.tui.screens.playbook.PlaybookScreen`).
 PLAYBOOK = "playbook"
+#: The keys of the stacks' screen (:class:`sparktui.tui.screens.stacks.StacksScreen`).
+STACKS = "stacks"
 
 KEYS: tuple[Key, ...] = (
     Key("question_mark", "help", "Help: every key", "General", True, "?", "help"),
@@ -80,6 +82,7 @@ KEYS: tuple[Key, ...] = (
         "Inventory: check the nodes before launch",
         "Findings",
     ),
+    Key("W", "stacks", "Where every rank is now (py-spy stacks)", "Findings"),
     Key("tab", "app.focus_next", "Next pane", "Navigation"),
     Key("shift+tab", "app.focus_previous", "Previous pane", "Navigation"),
     Key("j,down", "down", "Scroll down", "Finding", True, "j / ↓", "scroll", FINDING),
@@ -91,6 +94,9 @@ KEYS: tuple[Key, ...] = (
     Key("y", "copy_evidence", "Copy the evidence", "Finding", True, short="copy evidence", screen=FINDING),
     Key("Y", "copy_finding", "Copy the finding as Markdown", "Finding", True, short="copy all", screen=FINDING),
     Key("escape,q", "dismiss", "Close the finding", "Finding", True, "esc / q", "close", FINDING),
+    Key("W", "stacks", "Where every rank is now", "Finding", True, short="stacks", screen=FINDING),
+    Key("r", "again", "Read the stacks again", "Stacks", True, short="again", screen=STACKS),
+    Key("escape,q,W", "dismiss", "Close the stacks", "Stacks", True, "esc / q / W", "close", STACKS),
     Key(
         "r",
         "run",

@@ -9,6 +9,7 @@
     bundle/<log>             each log, redacted, with its <log>.times file when it had one
     bundle/findings.json     the diagnose JSON
     bundle/audit.jsonl       every command run from sparktui, with its whole output
+    bundle/stacks.json       the last capture of every rank's stack, when one was made
 
 An incident without logs gets no bundle.toml (a bundle lists at least one log), only the two JSON files.
 
@@ -35,6 +36,7 @@ from sparktui.core.report.summary import as_dict
 from sparktui.core.sources import bundle
 from sparktui.core.sources.bundle import AUDIT
 from sparktui.core.sources.files import FileSource
+from sparktui.core.stacks.snapshot import FILE as STACKS
 
 #: Characters a file name in a bundle may not hold on some systems; each becomes ``_``.
 _UNPORTABLE = re.compile(r'[\x00-\x1f\x7f<>:"|?*\\]')
@@ -54,6 +56,7 @@ def export(
     nodes and SSH addresses). Raises :class:`OSError` when ``directory`` cannot be written and
     :class:`~sparktui.core.sources.files.SourceError` when a log cannot be read."""
     redactor = Redactor(secrets=redact, anonymise_hosts=anonymise_hosts, hosts=hosts)
+    incident = incident.folded()
     if anonymise_hosts:
         incident.learn_hosts(redactor)
         _learn_logs(redactor, incident.logs)
@@ -78,6 +81,8 @@ def export(
     written.append(_write(target / "findings.json", _json(safe.diagnosis.as_dict())))
     audit = "".join(json.dumps(a.as_dict(), ensure_ascii=False) + "\n" for a in safe.audit)
     written.append(_write(target / AUDIT, audit))
+    if safe.stacks is not None:
+        written.append(safe.stacks.write(target))
     return written
 
 
@@ -119,7 +124,7 @@ def write_bundle(
     target.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     entries: list[tuple[str, str]] = []
-    taken = {"bundle.toml", "findings.json", AUDIT}
+    taken = {"bundle.toml", "findings.json", AUDIT, STACKS}
     for log in logs:
         member = _member(redactor.text(log.name), taken)
         path = target / member

@@ -53,6 +53,7 @@ def page(incident: Incident) -> str:
         _hero(d),
         _section("findings", "Findings", _findings(d)),
         _section("stages", "Start-up stages", _stages(d)),
+        _section("stacks", "Where each rank is", _stacks(incident)) if incident.stacks is not None else None,
         _section("inventory", "Inventory", _inventory(incident)),
         _section("command", "Launch command", _pre(inert(incident.command)) or _tag("p", "Not given.", class_="note")),
         _section("actions", "Actions taken", _audit(incident)),
@@ -219,6 +220,39 @@ def _stages(d: Diagnosis) -> Markup:
             parts.append(_tag("p", left_out, class_="note"))
     if grids_left_out:
         parts.append(_tag("p", grids_left_out, class_="note"))
+    return _join(*parts)
+
+
+def _stacks(incident: Incident) -> Markup:
+    """Each group's ranks where their stacks were read, the odd ones marked, its verdict and what it names."""
+    snap = incident.stacks
+    assert snap is not None
+    parts = [
+        _tag(
+            "p",
+            f"Every rank's stack read by py-spy at {when(snap.taken)} on {snap.where} ({snap.seconds:.1f} s): ",
+            _tag("strong", snap.verdict),
+        )
+    ]
+    for g in snap.groups:
+        parts.append(_tag("h3", f"job {g.job}: {g.verdict}"))
+        head = _tag("tr", *(_tag("th", h) for h in ("rank", "where", "pid", "status", "now", "GPU")))
+        rows = [
+            _tag(
+                "tr",
+                _tag("td", r.who, class_="behind" if r.odd else None),
+                _tag("td", _tag("span", r.where, class_="node")),
+                _tag("td", str(r.pid), class_="num"),
+                _tag("td", r.status),
+                _tag("td", _tag("code", r.now), class_="behind" if r.odd else None),
+                _tag("td", r.gpu),
+            )
+            for r in g.ranks
+        ]
+        parts.append(_tag("table", _tag("thead", head), _tag("tbody", *rows), class_="grid"))
+        parts.append(_tag("ul", *(_tag("li", f) for f in g.findings)))
+    if snap.problems:
+        parts.append(_tag("ul", *(_tag("li", _tag("strong", "Not read: "), p) for p in snap.problems)))
     return _join(*parts)
 
 

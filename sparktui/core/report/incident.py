@@ -16,8 +16,11 @@ from sparktui.core.events import Evidence, Finding, Position, SourceSummary
 from sparktui.core.inventory.drift import Drift, Row
 from sparktui.core.inventory.fabric import FabricRow
 from sparktui.core.redact import Redactor
+from sparktui.core.report.fold import fold
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import FileSource
+from sparktui.core.stacks import snapshot
+from sparktui.core.stacks.snapshot import Snapshot, SnapshotError
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,7 @@ class Incident:
     secrets_redacted: bool = False
     hosts_replaced: bool = False
     inventory: Inventory | None = None
+    stacks: Snapshot | None = None  # the last capture of every rank's stack
 
     @classmethod
     def of_bundle(
@@ -75,7 +79,12 @@ class Incident:
         audit: Sequence[AuditEntry] = (),
         environment: Environment | None = None,
     ) -> Incident:
-        """The incident of a replayed bundle or a live session's spool, with its title, description and logs."""
+        """The incident of a replayed bundle or a live session's spool, with its title, description, logs and
+        capture of the stacks (one that cannot be read is left out: the cockpit said why when it opened)."""
+        try:
+            stacks = snapshot.read(bundle.path)
+        except SnapshotError:
+            stacks = None
         return cls(
             diagnosis,
             title=bundle.title,
@@ -85,7 +94,12 @@ class Incident:
             audit=(*bundle.audit(), *audit),
             environment=environment or Environment.current(),
             duration_ms=bundle.duration_ms,
+            stacks=stacks,
         )
+
+    def folded(self) -> Incident:
+        """With its capture of the stacks folded into the stall findings it was taken for and the grids."""
+        return replace(self, diagnosis=fold(self.diagnosis, self.stacks))
 
     def learn_hosts(self, redactor: Redactor) -> None:
         """Show ``redactor`` every text of the report (not the logs), so it knows every host name before it
@@ -136,6 +150,7 @@ class Incident:
             audit=audit,
             environment=replace(self.environment, notes=text(self.environment.notes)),
             inventory=None if self.inventory is None else _inventory(self.inventory, text, node),
+            stacks=None if self.stacks is None else self.stacks.redacted(text, node),
         )
 
 

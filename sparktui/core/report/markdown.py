@@ -53,7 +53,7 @@ def markdown(incident: Incident) -> str:
     d = incident.diagnosis
     out = [*_summary_md(incident), *_findings_md(d), "## Start-up stages", ""]
     out += _stages_md(d) if d.progress else ["No start-up stage was recognised in these logs.", ""]
-    out += [*_inventory_md(incident), "## Launch command", ""]
+    out += [*_stacks_md(incident), *_inventory_md(incident), "## Launch command", ""]
     out += [*_fenced(inert(incident.command), "sh"), ""] if incident.command else ["Not given.", ""]
     out += [*_audit_md(incident), *_sources_md(d), *_environment_md(incident)]
     return "\n".join(out)
@@ -94,6 +94,33 @@ def _findings_md(d: Diagnosis) -> list[str]:
     out.append("")
     for rank, f in enumerate(d.findings, 1):
         out += [f"### {rank}. {f.title}", "", *_finding_md(f, open_evidence=rank == 1)]
+    return out
+
+
+def _stacks_md(incident: Incident) -> list[str]:
+    """Where each rank was when its stack was read: a table per group, its verdict and what it names."""
+    snap = incident.stacks
+    if snap is None:
+        return []
+    out = [
+        "## Where each rank is",
+        "",
+        f"Every rank's stack read by py-spy at {when(snap.taken)} on {_text(snap.where)} "
+        f"({snap.seconds:.1f} s): **{snap.verdict}**.",
+        "",
+    ]
+    for g in snap.groups:
+        out += [f"**job {_code(g.job)}: {g.verdict}**", "", "| rank | where | pid | status | now | GPU |"]
+        out.append("|---|---|---|---|---|---|")
+        for r in g.ranks:
+            who = f"**{r.who}**" if r.odd else r.who
+            now = _code(r.now, table=True)
+            out.append(
+                f"| {who} | {_code(r.where, table=True)} | {r.pid} | {_text(r.status)} | {now} | {_text(r.gpu)} |"
+            )
+        out += ["", *(f"- {_text(f)}" for f in g.findings), ""]
+    if snap.problems:
+        out += ["Not read:", "", *(f"- {_text(p)}" for p in snap.problems), ""]
     return out
 
 

@@ -114,6 +114,7 @@ def as_dict(incident: Incident) -> dict[str, Any]:
             "drift": incident.inventory.drift.as_dict(),
             "fabric": [asdict(row) for row in incident.inventory.fabric],
         },
+        "stacks": None if incident.stacks is None else incident.stacks.as_dict(),
         "environment": {
             "sparktui": env.sparktui,
             "python": env.python,

@@ -8,6 +8,7 @@ Layout (format 1)::
     <name>                   the log exactly as received
     <name>.times             one integer per line: milliseconds since the start of the incident
     audit.jsonl              optional: the commands sparktui ran during the incident (audit entries)
+    stacks.json              optional: the last capture of every rank's stack (sparktui.core.stacks.snapshot)
 
 A log without a ``.times`` file replays all at once at time 0.
 """

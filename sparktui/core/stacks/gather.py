@@ -9,7 +9,9 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
+from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import Runner
 from sparktui.core.stacks import script
@@ -20,6 +22,8 @@ from sparktui.core.stacks.ranks import Gpu, Rank, Sample
 STEP = "stacks"
 #: What py-spy says when the kernel refuses it ptrace.
 _PTRACE = re.compile(r"Operation not permitted|Permission denied|ptrace", re.IGNORECASE)
+#: The most characters of the script's output kept in the audit log (as for a playbook's commands).
+AUDIT_LIMIT = 1 << 20
 #: Called with (node, what it is doing) as the gathering goes.
 Progress = Callable[[str, str], None]
 
@@ -42,13 +46,20 @@ async def gather(
     *,
     timeout: float,
     progress: Progress | None = None,
+    audit: AuditLog | None = None,
 ) -> list[NodeStacks]:
-    """Every node at once, each within ``timeout`` seconds."""
-    return list(await asyncio.gather(*(gather_node(runner, n, request, timeout, progress) for n in nodes)))
+    """Every node at once, each within ``timeout`` seconds; each node's script, its output and exit recorded in
+    ``audit`` when given."""
+    return list(await asyncio.gather(*(gather_node(runner, n, request, timeout, progress, audit) for n in nodes)))
 
 
 async def gather_node(
-    runner: Runner, node: str, request: script.Request, timeout: float, progress: Progress | None = None
+    runner: Runner,
+    node: str,
+    request: script.Request,
+    timeout: float,
+    progress: Progress | None = None,
+    audit: AuditLog | None = None,
 ) -> NodeStacks:
     run = script.nonce()
     lines: list[str] = []
@@ -64,7 +75,7 @@ async def gather_node(
                 progress(node, f"py-spy dump of pid {words[1]} (sample {int(words[2]) + 1} of {request.samples})")
 
     command = Command(STEP, node, "host", script.script(request, run), changes=False)
-    started = time.monotonic()
+    started, at = time.monotonic(), datetime.now(UTC)
     if progress is not None:
         progress(node, "connecting")
     try:
@@ -72,6 +83,9 @@ async def gather_node(
     except TimeoutError:
         code = None
         lines.append(f"[sparktui: no answer within {timeout:g} s]")
+    if audit is not None:
+        output = "".join(f"{line}\n" for line in lines)[:AUDIT_LIMIT]
+        audit.add(AuditEntry(command.command, node, at, code, output, time.monotonic() - started, "host", "", STEP))
     result = read(node, lines, run, request)
     result.seconds = time.monotonic() - started
     said = next((ln.removeprefix("[sparktui: ").removesuffix("]") for ln in lines if ln.startswith("[sparktui: ")), "")

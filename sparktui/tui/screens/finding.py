@@ -1,7 +1,9 @@
 """A finding in full: what and why, the evidence from every node with context, facts and remediations.
 
-The remediations, what a user acts on, are at the top with the title and never scroll away; the rest (what,
-why, the evidence, the stages) scrolls under them with the usual keys, without having to focus it first.
+The remediations, what a user acts on, are at the top with the title and never scroll away; a stall finding
+offers there, on ``W``, where every rank is now (:mod:`sparktui.tui.screens.stacks`), and once read its "now"
+part (the odd rank named and what it does) joins the detail. The rest (what, why, the evidence, the stages)
+scrolls under them with the usual keys, without having to focus it first.
 Its footer shows its own keys. ``y`` copies the evidence and ``Y`` the whole finding as Markdown
 (:mod:`sparktui.tui.clipboard`).
 """
@@ -27,12 +29,15 @@ from sparktui.core.redact import Redactor
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import Plan, nodes_for
 from sparktui.core.report import markdown
+from sparktui.core.report.fold import fold_finding
 from sparktui.core.report.incident import redacted_finding
 from sparktui.core.words import listed
 from sparktui.richtext import evidence, evidence_lines, finding_head
 from sparktui.tui import clipboard
 from sparktui.tui.bindings import FINDING, bindings
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
+from sparktui.tui.screens.stacks import StacksScreen
+from sparktui.tui.stacks import Captures
 
 
 def evidence_text(finding: Finding) -> str:
@@ -59,9 +64,12 @@ class FindingScreen(ModalScreen[None]):
         playbooks: Mapping[str, pb.Playbook] | None = None,
         cluster: Cluster | None = None,
         context: PlayContext | None = None,
+        captures: Captures | None = None,
     ) -> None:
         super().__init__()
         self.finding, self.signature, self.stages, self.cluster = finding, signature, stages, cluster
+        self.captures = captures
+        self.stall = captures is not None and captures.is_stall(finding)
         self.context = context or PlayContext()
         self.playbooks = {i: playbooks[i] for i in finding.remediations if playbooks and i in playbooks}
 
@@ -87,10 +95,32 @@ class FindingScreen(ModalScreen[None]):
                 yield from self._body()
         yield Footer()
 
+    def _folded(self) -> Finding:
+        """The finding with the last capture of the stacks folded in, when it was taken for it."""
+        return fold_finding(self.finding, self.captures.latest if self.captures is not None else None)
+
+    def on_screen_resume(self) -> None:
+        """Back from the stacks' screen: the detail shows the capture just read."""
+        folded = self._folded()
+        for detail in self.query("#finding-detail").results(Static):
+            if folded.detail:
+                detail.update(Text(folded.detail))
+                detail.display = True
+
+    def action_stacks(self) -> None:
+        if self.captures is None:
+            self.notify("no way to read the stacks here", severity="warning")
+            return
+        stalls = self.captures.stalls
+        if self.stall and self.finding.signature not in stalls:
+            stalls = (*stalls, self.finding.signature)
+        self.app.push_screen(StacksScreen(self.captures, stalls))
+
     def _body(self) -> ComposeResult:
-        f, sig = self.finding, self.signature
-        if f.detail:
-            yield Static(Text(f.detail), classes="section")
+        f, sig = self._folded(), self.signature
+        detail = Static(Text(f.detail), classes="section", id="finding-detail")
+        detail.display = bool(f.detail)
+        yield detail
         if sig is not None:
             yield Static(_section("What", sig.what), classes="section")
             yield Static(_section("Why", sig.why), classes="section")
@@ -149,7 +179,7 @@ class FindingScreen(ModalScreen[None]):
     def _remedies(self) -> Text:
         text = Text.assemble(("Remediations", "bold underline"), "\n")
         if not self.finding.remediations:
-            text.append("none in the catalogue")
+            text.append("none in the catalogue\n")
         for rid in self.finding.remediations:
             book = self.playbooks.get(rid)
             if book is None:
@@ -158,6 +188,10 @@ class FindingScreen(ModalScreen[None]):
                 text.append(f" {book.key} ", style="reverse bold")
                 text.append(f" {book.title}  ", style="")
                 text.append(f"[{book.risk}]\n", style=RISK_STYLE.get(book.risk, ""))
+        if self.stall:
+            text.append(" W ", style="reverse bold")
+            text.append(" Where every rank is now: its stack on the nodes (py-spy)  ")
+            text.append("[read-only]\n", style=RISK_STYLE.get("read-only", ""))
         if self.playbooks:
             text.append("a remediation's key shows its exact commands, and runs them after asking", style="dim")
         text.rstrip()

@@ -3,7 +3,8 @@ row, so the one rank that stopped short, or the place where all of them stopped,
 
 The screen stays open while a live session streams: the app hands it each new diagnosis's grids
 (:meth:`ProgressScreen.show`). A table whose ranks and columns are unchanged has only its cells updated, so
-where it was scrolled to stays put while ranks move on.
+where it was scrolled to stays put while ranks move on. Once the ranks' stacks were read (``W``), each grid
+has a "now" column: where each rank is, the odd ones marked behind (:mod:`sparktui.core.report.fold`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from sparktui.core.analysis.progress import SCREEN_GRIDS, Cell, Grid, Row, worth_showing
+from sparktui.core.report.fold import fold_grids
 from sparktui.core.text import display
 from sparktui.tui.bindings import closing
+from sparktui.tui.stacks import Captures
 
 TITLE = "Start-up progress"
 EMPTY = "No start-up stage recognised yet."
@@ -43,9 +46,11 @@ class ProgressScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = closing("progress")
 
-    def __init__(self, grids: Sequence[Grid]) -> None:
+    def __init__(self, grids: Sequence[Grid], captures: Captures | None = None) -> None:
         super().__init__()
-        self.grids = tuple(grids)
+        self.captures = captures
+        self.raw = tuple(grids)  # as the diagnosis has them
+        self.grids = self._fold(self.raw)  # as shown: with the "now" column of the last capture
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="progress"):
@@ -55,9 +60,17 @@ class ProgressScreen(ModalScreen[None]):
             yield Static(LEGEND, classes="section")
             yield Static(Text("esc closes", style="dim"))
 
+    def _fold(self, grids: tuple[Grid, ...]) -> tuple[Grid, ...]:
+        return fold_grids(grids, self.captures.latest) if self.captures is not None else grids
+
+    def on_screen_resume(self) -> None:
+        """A capture of the stacks may have come meanwhile."""
+        self.show(self.raw)
+
     def show(self, grids: Sequence[Grid]) -> None:
         """Follow a new diagnosis: the grids of the same tracks are updated in place, others replace them."""
-        grids = tuple(grids)
+        self.raw = tuple(grids)
+        grids = self._fold(self.raw)
         if grids == self.grids:
             return
         views = list(self.query(GridView))

@@ -1,0 +1,52 @@
+"""Where a capture of the stacks runs and how it reaches the nodes: a cluster's nodes over SSH, else this
+machine; one SSH connection per node for the capture, closed after it. Shared by ``sparktui stacks`` and the
+cockpit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sparktui.core.audit import AuditLog
+from sparktui.core.cluster import Cluster
+from sparktui.core.errors import Refused
+from sparktui.core.stacks.gather import NodeStacks, Progress, gather
+from sparktui.core.stacks.script import Request
+
+#: This machine, for a session without nodes.
+LOCAL = {"local": ""}
+
+
+def targets_of(cluster: Cluster | None) -> tuple[dict[str, str], str]:
+    """The nodes to capture on (name -> SSH target, "" for this machine) and how to say where they are."""
+    if cluster is not None:
+        return {n.name: n.ssh for n in cluster.nodes}, f"the nodes of {cluster.path}"
+    return dict(LOCAL), "this machine (no nodes named, no cluster file)"
+
+
+async def capture(
+    targets: Mapping[str, str],
+    request: Request,
+    *,
+    timeout: float,
+    progress: Progress | None = None,
+    audit: AuditLog | None = None,
+    trust_new_host_key: bool = False,
+) -> list[NodeStacks]:
+    """Every node of ``targets`` at once, each within ``timeout`` seconds. Raises :class:`Refused` for a
+    target that is no SSH target."""
+    from sparktui.core.remote.runner import SshRunner  # asyncssh: only when a capture runs
+    from sparktui.core.remote.ssh import SshNode, split_target
+
+    nodes = {}
+    for name, target in targets.items():
+        if target:
+            try:
+                user, host, port = split_target(target)
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
+            nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust_new_host_key)
+    runner = SshRunner(nodes)
+    try:
+        return await gather(runner, list(targets), request, timeout=timeout, progress=progress, audit=audit)
+    finally:
+        await runner.close()

@@ -1,0 +1,132 @@
+"""``W``: where every rank is now. The session's nodes are asked (py-spy dumps of every rank process, on the
+host and in its containers, with the GPUs' state: :mod:`sparktui.tui.stacks`), each node's progress shown
+while it runs; then each group's ranks in a table, the odd ones marked, with the verdict and what it names
+("rank 1 on spark-b is idle in application code ... and never entered new_group, which rank 0 waits in").
+``r`` captures again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from sparktui.core.errors import Refused
+from sparktui.core.stacks.snapshot import Snapshot
+from sparktui.core.text import display
+from sparktui.tui.bindings import STACKS, bindings
+from sparktui.tui.stacks import Captures
+
+VERDICT_STYLE = {
+    "hang": "bold red",
+    "progressing": "green",
+    "together": "yellow",
+    "no-wait": "dim",
+    "unread": "red",
+    "partial": "yellow",
+    "no-hang": "green",
+}
+ODD = "bold yellow"
+
+
+def render(snapshot: Snapshot) -> RenderableType:
+    """Each group's ranks, its verdict and what it names; then what could not be read."""
+    parts: list[RenderableType] = []
+    if not snapshot.groups:
+        parts.append(Text("no rank process found (torch.distributed ranks, vLLM/SGLang/Ray workers, GPU users)"))
+    for g in snapshot.groups:
+        table = Table(title=f"job {display(g.job)}", title_justify="left", expand=True)
+        for column in ("rank", "where", "pid", "status", "now", "GPU"):
+            table.add_column(column, overflow="fold", ratio=4 if column == "now" else None)
+        for r in g.ranks:
+            style = ODD if r.odd else ""
+            table.add_row(
+                Text("" if r.rank is None else str(r.rank), style=style),
+                display(r.where),
+                str(r.pid),
+                r.status + (" moving" if r.moved else ""),
+                Text(display(r.now), style=style),
+                display(r.gpu),
+            )
+        parts.append(table)
+        verdict = Text("verdict: ")
+        verdict.append(g.verdict.upper(), style=VERDICT_STYLE.get(g.verdict, ""))
+        parts.append(verdict)
+        parts += [Text(f"  {display(f)}") for f in g.findings]
+        parts.append(Text(""))
+    parts += [Text(display(p), style="yellow") for p in snapshot.problems]
+    return Group(*parts)
+
+
+class StacksScreen(ModalScreen[None]):
+    """A capture of every rank's stack over the session's nodes, shown as it comes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = bindings(STACKS)
+    DEFAULT_CSS = """
+    StacksScreen { align: center middle; }
+    #stacks { width: 90%; max-width: 160; height: 85%; border: thick $accent; background: $surface; padding: 0 1; }
+    #stacks-result { height: 1fr; }
+    """
+
+    def __init__(self, captures: Captures, findings: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.captures = captures
+        self.findings = tuple(findings)  # the stall findings it is taken for ((): the session's)
+        self.phase = "capturing"  # then "done" or "failed"
+        self.snapshot: Snapshot | None = None
+        self.said: dict[str, str] = {}  # each node's last progress
+        self.head = Static(id="stacks-head")
+        self.progress = Static(id="stacks-progress")
+        self.result = Static(id="stacks-body")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="stacks"):
+            yield self.head
+            yield self.progress
+            with VerticalScroll(id="stacks-result"):
+                yield self.result
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_again()
+
+    def action_again(self) -> None:
+        if self.phase == "capturing" and self.said:
+            return
+        self.phase, self.said = "capturing", {}
+        self.head.update(
+            Text.assemble(
+                ("Where every rank is now", "bold"), f"  py-spy on {display(self.captures.where)}, read-only", style=""
+            )
+        )
+        self.progress.update(Text("connecting…", style="dim"))
+        self._capture()
+
+    def _said(self, node: str, what: str) -> None:
+        self.said[node] = what
+        self.progress.update(Text("\n".join(f"{display(n)}: {display(w)}" for n, w in self.said.items()), style="dim"))
+
+    @work(exclusive=True, group="stacks-capture", exit_on_error=False)
+    async def _capture(self) -> None:
+        self.said = {node: "connecting" for node in self.captures.targets}
+        try:
+            taken = await self.captures.capture(self._said, self.findings)
+        except Refused as exc:
+            self.phase = "failed"
+            self.progress.update(Text(f"not read: {display(str(exc))}", style="bold red"))
+            return
+        self.snapshot = taken
+        self.phase = "done"
+        line = Text(f"read at {taken.taken:%H:%M:%S} UTC in {taken.seconds:.1f} s: ", style="dim")
+        line.append(taken.verdict, style=VERDICT_STYLE.get(taken.verdict, "bold"))
+        line.append("   r reads again · x in the cockpit exports it with the report", style="dim")
+        self.progress.update(line)
+        self.result.update(render(taken))

@@ -1,0 +1,130 @@
+"""A capture of the stacks folded into what the logs told (pure): the stall finding's "now" part names the odd
+rank and what it does, the rank x stage grid gets a "now" column, and the export carries the capture (in the
+reports, the bundle's stacks.json, redacted as the rest) back into a replay. The capture is made of the real
+dumps of tests/fixtures/stacks/gloo/second-group, the logs are the real two-host NCCL hang."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from sparktui.core import catalogue as cat
+from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.pipeline import diagnose_files
+from sparktui.core.report.export import export
+from sparktui.core.report.fold import NOW, fold, fold_grid, is_critical_stall, is_stall
+from sparktui.core.report.incident import Incident
+from sparktui.core.sources import bundle
+from sparktui.core.sources.files import FileSource
+from sparktui.core.stacks import snapshot
+from sparktui.core.stacks.compare import compare
+from sparktui.core.stacks.kinds import builtin_kinds
+from sparktui.core.stacks.snapshot import Snapshot, SnapshotError
+
+from ..conftest import FIXTURES
+from .test_read import FIXTURES as STACKS
+from .test_read import ranks_of
+
+HANG = FIXTURES / "nccl" / "two-hosts-second-group-not-joined"
+STALL = "nccl-second-communicator-not-joined"
+TAKEN = datetime(2026, 12, 4, 5, 0, 7, tzinfo=UTC)
+
+
+def scenario_line() -> int:
+    """The line of serve_requests' sleep in the captured dumps (the scenario as it was when captured)."""
+    text = (STACKS / "gloo" / "second-group" / "rank1.txt").read_text()
+    return int(text.split("serve_requests (scenario.py:")[1].split(")")[0])
+
+
+@pytest.fixture(scope="module")
+def diagnosis(catalogue: cat.Catalogue) -> Diagnosis:
+    logs = [FileSource(HANG / f"rank{r}.log", f"spark-{'ab'[r]}/nccl.log", f"spark-{'ab'[r]}") for r in (0, 1)]
+    return diagnose_files(logs, catalogue)
+
+
+def capture(findings: tuple[str, ...] = (STALL,)) -> Snapshot:
+    """The hung gloo job's ranks as if on the two nodes: rank 0 on spark-a, rank 1 on spark-b."""
+    found = ranks_of(STACKS / "gloo" / "second-group", 2)
+    ranks = [replace(r, node=f"spark-{'ab'[i]}") for i, r in enumerate(found)]
+    return snapshot.of(compare(ranks, builtin_kinds()), [], "the nodes", findings=findings, taken=TAKEN)
+
+
+def odd_sentence() -> str:
+    return (
+        f"rank 1 on spark-b is idle in application code, in serve_requests (scenario.py:{scenario_line()}) and never "
+        "entered new_group, which rank 0 waits in"
+    )
+
+
+def test_the_stall_finding_names_the_odd_rank_now(diagnosis: Diagnosis, catalogue: cat.Catalogue) -> None:
+    stall = next(f for f in diagnosis.findings if f.signature == STALL)
+    assert is_stall(stall, catalogue.get(STALL)) and is_critical_stall(stall, catalogue.get(STALL))
+    folded = next(f for f in fold(diagnosis, capture()).findings if f.signature == STALL)
+    assert folded.detail.startswith(stall.detail)
+    now = folded.detail[len(stall.detail) :]
+    assert now.startswith(
+        "\n\nNow (every rank's stack, read by py-spy at 05:00:07 UTC):\n- job 127.0.0.1:29710: HANG: "
+    )
+    assert odd_sentence() in now
+
+
+def test_a_capture_taken_for_no_finding_leaves_the_findings(diagnosis: Diagnosis) -> None:
+    assert fold(diagnosis, capture(())).findings == diagnosis.findings
+    assert fold(diagnosis, None) is diagnosis
+
+
+def test_the_grid_has_a_now_column_per_rank(diagnosis: Diagnosis) -> None:
+    (grid,) = diagnosis.progress
+    folded = fold_grid(grid, capture())
+    assert folded.columns == (*grid.columns, NOW)
+    cells = {row.who: row.cells[-1] for row in folded.rows}
+    assert (cells["rank 0"].short, cells["rank 0"].behind) == ("new_group", False)
+    assert (cells["rank 1"].short, cells["rank 1"].behind) == ("serve_requests", True)
+    assert cells["rank 1"].label.startswith("rank 1: idle in application code: serve_requests (scenario.py:")
+    assert fold_grid(folded, capture()) is folded  # folded once
+    elsewhere = snapshot.of([], [], "here", taken=TAKEN)
+    assert fold_grid(grid, elsewhere) is grid  # no rank of the grid in it: unchanged
+
+
+def test_a_snapshot_reads_back_as_written(tmp_path: Path) -> None:
+    taken = capture()
+    assert snapshot.read(tmp_path) is None
+    taken.write(tmp_path)
+    assert snapshot.read(tmp_path) == taken
+    assert taken.verdict == "hang" and taken.headline() == odd_sentence()
+    (tmp_path / snapshot.FILE).write_text('{"version": 1, "taken": "yesterday"}')
+    with pytest.raises(
+        SnapshotError, match=r"stacks\.json: not a capture of the stacks \(KeyError: 'groups'\)|Invalid"
+    ):
+        snapshot.read(tmp_path)
+    (tmp_path / snapshot.FILE).write_text("{")
+    with pytest.raises(SnapshotError, match="not JSON"):
+        snapshot.read(tmp_path)
+
+
+def test_the_export_carries_it_redacted_into_a_replay(diagnosis: Diagnosis, tmp_path: Path) -> None:
+    logs = tuple(FileSource(HANG / f"rank{r}.log", f"spark-{'ab'[r]}/nccl.log", f"spark-{'ab'[r]}") for r in (0, 1))
+    incident = Incident(diagnosis, logs=logs, stacks=capture())
+    export(incident, tmp_path / "plain")
+    report = (tmp_path / "plain" / "report.md").read_text()
+    assert "## Where each rank is" in report and "**hang**" in report
+    assert "| **rank 1** | `spark-b` |" in report and odd_sentence() in report
+    assert "| now |" in report  # the grid's column
+    assert "Where each rank is" in (tmp_path / "plain" / "report.html").read_text()
+    data = json.loads((tmp_path / "plain" / "report.json").read_text())
+    assert data["stacks"]["verdict"] == "hang"
+    assert odd_sentence() in next(f["detail"] for f in data["findings"] if f["signature"] == STALL)
+    replayed = Incident.of_bundle(bundle.load(tmp_path / "plain" / "bundle"), diagnosis)
+    assert replayed.stacks == capture()
+
+    export(incident, tmp_path / "anonymous", anonymise_hosts=True, hosts=["spark-a", "spark-b"])
+    kept = (tmp_path / "anonymous" / "bundle" / snapshot.FILE).read_text()
+    assert "spark-b" not in kept and "spark-a" not in kept
+    again = snapshot.read(tmp_path / "anonymous" / "bundle")
+    b = bundle.load(tmp_path / "anonymous" / "bundle").sources[1].node  # spark-b's name in the whole export
+    assert again is not None and b != "spark-b"
+    assert again.groups[0].ranks[1].node == b and again.groups[0].findings[0].startswith(f"rank 1 on {b} is idle")
