@@ -1,0 +1,104 @@
+"""The stacks in the cockpit, on this machine: the replayed two-host NCCL hang names a critical stall, a real
+2-rank gloo job (torch's CPU build) hangs in new_group here, and ``W`` on the stall finding reads every rank's
+stack with the real py-spy; the finding's detail and the export carry the capture. With the setting on, a
+live session captures once by itself when a critical stall is named."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from sparktui.core import catalogue as cat
+from sparktui.core.audit import read_log
+from sparktui.core.dirs import state_dir
+from sparktui.core.sources import bundle
+from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.screens.finding import FindingScreen
+from sparktui.tui.screens.stacks import StacksScreen
+from sparktui.tui.stacks import Captures
+from tests.tui.conftest import make_bundle, wait_done
+from tests.waiting import until
+
+from .jobs import SLEEP_LINE, job
+
+STALL = "nccl-second-communicator-not-joined"
+SIZE = (180, 50)
+
+
+def screen_text(app: SparkApp) -> str:
+    """What the screen shows, its styled pieces joined."""
+    return html.unescape(re.sub(r"<[^>]*>", "", app.export_screenshot())).replace("\xa0", " ")
+
+
+@pytest.fixture
+def hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SparkApp:
+    monkeypatch.chdir(tmp_path)  # no cluster file: this machine
+    loaded = bundle.load(make_bundle(tmp_path / "bundle"))
+    return SparkApp(Session("hang", loaded, speed=0), cat.load(), export_dir=tmp_path)
+
+
+async def test_w_on_the_stall_finding_shows_every_rank_here(hang: SparkApp, tmp_path: Path) -> None:
+    app = hang
+    with job("second-group", tmp_path) as j:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_done(pilot, app)
+            row = next(i for i, f in enumerate(app.findings_table.findings) if f.signature == STALL)
+            app.findings_table.move_cursor(row=row)
+            await pilot.press("enter")
+            finding = await until(lambda: isinstance(app.screen, FindingScreen) and app.screen, 10, "the finding")
+            assert " W  Where every rank is now" in screen_text(app)
+            await pilot.press("W")
+            screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
+            await until(lambda: screen.phase != "capturing", 30, "the capture")
+            assert screen.phase == "done" and screen.snapshot is not None
+            group = next(g for g in screen.snapshot.groups if g.job == j.job)
+            assert [(r.rank, r.wait, r.odd) for r in group.ranks] == [(0, "process-group", False), (1, "idle", True)]
+            odd = (
+                f"rank 1 on local is idle in application code, in serve_requests (scenario.py:{SLEEP_LINE}) and "
+                "never entered new_group, which rank 0 waits in"
+            )
+            assert group.findings[0] == odd
+            shown = screen_text(app)
+            assert "verdict: HANG" in shown and "creating a process group: new_group" in shown
+            await pilot.press("escape")
+            await until(lambda: app.screen is finding, 10, "back on the finding")
+            await pilot.pause()
+            assert "Now (every rank's stack, read by py-spy at" in screen_text(app)
+            await pilot.press("escape")
+            await pilot.press("x")
+            report = await until(lambda: next(tmp_path.glob("sparktui-report-*/report.md"), None), 30, "the export")
+    text = report.read_text()
+    assert "## Where each rank is" in text and odd in text
+    folder = report.parent
+    kept = json.loads((folder / "bundle" / "stacks.json").read_text())
+    assert kept["verdict"] == "hang" and kept["findings"] == [STALL]
+    ran = [e for e in read_log(folder / "bundle" / "audit.jsonl") if e.step == "stacks"]
+    assert [(e.node, e.exit_code) for e in ran] == [("local", 0)]
+    assert any(e.step == "stacks" for e in read_log(state_dir() / "audit.jsonl"))  # the user's audit log too
+
+
+async def test_the_setting_captures_once_by_itself(
+    hang: SparkApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.toml").write_text("[stacks]\ncapture_on_critical_stall = true\n")
+    monkeypatch.setenv("SPARKTUI_CONFIG_DIR", str(config))
+    app = hang
+    with job("second-group", tmp_path) as j:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_done(pilot, app)
+            assert app.stacks.latest is None  # a replay: its processes are gone, nothing captured by itself
+            live = Captures(app.catalogue, None, app.ran, lambda: None)  # a live session's
+            assert app.diagnosis is not None
+            live.watch(app, app.diagnosis)
+            live.watch(app, app.diagnosis)
+            taken = await until(lambda: live.latest, 30, "the capture made by itself")
+            await pilot.pause()
+    assert any(g.job == j.job and g.verdict == "hang" for g in taken.groups)
+    assert taken.findings == (STALL,)
+    assert [e.step for e in app.ran] == ["stacks"]  # once
