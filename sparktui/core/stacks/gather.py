@@ -106,7 +106,7 @@ def read(node: str, lines: Sequence[str], run: str, request: script.Request) -> 
         parts = [p.strip() for p in line.split(",")]
         if len(parts) >= 2 and parts[0].isdigit() and parts[1] in by_uuid:
             gpu_of[int(parts[0])] = by_uuid[parts[1]]
-    for place in out.no_py_spy:
+    for place in (p for p in out.no_py_spy if any(f.place == p for f in out.processes)):
         where = "" if place == "host" else f" in container {place}"
         result.problems.append(
             f"{node}: py-spy is not installed{where}: its ranks were found but not dumped "

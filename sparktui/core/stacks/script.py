@@ -2,8 +2,9 @@
 GPU state (``nvidia-smi``), the rank processes in ``/proc`` and ``py-spy dump`` of each, on the host and
 inside each container (``docker exec``, through the node's Docker engine).
 
-Rank processes are those with ``RANK`` in their environment (torchrun's children, any torch.distributed
-launcher), the engines' workers by their titles (vLLM's and Ray's workers, SGLang's schedulers), and, on
+Rank processes are Python processes with ``RANK`` in their environment (torchrun's children, any
+torch.distributed launcher; not a shell or a container's init that started one and holds the same
+variables), the engines' workers by their titles (vLLM's and Ray's workers, SGLang's schedulers), and, on
 the host, every process holding a GPU. On the host, processes of another PID namespace are left to the
 container they run in. Everything the script prints is framed by marker lines carrying a nonce, so no
 program's output can pass for one.
@@ -46,7 +47,8 @@ for d in /proc/[0-9]*; do
   case "$gpupids" in *" $p "*) pick=1 ;; esac
   printf '%s' "$cmd" | grep -Eq 'ENGINE' && pick=1
   if [ -z "$pick" ] && tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -q '^RANK='; then
-    printf '%s' "$cmd" | grep -q python && pick=1
+    a0=$(tr '\000' '\n' < "$d/cmdline" 2>/dev/null | head -n 1)
+    case "${a0##*/}" in python*) pick=1 ;; esac
   fi
   [ -n "$pick" ] && pids="$pids $p"
 done
