@@ -153,7 +153,7 @@ class SparkApp(App[None]):
         self._rows: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
         self._marks: frozenset[tuple[str, int]] = frozenset()
         self._stalled: dict[str, set[str]] = {}
-        self.stacks = Captures(catalogue, cluster, self.ran, self._spool, self.source.bundle)  # W: ranks' stacks
+        self.stacks = Captures(catalogue, cluster, self.ran, self._spool, lambda: self.source.bundle)  # W: stacks
         try:
             playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:

@@ -61,13 +61,14 @@ class Captures:
         cluster: Cluster | None,
         ran: list[AuditEntry],
         spool: Callable[[], Spool | None],
-        replayed: Bundle | None = None,
+        replayed: Callable[[], Bundle | None] = lambda: None,
     ) -> None:
         self.catalogue = catalogue
         self.targets, self.where = targets_of(cluster)
         self.ran = ran  # the cockpit's list of every command run, for its export
         self.spool = spool  # the live session's incident folder, if any
-        self.live = replayed is None
+        self.replayed = replayed  # the bundle a replay shows (the welcome screen's demo is chosen later)
+        self.shown: Bundle | None = None  # the bundle whose own capture was read
         self.latest: Snapshot | None = None
         self.stalls: tuple[str, ...] = ()  # the stall findings of the last diagnosis, by signature
         self.auto_done = False
@@ -77,10 +78,6 @@ class Captures:
         except settings.SettingsError as exc:
             self.settings = settings.StacksSettings()
             self.problems.append(f"stacks settings not used: {exc}")
-        try:
-            self.latest = snapshots.read(replayed.path) if replayed is not None else None
-        except SnapshotError as exc:
-            self.problems.append(f"the bundle's capture of the stacks is not shown: {exc}")
 
     def is_stall(self, finding: Finding) -> bool:
         return fold.is_stall(finding, self._signature(finding))
@@ -118,13 +115,20 @@ class Captures:
         return taken
 
     def watch(self, app: App[None], diagnosis: Diagnosis) -> None:
-        """A new diagnosis: its stall findings noted; the first critical stall of a live session captured once
-        by itself when the settings ask for it."""
+        """A new diagnosis: a replayed bundle's own capture read (once), its stall findings noted; the first
+        critical stall of a live session captured once by itself when the settings ask for it."""
+        replayed = self.replayed()
+        if replayed is not None and replayed is not self.shown:
+            self.shown = replayed
+            try:
+                self.latest = snapshots.read(replayed.path)
+            except SnapshotError as exc:
+                self.problems.append(f"the bundle's capture of the stacks is not shown: {exc}")
         for problem in self.problems:
             app.notify(problem, severity="warning", timeout=10, markup=False)
         self.problems.clear()
         self.stalls = tuple(f.signature for f in diagnosis.findings if self.is_stall(f))
-        if self.auto_done or not self.live or not self.settings.capture_on_critical_stall:
+        if self.auto_done or replayed is not None or not self.settings.capture_on_critical_stall:
             return
         critical = [f for f in diagnosis.findings if fold.is_critical_stall(f, self._signature(f))]
         if critical:

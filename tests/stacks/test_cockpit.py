@@ -15,15 +15,21 @@ import pytest
 from sparktui.core import catalogue as cat
 from sparktui.core.audit import read_log
 from sparktui.core.dirs import state_dir
+from sparktui.core.pipeline import diagnose_files
+from sparktui.core.report.export import export
+from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
+from sparktui.core.sources.files import FileSource
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.screens.finding import FindingScreen
+from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.stacks import StacksScreen
 from sparktui.tui.stacks import Captures
 from tests.tui.conftest import make_bundle, wait_done
 from tests.waiting import until
 
 from .jobs import SLEEP_LINE, job
+from .test_fold import HANG, capture
 
 STALL = "nccl-second-communicator-not-joined"
 SIZE = (180, 50)
@@ -102,3 +108,23 @@ async def test_the_setting_captures_once_by_itself(
     assert any(g.job == j.job and g.verdict == "hang" for g in taken.groups)
     assert taken.findings == (STALL,)
     assert [e.step for e in app.ran] == ["stacks"]  # once
+
+
+async def test_a_replayed_export_shows_its_capture(tmp_path: Path) -> None:
+    """The capture exported with the incident comes back in its replay: the stall finding's "now" part and
+    the grid's column, with no process to ask."""
+    logs = tuple(FileSource(HANG / f"rank{r}.log", f"spark-{'ab'[r]}/nccl.log", f"spark-{'ab'[r]}") for r in (0, 1))
+    export(Incident(diagnose_files(logs, cat.load()), logs=logs, stacks=capture()), tmp_path / "export")
+    app = SparkApp(Session("replay", bundle.load(tmp_path / "export" / "bundle"), speed=0), cat.load())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_done(pilot, app)
+        assert app.stacks.latest == capture()
+        row = next(i for i, f in enumerate(app.findings_table.findings) if f.signature == STALL)
+        app.findings_table.move_cursor(row=row)
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, FindingScreen), 10, "the finding")
+        await pilot.pause()
+        assert "Now (every rank's stack, read by py-spy at 05:00:07 UTC):" in screen_text(app)
+        await pilot.press("escape", "G")
+        grids = await until(lambda: isinstance(app.screen, ProgressScreen) and app.screen.grids, 10, "the grid")
+        assert grids[0].columns[-1] == "now"
