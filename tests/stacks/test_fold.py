@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sparktui.core import catalogue as cat
+from sparktui.core import settings
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.report.export import export
@@ -128,3 +129,16 @@ def test_the_export_carries_it_redacted_into_a_replay(diagnosis: Diagnosis, tmp_
     b = bundle.load(tmp_path / "anonymous" / "bundle").sources[1].node  # spark-b's name in the whole export
     assert again is not None and b != "spark-b"
     assert again.groups[0].ranks[1].node == b and again.groups[0].findings[0].startswith(f"rank 1 on {b} is idle")
+
+
+def test_the_stacks_settings(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    assert settings.load().stacks == settings.StacksSettings()  # no settings file: off
+    path.write_text('[stacks]\ncapture_on_critical_stall = true\npy_spy = "/opt/py-spy"\n')
+    assert settings.load(path).stacks == settings.StacksSettings(True, "/opt/py-spy")
+    path.write_text('[stacks]\ncapture_on_critical_stall = "yes"\n')
+    with pytest.raises(settings.SettingsError, match=r"stacks\.capture_on_critical_stall: must be true or false"):
+        settings.load(path)
+    path.write_text("[stacks]\ncapture = true\n")
+    with pytest.raises(settings.SettingsError, match="capture"):
+        settings.load(path)
