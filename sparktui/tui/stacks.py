@@ -19,6 +19,7 @@ from sparktui.core import settings
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.cluster import Cluster
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import Finding
 from sparktui.core.remedy.plan import audit_log
 from sparktui.core.report import fold
@@ -137,11 +138,9 @@ class Captures:
             app.run_worker(self._auto(app), group="stacks", exit_on_error=False)
 
     async def _auto(self, app: App[None]) -> None:
-        from sparktui.core.errors import Refused
-
         try:
             taken = await self.capture()
-        except Refused as exc:
+        except (Refused, Unavailable, OSError) as exc:
             app.notify(f"stacks not read: {exc}", severity="error", markup=False)
             return
         app.notify(f"stacks read: {taken.headline()} (W shows every rank)", timeout=15, markup=False)

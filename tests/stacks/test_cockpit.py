@@ -14,6 +14,7 @@ import pytest
 
 from sparktui.core import catalogue as cat
 from sparktui.core.audit import read_log
+from sparktui.core.cluster import Cluster, Deployment, Node
 from sparktui.core.dirs import state_dir
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.report.export import export
@@ -128,3 +129,18 @@ async def test_a_replayed_export_shows_its_capture(tmp_path: Path) -> None:
         await pilot.press("escape", "G")
         grids = await until(lambda: isinstance(app.screen, ProgressScreen) and app.screen.grids, 10, "the grid")
         assert grids[0].columns[-1] == "now"
+
+
+async def test_a_node_that_cannot_be_reached_is_one_line(tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path / "sparktui.toml", (Node("spark-a", "spark-a:99999", "head"),), Deployment())
+    loaded = bundle.load(make_bundle(tmp_path / "bundle"))
+    app = SparkApp(Session("hang", loaded, speed=0), cat.load(), export_dir=tmp_path, cluster=cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_done(pilot, app)
+        await pilot.press("W")
+        screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks' screen")
+        await until(lambda: screen.phase != "capturing", 30, "the capture's end")
+        await pilot.pause()
+        assert screen.phase == "failed"
+        assert "not read: spark-a:99999: the port must be a number from 1 to 65535" in screen_text(app)
+    assert app.stacks.latest is None and app.ran == []

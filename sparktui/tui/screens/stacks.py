@@ -19,7 +19,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from sparktui.core.errors import Refused
+from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.stacks.snapshot import Snapshot
 from sparktui.core.text import display
 from sparktui.tui.bindings import STACKS, bindings
@@ -119,7 +119,7 @@ class StacksScreen(ModalScreen[None]):
         self.said = {node: "connecting" for node in self.captures.targets}
         try:
             taken = await self.captures.capture(self._said, self.findings)
-        except Refused as exc:
+        except (Refused, Unavailable, OSError) as exc:  # a node that is no SSH target, an audit log not written
             self.phase = "failed"
             self.progress.update(Text(f"not read: {display(str(exc))}", style="bold red"))
             return
