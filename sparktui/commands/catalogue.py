@@ -11,9 +11,9 @@ from rich.text import Text
 
 from sparktui.commands.common import UsageError, catalogue, out, signatures_option
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis.examples import check, check_prefix, check_track
+from sparktui.core.analysis.examples import check, check_format, check_prefix, check_track
 from sparktui.core.analysis.userfiles import id_problems
-from sparktui.core.classify import PREFIXES
+from sparktui.core.classify import FORMATS, PREFIXES
 from sparktui.core.inventory import rules
 from sparktui.richtext import SEVERITY_STYLE
 
@@ -114,10 +114,9 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
             failed += 1
             for p in problems:
                 shown.print(Text(p, style="red"))
-    if wanted is None:  # the whole catalogue: the line prefixes too
-        for prefix in PREFIXES:
+    if wanted is None:  # the whole catalogue: the line formats too
+        for problems in [*map(check_prefix, PREFIXES), *map(check_format, FORMATS)]:
             checked += 1
-            problems = check_prefix(prefix)
             failed += bool(problems)
             for p in problems:
                 shown.print(Text(p, style="red"))
