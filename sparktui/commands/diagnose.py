@@ -321,10 +321,8 @@ def _report(args: argparse.Namespace, incident: Incident, problems: Console) -> 
     hosts: list[str] = []
     found = clusterfile.find()
     if found is not None and args.anonymise_hosts:
-        from sparktui.core.remote.ssh import split_target  # asyncssh: only when it is needed
-
         cluster = clusterfile.load(found)
-        hosts = [n.name for n in cluster.nodes] + [split_target(n.ssh)[1] for n in cluster.nodes]
+        hosts = [n.name for n in cluster.nodes] + [n.address.host for n in cluster.nodes]
     try:
         written = export(
             incident, Path(args.report), redact=not args.no_redact, anonymise_hosts=args.anonymise_hosts, hosts=hosts

@@ -109,15 +109,16 @@ def _targets(nodes: list[str]) -> tuple[dict[str, str], str]:
 async def _gather(
     targets: dict[str, str], request: Request, args: argparse.Namespace, said: Callable[[str, str], None]
 ) -> list[NodeStacks]:
+    from sparktui.core.address import parse_address
     from sparktui.core.remote.runner import SshRunner  # asyncssh: only for this command
-    from sparktui.core.remote.ssh import SshNode, split_target
+    from sparktui.core.remote.ssh import SshNode
     from sparktui.core.stacks import gather
 
     nodes = {}
     for name, target in targets.items():
         if target:
             try:
-                user, host, port = split_target(target)
+                user, host, port = parse_address(target)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=args.trust_new_host_key)

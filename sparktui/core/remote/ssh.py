@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import asyncssh
 
@@ -437,14 +436,3 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.errno:
         return os.strerror(exc.errno)
     return str(exc) or type(exc).__name__
-
-
-def split_target(target: str) -> tuple[str | None, str, int | None]:
-    """User, host and port of ``[user@]host[:port]`` (an IPv6 address in brackets: ``[fe80::1]:22``), as
-    the cluster file and ``sparktui discover`` take a node. Raises :class:`ValueError` for a bad port."""
-    parts = urlsplit(f"//{target}")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"{target}: the port must be a number from 1 to 65535") from None
-    return parts.username, parts.hostname or target, port

@@ -11,7 +11,6 @@ from textual.timer import Timer
 from textual.widgets import DataTable
 
 from sparktui.core.events import Finding
-from sparktui.core.inventory.preflight import CHECK_SOURCE
 from sparktui.richtext import SEVERITY_STYLE, VERDICT_STYLE
 
 #: The table's columns: label (and key) and width.
@@ -98,7 +97,7 @@ class FindingsTable(DataTable[Text]):
     @staticmethod
     def _cells(rank: int, f: Finding, clock: float, seen_at: dict[str, float]) -> tuple[Text, ...]:
         since = _age(clock - seen_at[f.signature]) if f.signature in seen_at else ""
-        verdict = f.facts.get("verdict", "") if f.first_seen.source == CHECK_SOURCE else ""
+        verdict = f.verdict
         return (
             Text(str(rank)),
             Text(f"check: {verdict}", style=VERDICT_STYLE.get(verdict, ""))

@@ -18,6 +18,8 @@ from sparktui.tui.tallies import progress
 from sparktui.tui.widgets.logpane import LogPane
 
 LAYERS = (("nccl", "NCCL / c10d"), ("ray", "Ray"), ("engine", "Engine"), ("other", "Other"))
+
+
 def layer_of(program: str) -> str:
     """The pane that shows a program's lines (``diagnostics/formats/programs.toml``)."""
     return PANES.get(program, "other")
