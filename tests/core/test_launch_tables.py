@@ -1,6 +1,6 @@
 """The engines' command lines as data (diagnostics/launch/): every flag they name checked against the help
-captured from the real programs (tests/vllm-help/serve-help.txt, tools/capture/vllm/serve_flags.sh;
-tests/sglang-help/server-help.txt, tools/capture/sglang/server_flags.sh), every example read or translated as
+captured from the real programs (tests/fixtures/vllm-help/serve-help.txt, tools/capture/vllm/serve_flags.sh;
+tests/fixtures/sglang-help/server-help.txt, tools/capture/sglang/server_flags.sh), every example read or translated as
 it says, and a broken file refused in one line naming the key."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sparktui.core.launch.tables import TableError, cli
 
 from ..conftest import ROOT
 
-HELP = {"vllm": ROOT / "tests/vllm-help/serve-help.txt", "sglang": ROOT / "tests/sglang-help/server-help.txt"}
+HELP = {"vllm": ROOT / "tests/fixtures/vllm-help/serve-help.txt", "sglang": ROOT / "tests/fixtures/sglang-help/server-help.txt"}
 ENGINES = tuple(HELP)
 
 

@@ -23,7 +23,7 @@ from sparktui.core.launch.sglang_to_vllm import (
 
 from ..conftest import ROOT
 
-HELP = ROOT / "tests" / "vllm-help" / "serve-help.txt"
+HELP = ROOT / "tests" / "fixtures" / "vllm-help" / "serve-help.txt"
 LAUNCH = "python3 -m sglang.launch_server"
 UNKNOWN = "no vLLM equivalent known to sparktui"
 RAY = "Ray forms the cluster; vLLM runs only on the head"
