@@ -1,13 +1,11 @@
 """The engines' command lines as data (diagnostics/launch/): every flag they name checked against the help
-captured from the real programs (tests/fixtures/vllm-help/serve-help.txt, tools/capture/vllm/serve_flags.sh;
-tests/fixtures/sglang-help/server-help.txt, tools/capture/sglang/server_flags.sh), every example read or translated as
-it says, and a broken file refused in one line naming the key."""
+captured from the real programs (tests/helptext.py), every example read or translated as it says, and a
+broken file refused in one line naming the key."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +17,14 @@ from sparktui.core.launch.serve import parse_launch
 from sparktui.core.launch.sglang_to_vllm import _Custom, _Drop, _Flag, _Switch, _table, sglang_to_vllm
 from sparktui.core.launch.tables import TableError, cli
 
-from ..conftest import ROOT
+from .. import helptext
 
-HELP = {"vllm": ROOT / "tests/fixtures/vllm-help/serve-help.txt", "sglang": ROOT / "tests/fixtures/sglang-help/server-help.txt"}
-ENGINES = tuple(HELP)
+ENGINES = tuple(helptext.HELP)
 
 
-@cache
 def help_options(engine: str) -> dict[str, str]:
-    """Every flag of an engine's captured help, with its metavar ("" for a switch), as argparse prints them."""
-    options: dict[str, str] = {}
-    for line in HELP[engine].read_text().splitlines():
-        if not line.startswith("  -"):
-            continue
-        for option in line[2:].split("  ")[0].strip().split(", "):
-            name, _, metavar = option.partition(" ")
-            if name.startswith("-"):
-                options[name] = metavar
-    return options
+    """Every flag of an engine's captured help, with its metavar ("" for a switch)."""
+    return {flag: option.metavar for flag, option in helptext.options(engine).items()}
 
 
 def is_the_engines(engine: str, flag: str) -> bool:
