@@ -46,7 +46,7 @@ CLOSE_WAIT = 5.0
 # Every remote command runs as ``sh -c '<this> exec <command>'`` (whatever the login shell): a watcher
 # holds the channel's stdin and kills the command (which replaced sh, so it is $$) when input ends, that
 # is when the channel closes or the connection drops.
-_UNTIL_CLOSED = "exec 3<&0; { cat <&3; kill $$; } >/dev/null 2>&1 & exec 3<&-; exec "
+UNTIL_CLOSED = "exec 3<&0; { cat <&3; kill $$; } >/dev/null 2>&1 & exec 3<&-; exec "
 
 
 class SshNode:
@@ -197,7 +197,7 @@ class SshNode:
             link = await self._link(with_room=True)
             link.sessions += 1
             try:
-                process = await link.conn.create_process(f"sh -c {shlex.quote(_UNTIL_CLOSED + command)}", encoding=None)
+                process = await link.conn.create_process(f"sh -c {shlex.quote(UNTIL_CLOSED + command)}", encoding=None)
             except asyncssh.ChannelOpenError as exc:
                 link.sessions -= 1
                 if link.sessions == 0:
