@@ -60,6 +60,7 @@ CLEAN = [
     "spark-a:839:839 [0] NCCL INFO NCCL_IB_PKEY set by environment to 0",
     "https://docs.ray.io/en/latest/ray-security/token-auth.html",
     "disk-usage 93% task-id=7",
+    "    for prefix, group in itertools.groupby(weights_by_parts, key=lambda x: x[0][0]):",
 ]
 
 
