@@ -35,7 +35,7 @@ from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding, State, StateChange
 from sparktui.core.inventory import fabric
 from sparktui.core.inventory.preflight import Preflight
-from sparktui.core.pipeline import Line, Pipeline, Tally
+from sparktui.core.pipeline import Pipeline, Tally
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import audit_log
 from sparktui.core.report.export import export
@@ -47,9 +47,10 @@ from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
-from sparktui.tui import clipboard
+from sparktui.tui import clipboard, feed, messages
 from sparktui.tui.bindings import bindings, playbook_key_problem
 from sparktui.tui.collector import FULL_EVERY, Collector
+from sparktui.tui.feed import Feed, Warnings, marks, stalled
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceEvent, SourcesChanged
 from sparktui.tui.nodes import Nodes, View
 from sparktui.tui.screens.finding import FindingScreen, evidence_text, finding_markdown
@@ -60,10 +61,10 @@ from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.sources import SourceRow, SourcesScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
 from sparktui.tui.tallies import BEHIND, Census, reading
-from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
+from sparktui.tui.widgets.findings import FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
-from sparktui.tui.widgets.node import NO_NODE, NodeColumn, layer_of
+from sparktui.tui.widgets.node import NO_NODE, NodeColumn
 
 _STATE_STYLE = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}
 
@@ -134,7 +135,7 @@ class SparkApp(App[None]):
         self.sub_title = self.source.title
         self.diagnosis: Diagnosis | None = None
         self.seen_at: dict[str, float] = {}
-        self.warned: set[str] = set()  # the diagnosis' warnings already shown as notifications
+        self.warnings = Warnings()  # the diagnosis' warnings already shown as notifications
         self.time = 0.0  # seconds since the start (the incident's time, for a replay)
         self.done = False
         self.clock: ReplayClock | None = None
@@ -261,38 +262,10 @@ class SparkApp(App[None]):
     @work(thread=True, exclusive=True, group="feed", exit_on_error=False)
     def _feed(self) -> None:
         """The one worker: the pipeline's updates become messages; it touches no widget."""
-        shown: tuple[object, ...] = ()
-        posted = 0.0
-        errors: dict[str, str] = {}  # kept here: a SourcesChanged waiting in the queue is replaced by the next
+        translator = Feed()
         for update in self.pipeline.updates():
-            for change in update.changes:
-                if change.state in (State.FAILED, State.RETRYING) and change.detail:
-                    errors[change.source] = change.detail
-            if update.lines:
-                panes: dict[tuple[str, str], list[Line]] = {}
-                for line in update.lines:
-                    panes.setdefault((line.node, layer_of(line.kind.program)), []).append(line)
-                self.post_message(LinesArrived(panes, len(update.lines), update.received_at))
-            diagnosis = update.diagnosis
-            if diagnosis is not None:
-                # A new or changed finding, or new stages (a node's or a rank's), are shown at once; only counts
-                # going up wait.
-                findings = tuple((f.signature, f.severity, f.nodes) for f in diagnosis.findings)
-                looks = (findings, diagnosis.stages, diagnosis.progress, diagnosis.warnings, diagnosis.serving)
-                if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
-                    shown, posted = looks, time.monotonic()
-                    self.post_message(DiagnosisChanged(diagnosis))
-            census = Census.of(update.states, update.tallies)
-            self.post_message(
-                SourcesChanged(
-                    update.states, update.tallies, census, dict(errors), update.clock, update.dropped, update.done
-                )
-            )
-            for change in update.changes:
-                if change.state is State.EVENT:
-                    self.post_message(SourceEvent(change))
-            if update.error:
-                self.post_message(PipelineFailed(update.error))
+            for said in translator.read(update):
+                self.post_message(messages.of(said))
 
     def on_lines_arrived(self, message: LinesArrived) -> None:
         nodes = len(self.nodes)
@@ -366,11 +339,7 @@ class SparkApp(App[None]):
         if not self.view.everything():
             text.append(f" {len(self.view.shown)} of {len(self.nodes):,} nodes in view ", style="reverse")
             text.append("  ] next  [ previous  : go to a node", style="dim")
-            away = (
-                sorted({n for f in self.diagnosis.findings for n in f.nodes} - set(self.view.shown))
-                if self.diagnosis
-                else []
-            )
+            away = feed.away(self.diagnosis, self.view.shown)
             if away:
                 more = f" and {len(away) - 3:,} more" if len(away) > 3 else ""
                 text.append(f"   findings on {', '.join(away[:3])}{more} (e shows the evidence)", style="yellow")
@@ -399,29 +368,18 @@ class SparkApp(App[None]):
 
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis
-        for warning in diagnosis.warnings:
-            spool = warning.startswith("spool stopped: ")  # a full disk: its count of bytes lost grows, said once
-            said = warning.partition("; ")[0] if spool else warning
-            if said not in self.warned:  # a signature left out, a pattern disabled: said once, and kept a while
-                self.warned.add(said)
-                title = "spool" if spool else "not used"
-                self.notify(display(warning), title=title, severity="warning", timeout=30, markup=False)
+        for title, warning in self.warnings.new(diagnosis.warnings):  # said once, and kept a while
+            self.notify(display(warning), title=title, severity="warning", timeout=30, markup=False)
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.time)
         self._show_findings()
-        self._marks = frozenset((e.source, e.line) for f in diagnosis.findings for e in f.evidence)
+        self._marks = marks(diagnosis)
         for pane in self._panes():
             pane.set_marks(self._marks)
-        stalled: dict[str, set[str]] = {}
-        for f in diagnosis.findings:
-            sig = self._signature(f.signature)
-            if sig is not None and sig.stall is not None and f.evidence:
-                # the first evidence line is where the stalled unit stopped
-                stalled.setdefault(f.evidence[0].node, set()).add(sig.stall.track)
-        self._stalled = stalled
+        self._stalled = stalled(diagnosis, self._signature)
         for node, column in self.columns.items():
             if node in diagnosis.stages:
-                column.strip.show(diagnosis.stages[node], stalled.get(node, set()))
+                column.strip.show(diagnosis.stages[node], self._stalled.get(node, set()))
         self._show_bar()
         for screen in self.screen_stack:
             if isinstance(screen, ProgressScreen):
