@@ -32,7 +32,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry
 from sparktui.core.clock import ReplayClock
 from sparktui.core.cluster import Cluster
-from sparktui.core.events import Finding, State, StateChange
+from sparktui.core.events import Finding, StateChange
 from sparktui.core.inventory import fabric
 from sparktui.core.inventory.preflight import Preflight
 from sparktui.core.pipeline import Pipeline, Tally
@@ -60,26 +60,11 @@ from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.sources import SourceRow, SourcesScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
-from sparktui.tui.tallies import BEHIND, Census, reading
 from sparktui.tui.widgets.findings import FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
-from sparktui.tui.widgets.node import NO_NODE, NodeColumn
-
-_STATE_STYLE = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}
-
-
-def _named(states: Mapping[str, StateChange], *, details: bool, room: int) -> Text:
-    """Each source by name with its state (and the state's detail), when there are few and they fit in
-    ``room`` cells; else nothing."""
-    text = Text()
-    if len(states) > NAMED_SOURCES:
-        return text
-    for name, change in sorted(states.items()):
-        state = f"{change.state.value} {display(change.detail)}".strip() if details else change.state.value
-        text.append(f"   {name} ", style="bold")
-        text.append(state, style=_STATE_STYLE.get(change.state, "dim"))
-    return text if text.cell_len <= room else Text()
+from sparktui.tui.widgets.node import NodeColumn
+from sparktui.tui.widgets.status import StatusBar
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +80,6 @@ class Session:
 
 #: The fewest cells a node's column gets: as many columns are side by side as fit at this width.
 NARROW_COLUMN = 60
-#: Sources beyond which the status bar counts them by state instead of naming each.
-NAMED_SOURCES = 6
 
 
 class SparkApp(App[None]):
@@ -168,9 +151,8 @@ class SparkApp(App[None]):
         self.filter_field = Input(
             placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
         )
-        self.status_bar = Static(id="status")
+        self.status_bar = StatusBar(replay=self.source.bundle is not None, readonly=readonly)
         self.collector = Collector()
-        self._status_shown = Text()
         self._signals: tuple[int, ...] = ()  # handled while mounted: see _quit_on_signals
 
     # -- layout ----------------------------------------------------------------------------------
@@ -222,6 +204,7 @@ class SparkApp(App[None]):
             return
         self.source = self.demo
         self.sub_title = self.demo.title
+        self.status_bar.replay = self.demo.bundle is not None
         self.pipeline = self._pipeline(self.demo)
         self._start()
 
@@ -292,7 +275,15 @@ class SparkApp(App[None]):
                 column.strip.settle()
         self.done = self.done or message.done
         self.states, self.tallies, self.errors = message.states, message.tallies, message.errors
-        self._status(message.states, message.census, message.dropped)
+        self.status_bar.show(
+            clock=self.time,
+            paused=self.paused,
+            done=self.done,
+            states=message.states,
+            census=message.census,
+            dropped=message.dropped,
+            serving=self.diagnosis.serving if self.diagnosis is not None else (),
+        )
         for column in self.columns.values():
             column.show_sources(message.tallies)
 
@@ -384,44 +375,6 @@ class SparkApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, ProgressScreen):
                 screen.show(diagnosis.progress)
-
-    def _status(self, states: Mapping[str, StateChange], census: Census, dropped: int) -> None:
-        text = Text()
-        mark = "replay" if self.source.bundle is not None else "live"
-        text.append(f" {mark} ", style="reverse")
-        if self.readonly:
-            text.append(" read-only ", style="bold black on green")
-        text.append(f" t+{self.time:,.0f}s ")
-        if self.paused:
-            text.append(" PAUSED ", style="bold black on yellow")
-        elif self.done:
-            text.append(" ended ", style="dim")
-        if dropped:
-            text.append(f" {dropped:,} lines not shown (the analysis saw them) ", style="yellow")
-        if census.size - census.read >= BEHIND:  # a big file, or thousands of small ones
-            text.append(f"  {reading(census.read, census.size)} ", style="bold yellow")
-        troubled = census.count(State.FAILED, State.RETRYING)
-        hint = Text("   S: every source, its error in full" if troubled else "", style="bold")
-        room = self.size.width - text.cell_len - hint.cell_len
-        named = _named(states, details=True, room=room) or _named(states, details=False, room=room)
-        if named or not states:
-            text.append_text(named)
-        else:  # too many to name, or too long: counted by state
-            text.append(f"   {len(states):,} source{'s' if len(states) != 1 else ''}: ")
-            text.append_text(
-                Text(", ").join(
-                    Text(f"{n:,} {state.value}", style=_STATE_STYLE.get(state, "dim")) for state, n in census.states
-                )
-            )
-        for serving in self.diagnosis.serving if self.diagnosis is not None else ():
-            # how each node serves, from its /metrics: generating (green) or running requests that get no token
-            stuck = serving.running > 0 and not serving.tokens_per_s
-            text.append(f"   {serving.node or NO_NODE} ", style="bold")
-            text.append(serving.short, style="yellow" if stuck else "green")
-        text.append_text(hint)
-        if text != self._status_shown:  # ten updates a second, mostly the same words
-            self._status_shown = text
-            self.status_bar.update(text, layout=False)  # one line, whatever it says: no layout
 
     def _panes(self) -> list[LogPane]:
         return [pane for column in self.columns.values() for pane in column.panes.values()]
