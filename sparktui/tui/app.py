@@ -18,13 +18,12 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-import regex
 from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import catalogue as cat
@@ -60,6 +59,7 @@ from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.sources import SourceRow, SourcesScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
+from sparktui.tui.widgets.filter import FilterBar
 from sparktui.tui.widgets.findings import FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
@@ -148,9 +148,7 @@ class SparkApp(App[None]):
         self.node_bar = Static(id="node-bar")
         self._bar_shown = Text()
         self.findings_table = FindingsTable()
-        self.filter_field = Input(
-            placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
-        )
+        self.filter_field = FilterBar()
         self.status_bar = StatusBar(replay=self.source.bundle is not None, readonly=readonly)
         self.collector = Collector()
         self._signals: tuple[int, ...] = ()  # handled while mounted: see _quit_on_signals
@@ -483,34 +481,7 @@ class SparkApp(App[None]):
             self.notify("no log pane to filter yet", severity="warning")
             return
         self._last_pane = pane
-        field = self.filter_field
-        field.display = True
-        field.value = ""
-        field.focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        field = self.filter_field
-        pane = self._last_pane
-        field.display = False
-        if pane is None:
-            return
-        if not pane.is_attached:  # its node went out of view meanwhile
-            return
-        try:
-            pane.set_filter(event.value)
-        except regex.error as exc:
-            self.notify(f"not a valid regex: {exc}", severity="error")
-        except FilterTooSlow as exc:
-            self.notify(f"filter not applied: {exc}", severity="error", markup=False)
-        pane.focus()
-
-    def on_key(self, event: object) -> None:
-        key = getattr(event, "key", "")
-        field = self.filter_field
-        if key == "escape" and field.display:
-            field.display = False
-            if self._last_pane is not None:
-                self._last_pane.focus()
+        self.filter_field.open(pane)
 
     def on_descendant_focus(self) -> None:
         focused = self.focused
@@ -521,18 +492,10 @@ class SparkApp(App[None]):
         return self.focused if isinstance(self.focused, LogPane) else None
 
     def action_next_match(self) -> None:
-        self._jump(1)
+        self.filter_field.jump(self._focused_pane(), 1)
 
     def action_previous_match(self) -> None:
-        self._jump(-1)
-
-    def _jump(self, step: int) -> None:
-        pane = self._focused_pane()
-        if pane is None or pane.pattern is None:
-            self.notify("set a filter with / in a pane first", severity="warning")
-            return
-        if pane.jump(step):
-            self.notify(f"match {pane.cursor + 1} of {len(pane.shown)}", timeout=1.5)
+        self.filter_field.jump(self._focused_pane(), -1)
 
     def action_maximise(self) -> None:
         pane = self._focused_pane()
