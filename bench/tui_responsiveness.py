@@ -54,10 +54,11 @@ from textual.strip import Strip
 from sparktui.core import catalogue as cat
 from sparktui.core.classify import classify
 from sparktui.core.sources.base import Cursor, LiveSource, Received
-from sparktui.tui.app import NARROW_COLUMN, Session, SparkApp
+from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.messages import LinesArrived
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.widgets.logpane import LogPane
+from sparktui.tui.widgets.nodes_area import NARROW_COLUMN
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Seconds at the start (the node columns and panes being built) left out of every figure.
@@ -154,7 +155,7 @@ class Measured(SparkApp):
         message.prevent_default()  # else Textual, walking the MRO, runs SparkApp's handler a second time
         self.arrived += message.count
         for (node, layer), lines in message.panes.items():
-            pane = self.columns[node].pane(layer)
+            pane = self.nodes_area.columns[node].pane(layer)
             by_source: dict[str, list[int]] = {}
             for line in lines:
                 by_source.setdefault(line.source, []).append(line.number)

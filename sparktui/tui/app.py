@@ -18,12 +18,11 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Header
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import catalogue as cat
@@ -46,12 +45,11 @@ from sparktui.core.sources.files import SourceError
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
-from sparktui.tui import clipboard, feed, messages
+from sparktui.tui import clipboard, messages
 from sparktui.tui.bindings import bindings, playbook_key_problem
 from sparktui.tui.collector import FULL_EVERY, Collector
-from sparktui.tui.feed import Feed, Warnings, marks, stalled
+from sparktui.tui.feed import Feed, Warnings, stalled
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceEvent, SourcesChanged
-from sparktui.tui.nodes import Nodes, View
 from sparktui.tui.screens.finding import FindingScreen, evidence_text, finding_markdown
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.inventory import InventoryScreen
@@ -62,8 +60,8 @@ from sparktui.tui.screens.welcome import WelcomeScreen
 from sparktui.tui.widgets.filter import FilterBar
 from sparktui.tui.widgets.findings import FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
-from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
-from sparktui.tui.widgets.node import NodeColumn
+from sparktui.tui.widgets.logpane import LogPane
+from sparktui.tui.widgets.nodes_area import NodesArea
 from sparktui.tui.widgets.status import StatusBar
 
 
@@ -76,10 +74,6 @@ class Session:
     bundle: Bundle | None = None
     live: tuple[LiveSource | SourceGroup, ...] = ()
     speed: float = 0.0
-
-
-#: The fewest cells a node's column gets: as many columns are side by side as fit at this width.
-NARROW_COLUMN = 60
 
 
 class SparkApp(App[None]):
@@ -124,17 +118,10 @@ class SparkApp(App[None]):
         self.clock: ReplayClock | None = None
         self.paused = False
         self.pipeline = self._pipeline(self.source)
-        self._evidence_index = -1
-        self._last_pane: LogPane | None = None
-        self.nodes = Nodes()  # every node's lines, in view or not
-        self.view = View(self.nodes)  # the nodes whose columns are on screen
-        self.columns: dict[str, NodeColumn] = {}  # the columns of the nodes in view
         self.states: Mapping[str, StateChange] = {}
         self.tallies: Mapping[str, Tally] = {}
         self.errors: Mapping[str, str] = {}  # each source's last error, kept after it recovered
         self._rows: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
-        self._marks: frozenset[tuple[str, int]] = frozenset()
-        self._stalled: dict[str, set[str]] = {}
         try:
             playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:
@@ -144,9 +131,7 @@ class SparkApp(App[None]):
         self.playbooks = {i: b for i, b in playbooks.items() if not playbook_key_problem(b.key)}
         self._playbook_problem = "; ".join(problems)
         # Held here, not queried: a query looks at the screen on top, which may be a modal.
-        self.nodes_box = Horizontal(id="nodes")
-        self.node_bar = Static(id="node-bar")
-        self._bar_shown = Text()
+        self.nodes_area = NodesArea()
         self.findings_table = FindingsTable()
         self.filter_field = FilterBar()
         self.status_bar = StatusBar(replay=self.source.bundle is not None, readonly=readonly)
@@ -158,8 +143,7 @@ class SparkApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Vertical(id="main"):
-            yield self.node_bar
-            yield self.nodes_box
+            yield self.nodes_area
             yield self.findings_table
         yield self.filter_field
         yield self.status_bar
@@ -167,7 +151,7 @@ class SparkApp(App[None]):
 
     def on_mount(self) -> None:
         self._quit_on_signals()
-        self.view.fits(self.size.width // NARROW_COLUMN)
+        self.nodes_area.fit(self.size.width)
         self.collector.hold()
         self.set_interval(FULL_EVERY, self.collector.full)
         if self._playbook_problem:
@@ -223,9 +207,10 @@ class SparkApp(App[None]):
         yield from super().get_system_commands(screen)
         if isinstance(screen, PlaybookScreen):
             yield from screen.commands()
-        for node in self.nodes.names:
-            yield SystemCommand(f"Go to node {node}", "Show its column and focus it", partial(self._focus_node, node))
-        for column in self.columns.values():
+        area = self.nodes_area
+        for node in area.nodes.names:
+            yield SystemCommand(f"Go to node {node}", "Show its column and focus it", partial(area.focus_node, node))
+        for column in area.columns.values():
             for pane in column.panes.values():
                 if pane.display:
                     yield SystemCommand(f"Go to {column.node} / {pane.border_title}", "Focus this pane", pane.focus)
@@ -249,28 +234,13 @@ class SparkApp(App[None]):
                 self.post_message(messages.of(said))
 
     def on_lines_arrived(self, message: LinesArrived) -> None:
-        nodes = len(self.nodes)
-        came = False
-        for (node, layer), lines in message.panes.items():
-            self.nodes.log(node).add(layer, lines)
-            column = self.columns.get(node)
-            if column is not None:
-                column.add(layer, lines)
-            else:
-                came = self.view.spoke(node) or came  # its column is made with every line kept, these too
-        if came:
-            self._sync()
-        elif len(self.nodes) != nodes:
-            self._show_bar()
+        self.nodes_area.add(message.panes)
 
     def on_diagnosis_changed(self, message: DiagnosisChanged) -> None:
         self._show(message.diagnosis)
 
     def on_sources_changed(self, message: SourcesChanged) -> None:
         self.time = message.clock
-        if message.done and not self.done:
-            for column in self.columns.values():
-                column.strip.settle()
         self.done = self.done or message.done
         self.states, self.tallies, self.errors = message.states, message.tallies, message.errors
         self.status_bar.show(
@@ -282,8 +252,7 @@ class SparkApp(App[None]):
             dropped=message.dropped,
             serving=self.diagnosis.serving if self.diagnosis is not None else (),
         )
-        for column in self.columns.values():
-            column.show_sources(message.tallies)
+        self.nodes_area.show_sources(message.tallies, message.done)
 
     def on_source_event(self, message: SourceEvent) -> None:
         said = f"{message.change.source}: {message.change.detail}"
@@ -298,62 +267,13 @@ class SparkApp(App[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         # event.size: this runs before Textual's own handler has taken the new size
-        if self.view.fits(event.size.width // NARROW_COLUMN):
-            self._sync()
-
-    def _sync(self) -> None:
-        """Columns for the nodes in view, in name order, and none for the others."""
-        if not self.nodes_box.is_attached:  # lines still arriving while the app shuts down
-            return
-        wanted = self.view.shown
-        for node in [n for n in self.columns if n not in wanted]:
-            self.columns.pop(node).remove()
-        for index, node in enumerate(wanted):
-            if node in self.columns:
-                continue
-            column = self.columns[node] = NodeColumn(self.nodes.log(node))
-            later = [self.columns[n] for n in wanted[index + 1 :] if n in self.columns]
-            self.nodes_box.mount(column, before=later[0] if later else None)
-            for pane in column.panes.values():
-                pane.following = not self.paused
-                pane.set_marks(self._marks)
-            if self.diagnosis is not None and node in self.diagnosis.stages:
-                column.strip.show(self.diagnosis.stages[node], self._stalled.get(node, set()))
-            column.show_sources(self.tallies)
-        self._show_bar()
-
-    def _show_bar(self) -> None:
-        """Which nodes are in view among how many, when not all of them are; nothing (no line) when they are."""
-        text = Text()
-        if not self.view.everything():
-            text.append(f" {len(self.view.shown)} of {len(self.nodes):,} nodes in view ", style="reverse")
-            text.append("  ] next  [ previous  : go to a node", style="dim")
-            away = feed.away(self.diagnosis, self.view.shown)
-            if away:
-                more = f" and {len(away) - 3:,} more" if len(away) > 3 else ""
-                text.append(f"   findings on {', '.join(away[:3])}{more} (e shows the evidence)", style="yellow")
-        if text != self._bar_shown:
-            if bool(text) != bool(self._bar_shown):
-                self.node_bar.display = bool(text)  # a layout, only when it appears or goes
-            self._bar_shown = text
-            self.node_bar.update(text, layout=False)
-
-    def _bring(self, node: str) -> tuple[NodeColumn | None, bool]:
-        """The node's column, its page brought into view if it was not; and whether it was just made."""
-        if node not in self.nodes:
-            return None, False
-        moved = self.view.show(node)
-        if moved:
-            self._sync()
-        return self.columns.get(node), moved
+        self.nodes_area.fit(event.size.width)
 
     def action_next_nodes(self) -> None:
-        if self.view.page(1):
-            self._sync()
+        self.nodes_area.page(1)
 
     def action_previous_nodes(self) -> None:
-        if self.view.page(-1):
-            self._sync()
+        self.nodes_area.page(-1)
 
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis
@@ -362,20 +282,10 @@ class SparkApp(App[None]):
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.time)
         self._show_findings()
-        self._marks = marks(diagnosis)
-        for pane in self._panes():
-            pane.set_marks(self._marks)
-        self._stalled = stalled(diagnosis, self._signature)
-        for node, column in self.columns.items():
-            if node in diagnosis.stages:
-                column.strip.show(diagnosis.stages[node], self._stalled.get(node, set()))
-        self._show_bar()
+        self.nodes_area.show(diagnosis, stalled(diagnosis, self._signature))
         for screen in self.screen_stack:
             if isinstance(screen, ProgressScreen):
                 screen.show(diagnosis.progress)
-
-    def _panes(self) -> list[LogPane]:
-        return [pane for column in self.columns.values() for pane in column.panes.values()]
 
     def _show_findings(self) -> None:
         """The logs' findings, then the last check's (a check whose id a log finding has is shown once)."""
@@ -463,30 +373,15 @@ class SparkApp(App[None]):
         self.paused = not self.paused
         if self.clock is not None:
             (self.clock.pause if self.paused else self.clock.resume)()
-        for pane in self._panes():
-            pane.following, pane.paused = not self.paused, self.paused
-            if not self.paused:
-                try:
-                    pane.redraw()  # with the lines that came while it was held
-                except FilterTooSlow:
-                    pane.set_filter("")
-                pane.scroll_end(animate=False)
+        self.nodes_area.pause(self.paused)
         self.notify("paused" if self.paused else "following resumed", timeout=2)
 
     def action_filter(self) -> None:
-        """Filter the focused log pane; with none focused (as at start), the last one focused, else the first."""
-        last = self._last_pane if self._last_pane is not None and self._last_pane.is_attached else None
-        pane = self._focused_pane() or last or next(iter(self._panes()), None)
+        pane = self.nodes_area.to_filter(self._focused_pane())
         if pane is None:
             self.notify("no log pane to filter yet", severity="warning")
             return
-        self._last_pane = pane
         self.filter_field.open(pane)
-
-    def on_descendant_focus(self) -> None:
-        focused = self.focused
-        if isinstance(focused, LogPane):
-            self._last_pane = focused
 
     def _focused_pane(self) -> LogPane | None:
         return self.focused if isinstance(self.focused, LogPane) else None
@@ -517,20 +412,7 @@ class SparkApp(App[None]):
         if finding is None or not finding.evidence:
             self.notify("no finding selected", severity="warning")
             return
-        self._evidence_index = (self._evidence_index + step) % len(finding.evidence)
-        e = finding.evidence[self._evidence_index]
-        column, made = self._bring(e.node)
-        for pane in column.panes.values() if column is not None else ():
-            if pane.reveal(e.source, e.line):
-                if made:  # laid out on the next refresh: scrolled to the line once it has a height
-                    self.call_after_refresh(lambda pane=pane: pane.reveal(e.source, e.line) and pane.focus())
-                else:
-                    pane.focus()
-                self.notify(
-                    f"evidence {self._evidence_index + 1} of {len(finding.evidence)}: {e.source}:{e.line}", timeout=2
-                )
-                return
-        self.notify(f"{e.source}:{e.line} is no longer in its pane (open the finding with enter)", timeout=3)
+        self.nodes_area.evidence(finding, step)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self._open(event.cursor_row)
@@ -555,16 +437,6 @@ class SparkApp(App[None]):
                 context,
             )
         )
-
-    def _focus_node(self, node: str) -> None:
-        column, made = self._bring(node)
-        for pane in column.panes.values() if column is not None else ():
-            if pane.display:
-                if made:
-                    self.call_after_refresh(pane.focus)
-                else:
-                    pane.focus()
-                return
 
     def action_export(self) -> None:
         if self.diagnosis is None:

@@ -28,7 +28,7 @@ async def test_cockpit_over_ssh(sshd_cluster: SshdCluster, tmp_path: Path) -> No
         sources.append(SshFileSource(nodes[-1], str(path), name=f"{alias}:{rank}"))
     app = SparkApp(Session("ssh", live=tuple(sources)), cat.load())
     async with app.run_test(size=(160, 48)):
-        await until(lambda: len(app.columns) == 2, 10, "both nodes' columns")
+        await until(lambda: len(app.nodes_area.columns) == 2, 10, "both nodes' columns")
         for path, lines in written.items():
             with path.open("a") as fh:
                 fh.writelines(lines[5:])
@@ -41,7 +41,7 @@ async def test_cockpit_over_ssh(sshd_cluster: SshdCluster, tmp_path: Path) -> No
             15,
             "the socket interface finding",
         )
-        assert set(app.nodes.names) >= {"spark-a"}  # the NCCL host its lines name; its column a page away
+        assert set(app.nodes_area.nodes.names) >= {"spark-a"}  # the NCCL host its lines name; its column a page away
         assert "streaming" in str(app.status_bar.render())
         for node in nodes:
             await node.close()

@@ -414,5 +414,5 @@ async def test_a_full_disk_stops_the_cockpits_spool_with_a_notification_and_the_
 
 def shown_to(app: Any) -> int:
     """The number of the last line the cockpit's panes show."""
-    panes = [pane for column in app.columns.values() for pane in column.panes.values()]
+    panes = [pane for column in app.nodes_area.columns.values() for pane in column.panes.values()]
     return max((line.number for pane in panes for line in pane.lines_kept), default=0)

@@ -29,10 +29,10 @@ async def test_replay_fills_panes_and_names_the_hang(hang_app: SparkApp) -> None
         await wait_done(pilot, hang_app)
         assert hang_app.diagnosis is not None
         assert hang_app.diagnosis.findings[0].signature == "nccl-second-communicator-not-joined"
-        assert set(hang_app.columns) == {"spark-a", "spark-b"}
-        nccl = hang_app.columns["spark-a"].pane("nccl")
+        assert set(hang_app.nodes_area.columns) == {"spark-a", "spark-b"}
+        nccl = hang_app.nodes_area.columns["spark-a"].pane("nccl")
         assert nccl.display and len(nccl.lines_kept) > 20
-        assert "stopped at" in str(hang_app.columns["spark-a"].strip.render())
+        assert "stopped at" in str(hang_app.nodes_area.columns["spark-a"].strip.render())
 
 
 async def test_help_lists_every_key(hang_app: SparkApp) -> None:
@@ -111,7 +111,7 @@ async def test_progress_follows_new_diagnoses(hang_app: SparkApp) -> None:
 async def test_filter_invert_and_matches(hang_app: SparkApp) -> None:
     async with hang_app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, hang_app)
-        pane = hang_app.columns["spark-a"].pane("nccl")
+        pane = hang_app.nodes_area.columns["spark-a"].pane("nccl")
         pane.focus()
         await pilot.press("slash", *"Init START", "enter")
         await pilot.pause()
@@ -136,7 +136,9 @@ async def test_a_filter_that_backtracks_for_ever_is_dropped_with_the_reason(tmp_
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         pane = next(
-            p for p in app.columns["node-a"].panes.values() if any("^^^^^^^^^^" in ln.text for ln in p.lines_kept)
+            p
+            for p in app.nodes_area.columns["node-a"].panes.values()
+            if any("^^^^^^^^^^" in ln.text for ln in p.lines_kept)
         )
         pane.focus()
         await pilot.press("slash", *r"(\^|\^)+[#@]", "enter")
@@ -157,7 +159,7 @@ async def test_evidence_jump_focuses_the_pane_holding_the_line(hang_app: SparkAp
         await pilot.pause()
         focused = hang_app.focused
         assert isinstance(focused, LogPane)
-        assert focused is hang_app.columns["spark-a"].pane("nccl")
+        assert focused is hang_app.nodes_area.columns["spark-a"].pane("nccl")
         await pilot.press("f")
         assert hang_app.screen.maximized is focused
 
@@ -182,7 +184,7 @@ async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None
     app = SparkApp(Session("t", loaded, speed=0), cat.load())
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_done(pilot, app)
-        lines = [line.text for line in app.columns["spark-a"].pane("other").lines_kept]
+        lines = [line.text for line in app.nodes_area.columns["spark-a"].pane("other").lines_kept]
         assert any("clear screen" in line for line in lines)
         assert not any("\x1b" in line or "\x00" in line or "\x07" in line for line in lines)
         assert max(len(line) for line in lines) < 2100
@@ -196,8 +198,8 @@ async def test_a_file_of_notes_gets_a_column_that_says_it_has_no_node(tmp_path: 
     app = SparkApp(Session("t", bundle.load(made), speed=0), cat.load())
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
-        assert sorted(app.columns) == ["", "spark-a"]
-        assert app.columns[""].border_title == "no node"
+        assert sorted(app.nodes_area.columns) == ["", "spark-a"]
+        assert app.nodes_area.columns[""].border_title == "no node"
 
 
 async def test_welcome_offers_the_demo(tmp_path: Path) -> None:
@@ -222,13 +224,16 @@ async def test_live_files_are_followed(tmp_path: Path) -> None:
     app = SparkApp(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)), cat.load())
     async with app.run_test(size=(160, 48)):
         await until(
-            lambda: "spark-a" in app.columns and len(app.columns["spark-a"].pane("nccl").lines_kept) >= 10,
+            lambda: (
+                "spark-a" in app.nodes_area.columns
+                and len(app.nodes_area.columns["spark-a"].pane("nccl").lines_kept) >= 10
+            ),
             20,
             "spark-a's first lines",
         )
         with path.open("a") as fh:
             fh.writelines(real[20:])
-        kept = app.columns["spark-a"].pane("nccl").lines_kept
+        kept = app.nodes_area.columns["spark-a"].pane("nccl").lines_kept
         await until(lambda: kept[-1].text.endswith("Init START"), 20, "the second communicator, just written")
         assert "streaming" in str(app.query_one("#status").render())
 
@@ -260,18 +265,18 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
 async def test_narrow_terminals_show_one_node_at_a_time(hang_app: SparkApp) -> None:
     async with hang_app.run_test(size=(90, 40)) as pilot:
         await wait_done(pilot, hang_app)
-        assert list(hang_app.columns) == ["spark-a"]
-        assert "1 of 2 nodes in view" in str(hang_app.node_bar.render())
+        assert list(hang_app.nodes_area.columns) == ["spark-a"]
+        assert "1 of 2 nodes in view" in str(hang_app.nodes_area.bar.render())
         await pilot.press("right_square_bracket")
         await pilot.pause()
-        assert list(hang_app.columns) == ["spark-b"]
-        assert len(hang_app.columns["spark-b"].pane("nccl").shown) > 20  # kept while it was out of view
+        assert list(hang_app.nodes_area.columns) == ["spark-b"]
+        assert len(hang_app.nodes_area.columns["spark-b"].pane("nccl").shown) > 20  # kept while it was out of view
         await pilot.press("left_square_bracket")
         await pilot.pause()
-        assert list(hang_app.columns) == ["spark-a"]
+        assert list(hang_app.nodes_area.columns) == ["spark-a"]
         await pilot.resize_terminal(160, 40)
         await pilot.pause()
-        assert list(hang_app.columns) == ["spark-a", "spark-b"] and not hang_app.node_bar.display
+        assert list(hang_app.nodes_area.columns) == ["spark-a", "spark-b"] and not hang_app.nodes_area.bar.display
 
 
 async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:

@@ -104,7 +104,7 @@ async def test_y_copies_a_pane_line_made_safe(tmp_path: Path, state_home: Path) 
         await wait_done(pilot, app)
         pane = next(
             p
-            for p in app.columns["spark-a"].panes.values()
+            for p in app.nodes_area.columns["spark-a"].panes.values()
             if any("Local node IP" in line.text for line in p.lines_kept)
         )
         pane.focus()

@@ -47,29 +47,31 @@ async def test_hundreds_of_files_make_a_few_columns_and_a_page_of_the_rest(tmp_p
             30,
             "every file's first lines",
         )
-        nodes = len(app.nodes)
+        nodes = len(app.nodes_area.nodes)
         assert nodes > 100
-        assert len(app.columns) == 2 and len(app.query(NodeColumn)) == 2  # 160 cells: two columns, no more
-        assert f"2 of {nodes:,} nodes in view" in str(app.node_bar.render())
-        assert sum(sum(log.sources.values()) for log in app.nodes.logs.values()) == app.pipeline.lines
-        names = app.nodes.names
-        app._focus_node(names[5])  # what the palette's "Go to node" runs
+        assert len(app.nodes_area.columns) == 2 and len(app.query(NodeColumn)) == 2  # 160 cells: two columns, no more
+        assert f"2 of {nodes:,} nodes in view" in str(app.nodes_area.bar.render())
+        assert sum(sum(log.sources.values()) for log in app.nodes_area.nodes.logs.values()) == app.pipeline.lines
+        names = app.nodes_area.nodes.names
+        app.nodes_area.focus_node(names[5])  # what the palette's "Go to node" runs
         await pilot.pause()
-        assert list(app.columns) == names[5:7]
+        assert list(app.nodes_area.columns) == names[5:7]
         await pilot.press("right_square_bracket")
         await pilot.pause()
-        assert list(app.columns) == names[7:9]  # the next ones by name
+        assert list(app.nodes_area.columns) == names[7:9]  # the next ones by name
         await pilot.press("left_square_bracket")
         await pilot.pause()
-        assert list(app.columns) == names[5:7]
-        app._focus_node(names[-1])
+        assert list(app.nodes_area.columns) == names[5:7]
+        app.nodes_area.focus_node(names[-1])
         await pilot.pause()
-        assert list(app.columns) == names[-2:]
-        column = app.columns[names[-1]]
-        assert sum(len(p.shown) for p in column.panes.values()) == sum(app.nodes.logs[names[-1]].sources.values())
+        assert list(app.nodes_area.columns) == names[-2:]
+        column = app.nodes_area.columns[names[-1]]
+        assert sum(len(p.shown) for p in column.panes.values()) == sum(
+            app.nodes_area.nodes.logs[names[-1]].sources.values()
+        )
         await pilot.press("right_square_bracket")
         await pilot.pause()
-        assert list(app.columns) == names[:2]  # round from the last page to the first
+        assert list(app.nodes_area.columns) == names[:2]  # round from the last page to the first
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
