@@ -51,10 +51,10 @@ from textual._compositor import CompositorUpdate
 from textual.screen import Screen
 from textual.strip import Strip
 
-from sparktui.core import catalogue as cat
 from sparktui.core.classify import classify
 from sparktui.core.sources.base import Cursor, LiveSource, Received
 from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.factory import make_app
 from sparktui.tui.messages import LinesArrived
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.widgets.logpane import LogPane
@@ -218,7 +218,8 @@ class Result:
 
 async def run(rate: float, seconds: float, nodes: int) -> Result:
     sources = [Flood(host, lines, rate / nodes, seconds) for host, lines in streams(nodes)]
-    app = Measured(Session("bench", live=tuple(sources)), cat.load())
+    app = make_app(Session("bench", live=tuple(sources)), kind=Measured)
+    assert isinstance(app, Measured)
     keys: list[float] = []
     covers: list[tuple[float, float]] = []  # (first frame of the help, first frame of the cockpit after it)
     size = (max(200, nodes * NARROW_COLUMN), 60)  # every node's column side by side

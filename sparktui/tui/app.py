@@ -13,7 +13,7 @@ import asyncio
 import signal
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -77,6 +77,9 @@ class Session:
 
 
 class SparkApp(App[None]):
+    """The cockpit (built by :func:`sparktui.tui.factory.make_app`): composes the node area, the findings,
+    the filter field and the status bar; routes the feed's messages to them; its actions delegate."""
+
     CSS_PATH = Path(__file__).with_name("sparktui.tcss")  # absolute, so subclasses elsewhere keep it
     TITLE = "sparktui"
     AUTO_FOCUS = "#findings"
@@ -88,7 +91,7 @@ class SparkApp(App[None]):
         catalogue: cat.Catalogue,
         *,
         export_dir: Path | None = None,
-        demo: Session | None = None,
+        demo: Callable[[], Session] | None = None,
         spool_live: bool = True,
         spool_raw: bool = False,
         cluster: Cluster | None = None,
@@ -106,7 +109,7 @@ class SparkApp(App[None]):
         self.welcome = source is None
         self.spool_live = spool_live
         self.spool_raw = spool_raw  # the spool keeps secrets (--spool-raw)
-        self.demo = demo
+        self.demo = demo  # the welcome screen's demo, loaded when chosen
         self.catalogue = catalogue
         self.export_dir = export_dir or Path.cwd()
         self.sub_title = self.source.title
@@ -184,10 +187,10 @@ class SparkApp(App[None]):
         if not run_demo or self.demo is None:
             self.exit()
             return
-        self.source = self.demo
-        self.sub_title = self.demo.title
-        self.status_bar.replay = self.demo.bundle is not None
-        self.pipeline = self._pipeline(self.demo)
+        self.source = self.demo()
+        self.sub_title = self.source.title
+        self.status_bar.replay = self.source.bundle is not None
+        self.pipeline = self._pipeline(self.source)
         self._start()
 
     def _pipeline(self, session: Session) -> Pipeline:

@@ -9,10 +9,10 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
-from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.bindings import KEYS
+from sparktui.tui.factory import make_app
 from sparktui.tui.messages import DiagnosisChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
@@ -60,7 +60,7 @@ async def test_enter_opens_the_finding_with_evidence_from_both_nodes(hang_app: S
 
 async def test_progress_shows_every_rank_and_marks_the_one_behind(tmp_path: Path) -> None:
     logs = {f"node-{'ab'[i // 2]}/rank{i}.log": LAGGARD / f"rank{i}.log" for i in range(4)}
-    app = SparkApp(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0), cat.load())
+    app = make_app(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         await pilot.press("G")
@@ -130,9 +130,7 @@ async def test_a_filter_that_backtracks_for_ever_is_dropped_with_the_reason(tmp_
     """The filter is the user's regex, held to a user signature's per-line budget: this one backtracks
     exponentially on a real traceback's run of carets."""
     carets = FIXTURES / "nccl4" / "four-hosts-rank-oom" / "rank2.log"
-    app = SparkApp(
-        Session("t", bundle.load(make_bundle(tmp_path / "b", logs={"node-a/rank2.log": carets})), speed=0), cat.load()
-    )
+    app = make_app(Session("t", bundle.load(make_bundle(tmp_path / "b", logs={"node-a/rank2.log": carets})), speed=0))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         pane = next(
@@ -181,7 +179,7 @@ async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
 async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None:
     nasty = "\x1b]0;pwned\x07\x1b[2Jclear screen\x00 and bell\x07 " + "z" * 50_000 + "\n"
     loaded = bundle.load(make_bundle(tmp_path / "b", {"nasty.log": nasty}))
-    app = SparkApp(Session("t", loaded, speed=0), cat.load())
+    app = make_app(Session("t", loaded, speed=0))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_done(pilot, app)
         lines = [line.text for line in app.nodes_area.columns["spark-a"].pane("other").lines_kept]
@@ -195,7 +193,7 @@ async def test_a_file_of_notes_gets_a_column_that_says_it_has_no_node(tmp_path: 
     made = make_bundle(tmp_path / "b", logs={"spark-a/nccl.log": HANG / "rank0.log", "notes/meta.txt": meta})
     manifest = made / "bundle.toml"
     manifest.write_text(manifest.read_text().replace('node = "notes"', 'node = ""'))  # as an export writes it
-    app = SparkApp(Session("t", bundle.load(made), speed=0), cat.load())
+    app = make_app(Session("t", bundle.load(made), speed=0))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         assert sorted(app.nodes_area.columns) == ["", "spark-a"]
@@ -203,8 +201,7 @@ async def test_a_file_of_notes_gets_a_column_that_says_it_has_no_node(tmp_path: 
 
 
 async def test_welcome_offers_the_demo(tmp_path: Path) -> None:
-    demo = Session("demo", bundle.load(make_bundle(tmp_path / "d")), speed=0)
-    app = SparkApp(None, cat.load(), demo=demo)
+    app = make_app(None, demo_at=make_bundle(tmp_path / "d"), demo_speed=0)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert type(app.screen).__name__ == "WelcomeScreen"
@@ -221,7 +218,7 @@ async def test_live_files_are_followed(tmp_path: Path) -> None:
     path = tmp_path / "rank0.log"
     real = (HANG / "rank0.log").read_text().splitlines(True)
     path.write_text("".join(real[:20]))
-    app = SparkApp(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)), cat.load())
+    app = make_app(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)))
     async with app.run_test(size=(160, 48)):
         await until(
             lambda: (
@@ -244,7 +241,7 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
 
     line = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
     loaded = bundle.load(make_bundle(tmp_path / "b", {"server.log": line}))
-    app = SparkApp(Session("t", loaded, speed=0), cat.load())
+    app = make_app(Session("t", loaded, speed=0))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         assert app.diagnosis is not None
@@ -284,7 +281,7 @@ async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
     per second, running requests and KV cache in the status bar, and the stall among the findings."""
     readings = FIXTURES / "vllm" / "serving-stalled" / "metrics.log"
     loaded = bundle.load(make_bundle(tmp_path / "b", logs={"cpu-node/metrics.log": readings}))
-    app = SparkApp(Session("t", loaded, speed=0), cat.load())
+    app = make_app(Session("t", loaded, speed=0))
     async with app.run_test(size=(200, 48)) as pilot:
         await wait_done(pilot, app)
         assert app.diagnosis is not None

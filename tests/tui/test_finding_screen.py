@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from textual.containers import VerticalScroll
 
-from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.clipboard import copy_file
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.finding import FindingScreen, evidence_text
 from sparktui.tui.widgets.logpane import LogPane
 
@@ -97,7 +97,7 @@ async def test_y_and_Y_copy_the_evidence_and_the_finding(hang_app: SparkApp, sta
 async def test_y_copies_a_pane_line_made_safe(tmp_path: Path, state_home: Path) -> None:
     logs = {"spark-a/nccl.log": FIXTURES / "nccl" / "two-hosts-second-group-not-joined" / "rank0.log"}
     logs["spark-a/ray.log"] = COLOURED
-    app = SparkApp(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0), cat.load())
+    app = make_app(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0))
     raw = [line for line in COLOURED.read_text().splitlines() if "\x1b" in line]
     assert raw  # the capture has escape sequences of its own
     async with app.run_test(size=SIZE) as pilot:

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 from sparktui.commands.common import open_sources
-from sparktui.core import catalogue as cat
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.open import POLLS_PER_SECOND
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import Session
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.sources import SourcesScreen
 from sparktui.tui.widgets.node import NodeColumn
@@ -40,7 +40,7 @@ async def test_hundreds_of_files_make_a_few_columns_and_a_page_of_the_rest(tmp_p
     sources = tuple(open_sources([str(logs)], trust_new_host_key=False))
     # a directory of many logs is looked at less often per file: POLLS_PER_SECOND in all
     assert {s.poll for s in sources if isinstance(s, FollowedFile)} == {FILES / POLLS_PER_SECOND}
-    app = SparkApp(Session("many", live=sources), cat.load(), spool_live=False)
+    app = make_app(Session("many", live=sources), spool_live=False)
     async with app.run_test(size=(160, 45)) as pilot:
         await until(
             lambda: app.pipeline.lines and len(app.tallies) == FILES and all(t.lines for t in app.tallies.values()),
