@@ -46,7 +46,7 @@ from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.tui import clipboard, messages
-from sparktui.tui.bindings import bindings, playbook_key_problem
+from sparktui.tui.bindings import bindings, palette, playbook_key_problem
 from sparktui.tui.collector import FULL_EVERY, Collector
 from sparktui.tui.feed import Feed, Warnings, stalled
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceEvent, SourcesChanged
@@ -219,12 +219,10 @@ class SparkApp(App[None]):
                     yield SystemCommand(f"Go to {column.node} / {pane.border_title}", "Focus this pane", pane.focus)
         for rank, finding in enumerate(self.findings_table.findings, 1):
             yield SystemCommand(f"Finding {rank}: {finding.title}", finding.signature, partial(self._open, rank - 1))
-        yield SystemCommand("Start-up progress", "The stage each rank reached, per track", self.action_progress)
-        yield SystemCommand(
-            "Sources and errors", "Every source: node, kind, state, counts, its last error in full", self.action_sources
-        )
-        yield SystemCommand("Export report", "Write a Markdown report of this incident", self.action_export)
-        yield SystemCommand("Help", "Every key", self.action_help)
+        for key in palette():
+            yield SystemCommand(
+                key.palette, f"{key.description} (key {key.label or key.key})", partial(self.run_action, key.action)
+            )
 
     # -- the pipeline -------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from sparktui.core.pipeline import Tally
 from sparktui.core.sources.base import Extent
 from sparktui.core.text import display
 from sparktui.core.words import size
-from sparktui.tui.bindings import closing
+from sparktui.tui.bindings import SOURCES, bindings, closing
 from sparktui.tui.tallies import reading, share
 
 TITLE = "Sources"
@@ -113,14 +113,7 @@ class SourceList(ScrollView, can_focus=True):
     """The sources, one a line, drawn only as they come into view (a session may have thousands: a table
     widget lays every row out first, which took a second for 5,000); ``cursor`` is the one described."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        ("up,k", "move(-1)", "Previous"),
-        ("down,j", "move(1)", "Next"),
-        ("pageup", "page(-1)", "Page up"),
-        ("pagedown,space", "page(1)", "Page down"),
-        ("home", "jump(0)", "First"),
-        ("end", "jump(-1)", "Last"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(SOURCES)
 
     class Highlighted(Message):
         """The cursor moved to another source."""

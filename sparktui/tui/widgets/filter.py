@@ -6,16 +6,17 @@ from __future__ import annotations
 from typing import ClassVar
 
 import regex
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.widgets import Input
 
+from sparktui.tui.bindings import FILTER, bindings
 from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
 
 
 class FilterBar(Input):
     """The field, shown while a pane's filter is typed; it remembers which pane it filters."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(FILTER)
 
     def __init__(self) -> None:
         super().__init__(placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter")
