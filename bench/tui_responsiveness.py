@@ -53,10 +53,11 @@ from textual.strip import Strip
 
 from sparktui.core.classify import classify
 from sparktui.core.sources.base import Cursor, LiveSource, Received
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.factory import make_app
 from sparktui.tui.messages import LinesArrived
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.logpane import LogPane
 from sparktui.tui.widgets.nodes_area import NARROW_COLUMN
 

@@ -49,9 +49,10 @@ from textual.strip import Strip
 from bench.corpus import Corpus, build_directory, load_captures
 from sparktui.commands.common import open_sources
 from sparktui.core import catalogue as cat
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.factory import make_app
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.session import Session
 
 try:  # the sources screen (S) came with this bench; it measures the cockpit before it too
     from sparktui.tui.screens.sources import SourcesScreen

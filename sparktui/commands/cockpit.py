@@ -68,8 +68,8 @@ def keys_from_terminal() -> None:
 
 def main(args: argparse.Namespace) -> int:
     keys_from_terminal()
-    from sparktui.tui.app import Session  # Textual loads only for the interface
-    from sparktui.tui.factory import demo, make_app
+    from sparktui.tui.factory import demo, make_app  # Textual loads only for the interface
+    from sparktui.tui.session import Session
 
     found = catalogue(getattr(args, "signatures", []))
     trust = getattr(args, "trust_new_host_key", False)

@@ -1,11 +1,8 @@
-"""The cockpit: composes the node columns, the findings panel and the status bar, and shows what the one
-pipeline (:mod:`sparktui.core.pipeline`) finds. The analysis runs on the pipeline's own thread; one worker
-thread turns its updates into messages (:mod:`sparktui.tui.messages`), and the handlers here own every
-widget.
-
-Every node's lines are kept whether its column is on screen or not (:mod:`sparktui.tui.nodes`); columns
-exist for the nodes in view only, as many as fit side by side, and ``]`` / ``[`` page through the rest, so
-a session on thousands of files costs a few widgets, not a few per file."""
+"""The cockpit: composes the node area, the findings panel, the filter field and the status bar, and shows
+what the one pipeline (:mod:`sparktui.core.pipeline`) finds. The analysis runs on the pipeline's own thread;
+one worker thread turns its updates into messages (:mod:`sparktui.tui.feed`, :mod:`sparktui.tui.messages`),
+and the handlers here hand each to the widget that owns what it changes. Actions delegate to those widgets
+and to the screens."""
 
 from __future__ import annotations
 
@@ -14,7 +11,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -28,21 +25,18 @@ from textual.worker import Worker, WorkerState
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry
-from sparktui.core.clock import ReplayClock
 from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding, StateChange
 from sparktui.core.inventory import fabric
 from sparktui.core.inventory.preflight import Preflight
-from sparktui.core.pipeline import Pipeline, Tally
+from sparktui.core.pipeline import Tally
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import audit_log
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident, Inventory
 from sparktui.core.sources import bundle
-from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import SourceError
-from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.tui import clipboard, messages
@@ -55,25 +49,15 @@ from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.inventory import InventoryScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
-from sparktui.tui.screens.sources import SourceRow, SourcesScreen
+from sparktui.tui.screens.sources import Rows, SourcesScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.filter import FilterBar
 from sparktui.tui.widgets.findings import FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
 from sparktui.tui.widgets.logpane import LogPane
 from sparktui.tui.widgets.nodes_area import NodesArea
 from sparktui.tui.widgets.status import StatusBar
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """What the app shows: a bundle replayed at its own pace, or live sources (followed files, later SSH,
-    Docker and Ray streams)."""
-
-    title: str
-    bundle: Bundle | None = None
-    live: tuple[LiveSource | SourceGroup, ...] = ()
-    speed: float = 0.0
 
 
 class SparkApp(App[None]):
@@ -118,13 +102,12 @@ class SparkApp(App[None]):
         self.warnings = Warnings()  # the diagnosis' warnings already shown as notifications
         self.time = 0.0  # seconds since the start (the incident's time, for a replay)
         self.done = False
-        self.clock: ReplayClock | None = None
         self.paused = False
-        self.pipeline = self._pipeline(self.source)
+        self.pipeline, self.clock = self.source.pipeline(catalogue, spool=spool_live, raw=spool_raw)
         self.states: Mapping[str, StateChange] = {}
         self.tallies: Mapping[str, Tally] = {}
         self.errors: Mapping[str, str] = {}  # each source's last error, kept after it recovered
-        self._rows: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
+        self.rows = Rows()  # the sources screen's rows, kept from one showing to the next
         try:
             playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:
@@ -162,7 +145,7 @@ class SparkApp(App[None]):
         if self.welcome:
             self.push_screen(WelcomeScreen(), self._welcomed)
         else:
-            self._start()
+            self._feed()
 
     def on_unmount(self) -> None:
         self.pipeline.stop()  # its sources end, and so does the worker that reads it
@@ -190,20 +173,7 @@ class SparkApp(App[None]):
         self.source = self.demo()
         self.sub_title = self.source.title
         self.status_bar.replay = self.source.bundle is not None
-        self.pipeline = self._pipeline(self.source)
-        self._start()
-
-    def _pipeline(self, session: Session) -> Pipeline:
-        """The one pipeline over the session's sources: live ones (spooled), or a bundle at its pace (none
-        yet for the welcome screen)."""
-        self.clock = None
-        if session.bundle is None:
-            spool = Spool.new(session.title, raw=self.spool_raw) if self.spool_live and session.live else None
-            return Pipeline(self.catalogue, session.live, spool=spool)
-        self.clock = ReplayClock(session.speed)
-        return Pipeline(self.catalogue, replay(session.bundle, self.clock), clock=self.clock)
-
-    def _start(self) -> None:
+        self.pipeline, self.clock = self.source.pipeline(self.catalogue, spool=self.spool_live, raw=self.spool_raw)
         self._feed()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -314,19 +284,7 @@ class SparkApp(App[None]):
         self.push_screen(ProgressScreen(self.diagnosis.progress if self.diagnosis else ()))
 
     def action_sources(self) -> None:
-        self.push_screen(SourcesScreen(self.source_rows))
-
-    def source_rows(self) -> list[SourceRow]:
-        """Every source the pipeline knows of, as the sources screen lists it (the screen asks twice a
-        second: a source whose tally, state and error are the objects they were keeps its row)."""
-        rows = []
-        for name in {*self.tallies, *self.states}:
-            looks = (self.tallies.get(name), self.states.get(name), self.errors.get(name))
-            kept = self._rows.get(name)
-            if kept is None or any(a is not b for a, b in zip(kept[0], looks, strict=True)):
-                kept = self._rows[name] = (looks, SourceRow.of(name, *looks))
-            rows.append(kept[1])
-        return rows
+        self.push_screen(SourcesScreen(lambda: self.rows.of(self.tallies, self.states, self.errors)))
 
     def action_copy(self) -> None:
         """y: the selected line of the focused pane; on the findings table, the selected finding's evidence."""

@@ -10,7 +10,8 @@ from pathlib import Path
 from sparktui.core import catalogue as cat
 from sparktui.core.cluster import Cluster
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
+from sparktui.tui.session import Session
 
 
 def demo(path: Path, speed: float) -> Session:

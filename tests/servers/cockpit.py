@@ -11,10 +11,11 @@ from textual.widgets import Input
 
 from sparktui.core.cluster import Cluster, Deployment, Network, Node
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.factory import make_app
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
+from sparktui.tui.session import Session
 from tests.servers.sparks import IFACE, Sparks
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import shown

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparktui.core.sources.ssh import SshFileSource
-from sparktui.tui.app import Session
 from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES

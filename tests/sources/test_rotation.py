@@ -28,8 +28,8 @@ from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.base import Cursor, LiveSource
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.ssh import SshFileSource
-from sparktui.tui.app import Session
 from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES

@@ -237,8 +237,8 @@ def test_the_settings_file_gives_the_spool_its_limits(logs: Path, capsys: pytest
 
 def test_the_cockpit_spools_raw_only_when_asked(tmp_path: Path, catalogue: Catalogue) -> None:
     from sparktui.cli import build_parser
-    from sparktui.tui.app import Session
     from sparktui.tui.factory import make_app
+    from sparktui.tui.session import Session
 
     assert build_parser().parse_args(["open", "--spool-raw", "rank0.log"]).spool_raw
 
@@ -392,8 +392,8 @@ def test_a_file_too_big_stops_the_spool_not_the_analysis(tmp_path: Path) -> None
 async def test_a_full_disk_stops_the_cockpits_spool_with_a_notification_and_the_lines_go_on(
     full_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catalogue: Catalogue
 ) -> None:
-    from sparktui.tui.app import Session
     from sparktui.tui.factory import make_app
+    from sparktui.tui.session import Session
 
     logs = big_logs(tmp_path / "logs")
     monkeypatch.setenv("XDG_STATE_HOME", str(full_disk))

@@ -15,9 +15,9 @@ from textual.widgets import Static
 
 from sparktui.core.cluster import Cluster, Deployment, Node, load, same_host
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session
 from sparktui.tui.factory import make_app
 from sparktui.tui.screens.playbook import PlaybookScreen
+from sparktui.tui.session import Session
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook
 from tests.waiting import until

@@ -9,8 +9,9 @@ import pytest
 from textual.pilot import Pilot
 
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 
 from ..conftest import FIXTURES
 from ..waiting import settle, until

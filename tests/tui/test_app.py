@@ -10,13 +10,14 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.bindings import KEYS
 from sparktui.tui.factory import make_app
 from sparktui.tui.messages import DiagnosisChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.progress import EMPTY, ProgressScreen
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.logpane import LogPane
 
 from ..conftest import FIXTURES

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparktui.core.sources.follow import FollowedFile
-from sparktui.tui.app import Session
 from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 
 from ..waiting import settle, until
 

@@ -11,10 +11,11 @@ import pytest
 from textual.containers import VerticalScroll
 
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.clipboard import copy_file
 from sparktui.tui.factory import make_app
 from sparktui.tui.screens.finding import FindingScreen, evidence_text
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.logpane import LogPane
 
 from ..conftest import FIXTURES

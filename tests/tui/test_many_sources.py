@@ -13,10 +13,10 @@ from pathlib import Path
 from sparktui.commands.common import open_sources
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.open import POLLS_PER_SECOND
-from sparktui.tui.app import Session
 from sparktui.tui.factory import make_app
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.sources import SourcesScreen
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.node import NodeColumn
 
 from ..conftest import FIXTURES, ROOT

@@ -22,11 +22,12 @@ from sparktui.core.dirs import state_dir
 from sparktui.core.remedy.approvals import Approvals, cluster_id
 from sparktui.core.sources import bundle
 from sparktui.core.sources.follow import FollowedFile
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.factory import make_app
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
+from sparktui.tui.session import Session
 from tests.servers.sshd import SshdCluster, start_cluster, stop_cluster
 
 from ..waiting import settle, until

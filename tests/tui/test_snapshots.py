@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 
 from ..waiting import settle
 from .conftest import make_bundle, wait_done

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from sparktui.commands.common import open_sources
 from sparktui.core.events import State
-from sparktui.tui.app import Session
 from sparktui.tui.factory import make_app
 from sparktui.tui.screens.sources import SourcesScreen
+from sparktui.tui.session import Session
 
 from ..waiting import until
 from .conftest import HANG

@@ -8,9 +8,9 @@ from pathlib import Path
 from sparktui.core.analysis import userfiles
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session
 from sparktui.tui.bindings import playbook_key_problem
 from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 
 from ..core.test_regex_safety import BACKTRACKS, signatures
 from .conftest import make_bundle, wait_done

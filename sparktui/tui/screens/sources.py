@@ -8,7 +8,7 @@ screen looks at the session again every :data:`EVERY` seconds while it is open.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -107,6 +107,26 @@ class SourceRow:
             text.append("\nlast error: ", style="bold red")
             text.append(self.error)
         return text
+
+
+class Rows:
+    """Every source as the screen lists it. The screen asks twice a second: a source whose tally, state and
+    error are the objects they were keeps its row."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
+
+    def of(
+        self, tallies: Mapping[str, Tally], states: Mapping[str, StateChange], errors: Mapping[str, str]
+    ) -> list[SourceRow]:
+        rows = []
+        for name in {*tallies, *states}:
+            looks = (tallies.get(name), states.get(name), errors.get(name))
+            kept = self.kept.get(name)
+            if kept is None or any(a is not b for a, b in zip(kept[0], looks, strict=True)):
+                kept = self.kept[name] = (looks, SourceRow.of(name, *looks))
+            rows.append(kept[1])
+        return rows
 
 
 class SourceList(ScrollView, can_focus=True):
