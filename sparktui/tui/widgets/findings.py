@@ -12,13 +12,12 @@ from textual.widgets import DataTable
 
 from sparktui.core.events import Finding
 from sparktui.richtext import SEVERITY_STYLE, VERDICT_STYLE
+from sparktui.tui.feed import COUNTS_EVERY
 
 #: The table's columns: label (and key) and width.
 COLUMNS = (("#", 3), ("severity", 10), ("finding", 64), ("nodes", 22), ("count", 6), ("since", 8))
 #: The columns that change by themselves while lines arrive.
 TICKING = frozenset({"count", "since"})
-#: Seconds between two showings of counts and ages that changed (nothing else changing).
-COUNTS_EVERY = 0.5
 
 
 class FindingsTable(DataTable[Text]):

@@ -11,19 +11,11 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from sparktui.core.classify import PANES
 from sparktui.core.pipeline import Line, Tally
+from sparktui.tui.layers import LAYERS
 from sparktui.tui.nodes import NodeLog
 from sparktui.tui.tallies import progress
 from sparktui.tui.widgets.logpane import LogPane
-
-LAYERS = (("nccl", "NCCL / c10d"), ("ray", "Ray"), ("engine", "Engine"), ("other", "Other"))
-
-
-def layer_of(program: str) -> str:
-    """The pane that shows a program's lines (``diagnostics/formats/programs.toml``)."""
-    return PANES.get(program, "other")
-
 
 #: Lines a node's stage strip may take: a node with many ranks names each of them, and the strip may not
 #: push the node's panes off the screen; a strip cut short ends in a pointer to the grid (G).
