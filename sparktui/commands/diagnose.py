@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -100,6 +101,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --follow: do not keep a copy of the received lines (kept by default, as a bundle)",
     )
     spool_raw_option(spool)
+    d.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --follow: read every source from its start into a new incident, instead of resuming the last "
+        "session of the same sources from the spool's checkpoint",
+    )
     d.set_defaults(run=main)
 
 
@@ -114,6 +121,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--jobs: give 1 or more")
     if args.spool_raw and not args.follow:
         raise UsageError("--spool-raw needs --follow (only live sources are spooled)")
+    if args.fresh and (not args.follow or args.no_spool):
+        raise UsageError("--fresh needs --follow and the spool (a session resumes from the spool's checkpoint)")
     for given, option in ((args.no_redact, "--no-redact"), (args.anonymise_hosts, "--anonymise-hosts")):
         if given and not args.report:
             raise UsageError(f"{option} needs --report DIR (it says how the exported incident is written)")
@@ -232,7 +241,15 @@ def _follow(
     sources: list[Input] = (
         [edge] if edge is not None else list(open_sources(args.sources, trust_new_host_key=args.trust_new_host_key))
     )
-    spool = None if args.no_spool else Spool.new("sparktui diagnose --follow", raw=args.spool_raw)
+    spool = None if args.no_spool else _spool(args)
+    if spool is not None and spool.resumed and not args.quiet:
+        problems.print(
+            Text(
+                f"sparktui: resuming {spool.path}: what the last session of these sources kept is read back from "
+                "there, and each source read on from where it stopped (--fresh reads them all from their start)",
+                style="dim",
+            )
+        )
     following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=False)
     diagnosis = _analyse(following, args, problems, "following", states=True)
     if spool is None or not bundle.is_bundle(spool.path):  # no spool, or nothing was received
@@ -243,6 +260,16 @@ def _follow(
             Text(f"sparktui: received lines kept in {spool.path} ({kept}; sparktui replay / diagnose it)", style="dim")
         )
     return diagnosis, Incident.of_bundle(bundle.load(spool.path), diagnosis, command=args.launch)
+
+
+def _spool(args: argparse.Namespace) -> Spool:
+    """A new spool, or with the same sources (a path by where it is) the last session's, resumed."""
+    title = "sparktui diagnose --follow"
+    if args.fresh:
+        return Spool.new(title, raw=args.spool_raw)
+    inputs = ["--edge"] if args.edge else []
+    inputs += [a if a == "-" or scheme(a) is not None else os.path.abspath(a) for a in args.sources]
+    return Spool.resume(title, inputs, raw=args.spool_raw)
 
 
 def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, doing: str, *, states: bool) -> Diagnosis:
