@@ -40,6 +40,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity, State
 from sparktui.core.pipeline import Input, Pipeline, Update, run
+from sparktui.core.redact import Redactor
 from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
@@ -86,7 +87,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
     d.add_argument("--report", metavar="DIR", help="also export the incident: Markdown, HTML, JSON and a bundle")
-    d.add_argument("--no-redact", action="store_true", help="with --report: keep secrets (redacted by default)")
+    d.add_argument(
+        "--no-redact", action="store_true", help="keep secrets in what is printed and in --report (redacted by default)"
+    )
     d.add_argument(
         "--anonymise-hosts",
         action="store_true",
@@ -123,9 +126,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--spool-raw needs --follow (only live sources are spooled)")
     if args.fresh and (not args.follow or args.no_spool):
         raise UsageError("--fresh needs --follow and the spool (a session resumes from the spool's checkpoint)")
-    for given, option in ((args.no_redact, "--no-redact"), (args.anonymise_hosts, "--anonymise-hosts")):
-        if given and not args.report:
-            raise UsageError(f"{option} needs --report DIR (it says how the exported incident is written)")
+    if args.anonymise_hosts and not args.report:
+        raise UsageError("--anonymise-hosts needs --report DIR (it says how the exported incident is written)")
     if args.launch and not args.report:
         raise UsageError("--launch needs --report DIR (the launch command goes into the exported incident)")
     edges = [a for a in args.sources if a.startswith("ray://")]
@@ -164,7 +166,9 @@ def _main(args: argparse.Namespace, fail_on: Severity) -> int:
     for warning in diagnosis.warnings:
         if warning not in found.refused:  # those were said when the catalogue loaded
             problems.print(Text(display(f"sparktui: {warning}"), style="yellow"))
-    _print(args, diagnosis)
+    # What is printed is redacted as a report is (a token in an evidence line, a private key's body in its
+    # context): output that is pasted into tickets and CI logs; --no-redact keeps the secrets.
+    _print(args, diagnosis if args.no_redact else Incident(diagnosis).redacted(Redactor()).diagnosis)
     if args.report:
         _report(args, incident, problems)
     if any(s.error for s in diagnosis.sources):
