@@ -1,6 +1,7 @@
 """A restart resumes from the spool's checkpoint (trial 2026-12b §4 item 19, N11): a second ``diagnose --follow``
 of the same file reads only what was written since, keeps nothing twice and gives the diagnosis one session
-would. Real processes, a real captured log, real signals (SIGTERM as ``timeout`` sends it, SIGKILL)."""
+would. Real processes, a real captured log, real signals (SIGTERM as ``timeout`` sends it, SIGKILL), the file
+local or on a node of the test sshd."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from sparktui.core.settings import SpoolSettings
 from sparktui.core.sources.spool import CHECKPOINT, Spool
+from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
 from ..waiting import wait_until
@@ -29,9 +31,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
 
 
-def _follow(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
+def _follow(tmp_path: Path, *extra: str, source: str = "app.log") -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "sparktui", "diagnose", "--follow", "--json", *extra, "app.log"],
+        [sys.executable, "-m", "sparktui", "diagnose", "--follow", "--json", *extra, source],
         cwd=tmp_path / "run",
         env=_env(tmp_path),
         stdout=subprocess.PIPE,
@@ -64,16 +66,25 @@ def _findings(diagnosis: dict[str, Any]) -> list[tuple[str, int, list[tuple[int,
     )
 
 
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGKILL])
-def test_a_restart_reads_only_what_is_new(tmp_path: Path, number: signal.Signals) -> None:
+@pytest.mark.parametrize(
+    ("where", "number"), [("here", signal.SIGTERM), ("here", signal.SIGKILL), ("over ssh", signal.SIGKILL)]
+)
+def test_a_restart_reads_only_what_is_new(
+    tmp_path: Path, where: str, number: signal.Signals, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = LOG.read_bytes()
     lines = text.splitlines(keepends=True)
     head = b"".join(lines[:FIRST])
     (tmp_path / "run").mkdir()
     log = tmp_path / "run" / "app.log"
     log.write_bytes(head)
+    source = "app.log"
+    if where == "over ssh":
+        cluster: SshdCluster = request.getfixturevalue("sshd_cluster")
+        cluster.home_for(tmp_path / "home", monkeypatch)
+        source = f"ssh://node-a/{log}"
 
-    first = _follow(tmp_path)
+    first = _follow(tmp_path, source=source)
     wait_until(lambda: _checkpointed(tmp_path) == len(head) or first.poll() is not None, 60, "the first 40 lines kept")
     _ended(first, number)
 
@@ -87,7 +98,7 @@ def test_a_restart_reads_only_what_is_new(tmp_path: Path, number: signal.Signals
     with open(log, "ab") as more:
         more.write(b"".join(lines[FIRST:]))
 
-    second = _follow(tmp_path)
+    second = _follow(tmp_path, source=source)
     wait_until(lambda: _checkpointed(tmp_path) == len(text) or second.poll() is not None, 60, "the rest kept")
     out, err = _ended(second, signal.SIGTERM)
     assert second.returncode == 1, err
@@ -99,8 +110,9 @@ def test_a_restart_reads_only_what_is_new(tmp_path: Path, number: signal.Signals
 
     # One incident, every line once, as the log was when each was read.
     (incident,) = (tmp_path / "state" / "sparktui" / "incidents").iterdir()
-    assert (incident / "app" / "app.log").read_bytes() == text
-    assert len((incident / "app" / "app.log.times").read_text().splitlines()) == len(lines)
+    (spooled,) = incident.glob("*/*.log")
+    assert spooled.read_bytes() == text
+    assert len(Path(f"{spooled}.times").read_text().splitlines()) == len(lines)
 
     # The diagnosis one session of the original log gives.
     (tmp_path / "whole").mkdir()
