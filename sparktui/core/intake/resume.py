@@ -64,17 +64,22 @@ class Resumed(LiveSource):
 
 
 def _lines(path: Path, size: int) -> Iterator[tuple[str, ...]]:
-    """The lines of the first ``size`` bytes of the spooled file ``path``, a block's worth at a time; a file
-    that cannot be read back gives what it gave (the source is read on all the same)."""
-    try:
-        with open(path, "rb") as spooled:
-            rest = b""
-            while size > 0 and (block := spooled.read(min(BLOCK, size))):
-                size -= len(block)
-                *lines, rest = (rest + block).split(b"\n")
-                if lines:
-                    yield tuple(line.decode("utf-8", "replace") for line in lines)
-            if rest:
-                yield (rest.decode("utf-8", "replace"),)
-    except OSError:
-        return
+    """The lines of the first ``size`` bytes of the spooled file ``path``, a block's worth at a time, the file
+    open only while a block is read (thousands of sources read back at once hold no descriptor between two
+    blocks); a file that cannot be read back gives what it gave (the source is read on all the same)."""
+    rest, at = b"", 0
+    while at < size:
+        try:
+            with open(path, "rb") as spooled:
+                spooled.seek(at)
+                block = spooled.read(min(BLOCK, size - at))
+        except OSError:
+            return
+        if not block:
+            break
+        at += len(block)
+        *lines, rest = (rest + block).split(b"\n")
+        if lines:
+            yield tuple(line.decode("utf-8", "replace") for line in lines)
+    if rest:
+        yield (rest.decode("utf-8", "replace"),)
