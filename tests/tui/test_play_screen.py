@@ -299,9 +299,12 @@ async def test_read_only_mode_refuses_a_playbook_that_changes_nodes(tmp_path: Pa
     app = cockpit(tmp_path, write_book(tmp_path / "books", marker), readonly=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app)
-        assert "Read-only mode: this playbook is changes-node, so it cannot run from here" in shown(screen)
+        assert (
+            "Read-only mode: this playbook changes the node (risk changes-node), so it cannot run from here"
+            in shown(screen)
+        )
         await pilot.press("r")
-        refused = "read-only mode: free-port is changes-node"
+        refused = "free-port changes the node (risk changes-node): refused in read-only mode"
         await until(lambda: any(refused in n.message for n in app._notifications), 20, "the refusal's notification")
         assert screen.phase == "ready"
         assert not marker.exists() and audited() == []

@@ -68,6 +68,7 @@ class SshFileSource(LiveSource):
         self.node = node.name
         self.follow = follow
         self.finite = not follow
+        self.resumable = follow  # a position in the file (device, inode, first bytes), followed
         self.start = start
 
     @property
@@ -227,6 +228,7 @@ class SshJournalSource(LiveSource):
     """
 
     kind = "journal over ssh"
+    resumable = True  # the journal's own cursor
 
     def __init__(self, node: SshNode, unit: str, name: str | None = None) -> None:
         self.ssh = node
