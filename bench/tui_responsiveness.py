@@ -51,13 +51,15 @@ from textual._compositor import CompositorUpdate
 from textual.screen import Screen
 from textual.strip import Strip
 
-from sparktui.core import catalogue as cat
 from sparktui.core.classify import classify
 from sparktui.core.sources.base import Cursor, LiveSource, Received
-from sparktui.tui.app import NARROW_COLUMN, Session, SparkApp
+from sparktui.tui.app import SparkApp
+from sparktui.tui.factory import make_app
 from sparktui.tui.messages import LinesArrived
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.logpane import LogPane
+from sparktui.tui.widgets.nodes_area import NARROW_COLUMN
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Seconds at the start (the node columns and panes being built) left out of every figure.
@@ -154,7 +156,7 @@ class Measured(SparkApp):
         message.prevent_default()  # else Textual, walking the MRO, runs SparkApp's handler a second time
         self.arrived += message.count
         for (node, layer), lines in message.panes.items():
-            pane = self.columns[node].pane(layer)
+            pane = self.nodes_area.columns[node].pane(layer)
             by_source: dict[str, list[int]] = {}
             for line in lines:
                 by_source.setdefault(line.source, []).append(line.number)
@@ -217,7 +219,8 @@ class Result:
 
 async def run(rate: float, seconds: float, nodes: int) -> Result:
     sources = [Flood(host, lines, rate / nodes, seconds) for host, lines in streams(nodes)]
-    app = Measured(Session("bench", live=tuple(sources)), cat.load())
+    app = make_app(Session("bench", live=tuple(sources)), kind=Measured)
+    assert isinstance(app, Measured)
     keys: list[float] = []
     covers: list[tuple[float, float]] = []  # (first frame of the help, first frame of the cockpit after it)
     size = (max(200, nodes * NARROW_COLUMN), 60)  # every node's column side by side

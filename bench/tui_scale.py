@@ -49,8 +49,10 @@ from textual.strip import Strip
 from bench.corpus import Corpus, build_directory, load_captures
 from sparktui.commands.common import open_sources
 from sparktui.core import catalogue as cat
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.session import Session
 
 try:  # the sources screen (S) came with this bench; it measures the cockpit before it too
     from sparktui.tui.screens.sources import SourcesScreen
@@ -163,7 +165,8 @@ async def timed(answer: Awaitable[float], patience: float) -> float:
 async def run(case: str, corpus: Corpus, patience: float) -> Result:
     catalogue = cat.load()
     sources = tuple(open_sources([str(corpus.path)], trust_new_host_key=False))
-    app = Measured(Session(case, live=sources), catalogue, spool_live=False)
+    app = make_app(Session(case, live=sources), catalogue=catalogue, spool_live=False, kind=Measured)
+    assert isinstance(app, Measured)
     help_ms = back_ms = help_idle = sources = quit_ms = float("inf")
     read = cpu = float("nan")
     try:

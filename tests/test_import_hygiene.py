@@ -17,7 +17,9 @@ PACKAGE = ROOT / "sparktui"
 FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(floor)
     for floor in (
-        {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs", "core.words"},
+        {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs", "core.words"}
+        | {"core.address"},  # a node's [user@]host[:port], parsed once
+        {"core.formats"},  # the line formats as data, which core.classify applies
         {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch", "core.settings"}
         | {"core.audit"}  # above core.dirs, which makes its files private
         | {"core.serving"},  # what the catalogue's metric signatures, the scans and the sources read

@@ -42,6 +42,8 @@ def test_wheel_contains_every_signature_and_stage_file(tmp_path: Path) -> None:
     for path in [p for p in (ROOT / "sparktui" / "demo").rglob("*") if p.is_file()]:
         assert str(path.relative_to(ROOT)) in names, path
     assert "sparktui/tui/sparktui.tcss" in names
+    for path in (ROOT / "sparktui").rglob("*.bash"):  # the scripts sent to nodes
+        assert str(path.relative_to(ROOT)) in names, path
 
 
 def test_the_fast_extra_installs_hyperscan_where_its_wheels_are() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from rich.console import Console
@@ -11,10 +12,13 @@ from rich.text import Text
 
 from sparktui.commands.common import UsageError, catalogue, out, signatures_option
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis.examples import check, check_prefix, check_track
+from sparktui.core.analysis.examples import check, check_format, check_prefix, check_track
 from sparktui.core.analysis.userfiles import id_problems
-from sparktui.core.classify import PREFIXES
+from sparktui.core.classify import FORMATS, PREFIXES
 from sparktui.core.inventory import rules
+from sparktui.core.launch import examples as launch_examples
+from sparktui.core.stacks.kinds import KindError, builtin_kinds
+from sparktui.core.stacks.kinds import check_examples as check_kind
 from sparktui.richtext import SEVERITY_STYLE
 
 NAME = "catalogue"
@@ -26,8 +30,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing = actions.add_parser("list", help="list the signatures")
     showing = actions.add_parser("show", help="show one signature")
     showing.add_argument("id")
-    testing = actions.add_parser("test", help="check signature files against their own examples")
-    testing.add_argument("paths", nargs="*", metavar="PATH", help="signature files or directories (default: all)")
+    testing = actions.add_parser(
+        "test", help="check the catalogue's files (signatures, tracks, checks, formats ...) against their examples"
+    )
+    testing.add_argument("paths", nargs="*", metavar="PATH", help="catalogue files or folders (default: all)")
     for action in (listing, showing, testing):
         signatures_option(action)
     c.set_defaults(run=main)
@@ -59,67 +65,105 @@ def _list(found: cat.Catalogue, shown: Console) -> None:
     shown.print(Text(f"{len(found.signatures)} signatures, {len(found.tracks)} stage tracks", style="dim"))
 
 
+#: The folders sparktui reads only from its own catalogue (a user adds signatures, stage tracks and checks).
+_OWN = ("formats", "stacks", "launch")
+
+
 def _test(args: argparse.Namespace, shown: Console) -> int:
-    """Test the whole catalogue (signatures, stage tracks and pre-launch checks), or only the files / folders
-    named (loaded on top of the built-in one so their references to built-in stage tracks and signatures
-    resolve). A folder named ``checks`` or ``advisories``, or a file in one, holds pre-launch checks."""
+    """Test the whole catalogue (signatures, stage tracks, pre-launch checks and advisories, line formats, wait
+    kinds, launch tables), or only the files / folders named. A folder is known by its name (``stages``,
+    ``checks``, ``advisories``, ``formats``, ``stacks``, ``launch``; any other holds signatures); a user's
+    signatures, tracks and checks are loaded on top of the built-in ones so their references resolve."""
+    home = cat.builtin_dir().resolve()
     extra = [Path(d) for d in args.signatures]
     checks_extra: list[Path] = []
     wanted: set[Path] | None = None
-    if args.paths:
-        wanted = set()
-        for raw in args.paths:
-            path = Path(raw)
-            holds_checks = (path if path.is_dir() else path.parent).name in ("checks", "advisories")
-            if path.is_dir():
-                (checks_extra if holds_checks else extra).append(path)
-                wanted |= {p.resolve() for p in path.glob("*.toml")}
-            elif path.is_file():
-                wanted.add(path.resolve())
-                folder = path.parent.resolve()
-                if holds_checks and folder not in {d.resolve() for d in rules.builtin_dirs()}:
-                    checks_extra.append(path.parent)
-                elif not holds_checks and folder != cat.builtin_dir().resolve():
-                    extra.append(path.parent)
-            else:
-                raise UsageError(f"{raw}: no such file or directory")
-    found = cat.load(extra)
-    try:
-        checks = rules.load([*rules.builtin_dirs(), *checks_extra])
-    except cat.CatalogueError as exc:
-        shown.print(Text(str(exc), style="red"))
-        return 1
-    from sparktui.core.remedy.playbook import load_all  # only to test: the checks' playbooks exist
-
-    books = set(load_all())
-    checked = failed = 0
-    for rule in checks:
-        if wanted is not None and rule.path.resolve() not in wanted:
-            continue
-        checked += 1
-        problems = rules.check_examples(rule, books)
+    own = set(_OWN)
+    paths = [Path(raw) for raw in args.paths]
+    if paths and all(not (p.is_dir() and p.resolve() == home) for p in paths):
+        wanted, own = set(), set()
+        for path in paths:
+            if not path.exists():
+                raise UsageError(f"{path}: no such file or directory")
+            folder = (path if path.is_dir() else path.parent).resolve()
+            wanted |= {p.resolve() for p in path.glob("*.toml")} if path.is_dir() else {path.resolve()}
+            if folder.name in _OWN:
+                if folder != home / folder.name:
+                    raise UsageError(f"{path}: sparktui reads {folder.name}/ only from its own catalogue ({home})")
+                own.add(folder.name)
+            elif folder.name in ("checks", "advisories"):
+                if folder not in {d.resolve() for d in rules.builtin_dirs()}:
+                    checks_extra.append(folder)
+            elif folder.name == "stages":
+                if folder.parent != home:
+                    extra.append(folder.parent)
+            elif folder != home:
+                extra.append(folder)
+    results = [
+        *_signatures(cat.load(extra), wanted),
+        *_checks(checks_extra, wanted),
+        *_own(own, wanted, home),
+    ]
+    failed = 0
+    for problems in results:
         failed += bool(problems)
         for p in problems:
             shown.print(Text(p, style="red"))
+    passed = len(results) - failed
+    shown.print(Text(f"{passed} passed, {failed} failed", style="green" if not failed else "red"))
+    return 1 if failed else 0
+
+
+def _signatures(found: cat.Catalogue, wanted: set[Path] | None) -> Iterator[list[str]]:
+    """The problems of each signature and stage track tested."""
     items: list[cat.Signature | cat.Track] = [*found.signatures, *found.tracks]
     builtin = cat.load() if any(not cat.is_builtin(item.path) for item in items) else found
     for item in items:
         if wanted is not None and item.path.resolve() not in wanted:
             continue
-        checked += 1
         problems = check(item, found) if isinstance(item, cat.Signature) else check_track(item)
         if not cat.is_builtin(item.path) and not (isinstance(item, cat.Signature) and item.family_of):
             problems = id_problems(item, builtin) + problems
-        if problems:
-            failed += 1
-            for p in problems:
-                shown.print(Text(p, style="red"))
-    if wanted is None:  # the whole catalogue: the line prefixes too
-        for prefix in PREFIXES:
-            checked += 1
-            problems = check_prefix(prefix)
-            failed += bool(problems)
-            for p in problems:
-                shown.print(Text(p, style="red"))
-    shown.print(Text(f"{checked - failed} passed, {failed} failed", style="green" if not failed else "red"))
-    return 1 if failed else 0
+        yield problems
+
+
+def _checks(extra: list[Path], wanted: set[Path] | None) -> Iterator[list[str]]:
+    """The problems of each pre-launch check and advisory tested (a folder that does not load is one)."""
+    try:
+        checks = rules.load([*rules.builtin_dirs(), *extra])
+    except cat.CatalogueError as exc:
+        yield [str(exc)]
+        return
+    from sparktui.core.remedy.playbook import load_all  # only to test: the checks' playbooks exist
+
+    books = set(load_all())
+    for rule in checks:
+        if wanted is None or rule.path.resolve() in wanted:
+            yield rules.check_examples(rule, books)
+
+
+def _own(parts: set[str], wanted: set[Path] | None, home: Path) -> Iterator[list[str]]:
+    """The problems of each line format, wait kind and launch table tested."""
+
+    def asked(path: Path) -> bool:
+        return wanted is None or path.resolve() in wanted
+
+    if "formats" in parts:
+        if asked(home / "formats" / "prefixes.toml"):
+            yield from map(check_prefix, PREFIXES)
+        if asked(home / "formats" / "programs.toml"):
+            yield from map(check_format, FORMATS)
+    if "stacks" in parts:
+        try:
+            every = builtin_kinds()
+        except KindError as exc:
+            yield [str(exc)]
+        else:
+            for kind in every:
+                if kind.path is None or asked(kind.path):
+                    name = kind.path.name if kind.path else kind.id
+                    yield [f"{name}: {p}" for p in check_kind(kind, every)]
+    if "launch" in parts:
+        for name in launch_examples.NAMES:
+            if asked(home / "launch" / f"{name}.toml"):
+                yield launch_examples.check(name)

@@ -203,7 +203,7 @@ def show(result: Preflight, where: str, console: Console, *, all_rows: bool = Fa
             )
         )
     for finding in result.findings:
-        verdict = finding.facts.get("verdict", "")
+        verdict = finding.verdict
         head = Text("\n")
         head.append(f"{verdict.upper():<6} ", style=VERDICT_STYLE.get(verdict, ""))
         head.append(finding.title, style="bold")

@@ -68,14 +68,14 @@ def keys_from_terminal() -> None:
 
 def main(args: argparse.Namespace) -> int:
     keys_from_terminal()
-    from sparktui.tui.app import Session, SparkApp  # Textual loads only for the interface
+    from sparktui.tui.factory import demo, make_app  # Textual loads only for the interface
+    from sparktui.tui.session import Session
 
     found = catalogue(getattr(args, "signatures", []))
-    demo = Session("demo: " + DEMO, bundle.load(demo_bundle()), speed=DEMO_SPEED)
     trust = getattr(args, "trust_new_host_key", False)
     session: Session | None = None
     if args.command == "demo":
-        session = Session("demo: " + DEMO, demo.bundle, speed=args.speed)
+        session = demo(demo_bundle(), args.speed)
     elif args.command == "replay":
         path = Path(args.bundle)
         if not bundle.is_bundle(path):
@@ -94,5 +94,14 @@ def main(args: argparse.Namespace) -> int:
         sources = open_sources(cluster.source_uris(), trust_new_host_key=trust)
         session = Session(f"cluster {where}", live=tuple(sources))
     raw = getattr(args, "spool_raw", False)
-    SparkApp(session, found, demo=demo, cluster=cluster, readonly=args.readonly, spool_raw=raw).run()
+    app = make_app(
+        session,
+        catalogue=found,
+        demo_at=demo_bundle(),
+        demo_speed=DEMO_SPEED,
+        cluster=cluster,
+        readonly=args.readonly,
+        spool_raw=raw,
+    )
+    app.run()
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -39,6 +40,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity, State
 from sparktui.core.pipeline import Input, Pipeline, Update, run
+from sparktui.core.redact import Redactor
 from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
@@ -85,7 +87,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     d.add_argument("--for", dest="duration", metavar="DURATION", help="with --follow: stop after e.g. 20s, 5m, 1h")
     d.add_argument("--report", metavar="DIR", help="also export the incident: Markdown, HTML, JSON and a bundle")
-    d.add_argument("--no-redact", action="store_true", help="with --report: keep secrets (redacted by default)")
+    d.add_argument(
+        "--no-redact", action="store_true", help="keep secrets in what is printed and in --report (redacted by default)"
+    )
     d.add_argument(
         "--anonymise-hosts",
         action="store_true",
@@ -100,6 +104,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --follow: do not keep a copy of the received lines (kept by default, as a bundle)",
     )
     spool_raw_option(spool)
+    d.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --follow: read every source from its start into a new incident, instead of resuming the last "
+        "session of the same sources from the spool's checkpoint",
+    )
     d.set_defaults(run=main)
 
 
@@ -114,9 +124,10 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--jobs: give 1 or more")
     if args.spool_raw and not args.follow:
         raise UsageError("--spool-raw needs --follow (only live sources are spooled)")
-    for given, option in ((args.no_redact, "--no-redact"), (args.anonymise_hosts, "--anonymise-hosts")):
-        if given and not args.report:
-            raise UsageError(f"{option} needs --report DIR (it says how the exported incident is written)")
+    if args.fresh and (not args.follow or args.no_spool):
+        raise UsageError("--fresh needs --follow and the spool (a session resumes from the spool's checkpoint)")
+    if args.anonymise_hosts and not args.report:
+        raise UsageError("--anonymise-hosts needs --report DIR (it says how the exported incident is written)")
     if args.launch and not args.report:
         raise UsageError("--launch needs --report DIR (the launch command goes into the exported incident)")
     edges = [a for a in args.sources if a.startswith("ray://")]
@@ -155,7 +166,9 @@ def _main(args: argparse.Namespace, fail_on: Severity) -> int:
     for warning in diagnosis.warnings:
         if warning not in found.refused:  # those were said when the catalogue loaded
             problems.print(Text(display(f"sparktui: {warning}"), style="yellow"))
-    _print(args, diagnosis)
+    # What is printed is redacted as a report is (a token in an evidence line, a private key's body in its
+    # context): output that is pasted into tickets and CI logs; --no-redact keeps the secrets.
+    _print(args, diagnosis if args.no_redact else Incident(diagnosis).redacted(Redactor()).diagnosis)
     if args.report:
         _report(args, incident, problems)
     if any(s.error for s in diagnosis.sources):
@@ -232,7 +245,15 @@ def _follow(
     sources: list[Input] = (
         [edge] if edge is not None else list(open_sources(args.sources, trust_new_host_key=args.trust_new_host_key))
     )
-    spool = None if args.no_spool else Spool.new("sparktui diagnose --follow", raw=args.spool_raw)
+    spool = None if args.no_spool else _spool(args)
+    if spool is not None and spool.resumed and not args.quiet:
+        problems.print(
+            Text(
+                f"sparktui: resuming {spool.path}: what the last session of these sources kept is read back from "
+                "there, and each source read on from where it stopped (--fresh reads them all from their start)",
+                style="dim",
+            )
+        )
     following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=False)
     diagnosis = _analyse(following, args, problems, "following", states=True)
     if spool is None or not bundle.is_bundle(spool.path):  # no spool, or nothing was received
@@ -243,6 +264,16 @@ def _follow(
             Text(f"sparktui: received lines kept in {spool.path} ({kept}; sparktui replay / diagnose it)", style="dim")
         )
     return diagnosis, Incident.of_bundle(bundle.load(spool.path), diagnosis, command=args.launch)
+
+
+def _spool(args: argparse.Namespace) -> Spool:
+    """A new spool, or with the same sources (a path by where it is) the last session's, resumed."""
+    title = "sparktui diagnose --follow"
+    if args.fresh:
+        return Spool.new(title, raw=args.spool_raw)
+    inputs = ["--edge"] if args.edge else []
+    inputs += [a if a == "-" or scheme(a) is not None else os.path.abspath(a) for a in args.sources]
+    return Spool.resume(title, inputs, raw=args.spool_raw)
 
 
 def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, doing: str, *, states: bool) -> Diagnosis:
@@ -321,10 +352,8 @@ def _report(args: argparse.Namespace, incident: Incident, problems: Console) -> 
     hosts: list[str] = []
     found = clusterfile.find()
     if found is not None and args.anonymise_hosts:
-        from sparktui.core.remote.ssh import split_target  # asyncssh: only when it is needed
-
         cluster = clusterfile.load(found)
-        hosts = [n.name for n in cluster.nodes] + [split_target(n.ssh)[1] for n in cluster.nodes]
+        hosts = [n.name for n in cluster.nodes] + [n.address.host for n in cluster.nodes]
     try:
         written = export(
             incident, Path(args.report), redact=not args.no_redact, anonymise_hosts=args.anonymise_hosts, hosts=hosts

@@ -176,7 +176,7 @@ def _sets(missing: tuple[pb.Param, ...]) -> str:
 
 def _show(book: pb.Playbook, rendered: Rendered, shown: Console) -> None:
     shown.print(Text.assemble((book.title, "bold"), "  ", (f"[{book.risk}]", "yellow")))
-    for name, value in rendered.values.items():
+    for name, value in rendered.shown.items():
         shown.print(Text(f"  {name} = {value}", style="dim"))
     _commands(rendered.commands, shown)
     shown.print(Text.assemble(("verify: ", "bold"), rendered.check.describe()))

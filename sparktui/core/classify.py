@@ -3,38 +3,28 @@
 A line first loses what launchers, collectors and people put around it (``diagnostics/formats/prefixes.toml``:
 Ray's and vLLM's process prefixes, torchrun's ranks, mpirun's tags, docker compose's services, kubectl's
 pods, journald, time stamps, a paste's quote markers) and keeps what they say (the node, the rank, the
-process, when, how many identical lines Ray folded into one). Then its own prefix says which program wrote
-it (``reference/signatures-from-source.md`` §0.1): NCCL's ``host:pid:tid [dev]`` (with or without the word
-NCCL, which versions before 2.10 leave out), vLLM's and uvicorn's levels, SGLang's bracketed time and tags,
-Ray's Python and C++ formats, PyTorch's glog format, a Python traceback; and a few words tell the rest.
+process, when, how many identical lines Ray folded into one). Then the first program format that applies
+(``diagnostics/formats/programs.toml``: NCCL's ``host:pid:tid [dev]``, vLLM's and uvicorn's levels, SGLang's
+bracketed time and tags, Ray's Python and C++ formats, PyTorch's glog format, a Python traceback, and words
+for the rest) says which program wrote it.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import regex
 
-from sparktui.core import tomlfile
-from sparktui.core.dirs import builtin
-from sparktui.core.errors import Invalid
-from sparktui.core.tomlfile import Table
+from sparktui.core.formats import Format, Prefix, load_prefixes, load_programs
 
-PROGRAMS = (
-    "nccl",
-    "torch",
-    "vllm",
-    "sglang",
-    "ray",
-    "uvicorn",
-    "transformers",
-    "docker",
-    "cuda",
-    "python",
-    "other",
-)
+PREFIXES = load_prefixes()
+_PROGRAMS = load_programs()
+#: The formats of the programs' own lines, in the order they are tried.
+FORMATS = _PROGRAMS.formats
+#: Every program a line may be filed under, with the cockpit pane that shows its lines.
+PANES = _PROGRAMS.panes
+PROGRAMS = tuple(PANES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,43 +48,6 @@ class Classification:
     relayed: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Prefix:
-    """One kind of prefix (``diagnostics/formats/prefixes.toml``) and the examples it is checked against."""
-
-    id: str
-    pattern: regex.Pattern[str]
-    needs_any: tuple[str, ...] = ()
-    examples: tuple[dict[str, str], ...] = ()
-
-
-class PrefixError(Invalid):
-    """A prefix file that cannot be used; the message is one line naming the file and the key."""
-
-
-def load_prefixes(path: Path | None = None) -> tuple[Prefix, ...]:
-    """The prefixes of ``path`` (``diagnostics/formats/prefixes.toml``), in the order they are tried, each
-    key checked as every catalogue file's are."""
-    path = path or builtin("diagnostics") / "formats" / "prefixes.toml"
-    doc = Table(
-        tomlfile.read(path, lambda reason: PrefixError(f"{path}: {reason}")),
-        lambda key, reason: PrefixError(f"{path}: {key}: {reason}"),
-    )
-    doc.known(("prefixes",))
-    found = []
-    for prefix in doc.tables("prefixes"):
-        prefix.known(("id", "what", "pattern", "requires", "examples"))
-        prefix.text("what")
-        try:
-            pattern = regex.compile(prefix.text("pattern"))
-        except regex.error as exc:
-            raise prefix.fail("pattern", f"not a regular expression: {exc}") from None
-        examples = tuple(dict(example.data) for example in prefix.tables("examples", required=False))
-        found.append(Prefix(prefix.text("id"), pattern, tuple(prefix.texts("requires", required=False)), examples))
-    return tuple(found)
-
-
-PREFIXES = load_prefixes()
 #: Every prefix at once, only to tell whether any can match the start of a line: most lines have none, and
 #: one alternation says so in a third of the time that trying each prefix takes.
 _ANY_PREFIX = regex.compile("|".join(f"(?:{p.pattern.pattern})" for p in PREFIXES))
@@ -109,12 +62,9 @@ _REPEATED_ENDS = ("across cluster]", "for more options.)")
 _MAX_PEELS = 8
 
 #: What NCCL writes before each of its lines: ``host:pid:tid [cudaDev]``, the host as the process saw it
-#: (``NCCL_HOSTID`` where set), sometimes after a time stamp in brackets.
+#: (``NCCL_HOSTID`` where set), sometimes after a time stamp in brackets: the start of the ``nccl`` format of
+#: programs.toml, used here to find NCCL's lines in a block at once (a test checks they agree).
 NCCL_PREFIX = r"(?:\[[\d-]+ [\d:.]+\] )?(?P<host>[A-Za-z0-9_][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-_NCCL = regex.compile(
-    rf"^{NCCL_PREFIX}(?:[\w./]+:\d+ (?:\(\w+\) )?)?(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT)\b"
-    rf"|^{NCCL_PREFIX}[\w./]+\.(?:cc|cu|h):\d+ -> \d+"  # the trace of an error: which call returned which code
-)
 #: The prefix where any line of a block starts, behind a launcher's ``(Worker pid=…)`` if there is one.
 #: A line that begins with NCCL's own ``host:pid:tid [dev]``, the host starting with a letter: no prefix of
 #: prefixes.toml can take anything off it (each begins with blanks, a bracket, a quote mark, a digit, a month
@@ -122,66 +72,10 @@ _NCCL = regex.compile(
 BARE_NCCL = regex.compile(r"[A-Za-z_][\w.-]*:\d+:\d+ \[\d+\] ")
 _NCCL_LINE = regex.compile(rf"(?m)^(?:\([^)\n]*\) ?)?{NCCL_PREFIX}")
 _OWN_NCCL_LINE = regex.compile(rf"(?m)^{NCCL_PREFIX}")  # not through Ray's prefix (another node's, maybe)
-_VLLM = regex.compile(
-    r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<month>\d\d)-(?P<day>\d\d) "
-    r"(?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>\.\d+)? \[?(?P<file>[\w./-]+\.py):\d+\]? "
-)
-_SGLANG = regex.compile(
-    r"^\[\d{4}-(?P<month>\d\d)-(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)"
-    r"(?P<tags>(?: (?:DP|PP|TP|EP|CP)\d+)*)\] "
-)
-_RAY_PY = regex.compile(
-    r"^\d{4}-(?P<month>\d\d)-(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>,\d{3})\t"
-    r"(?P<level>[A-Z]+) [\w.]+\.py:\d+ -- "
-)
-_RAY_CPP = regex.compile(
-    r"^\[\d{4}-(?P<month>\d\d)-(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>,\d{3}) "
-    r"(?P<level>[IWEF]) \d+ \d+\] "
-)
-_GLOG = regex.compile(
-    r"^\[(?P<level>[IWEF])(?P<month>\d\d)(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)"
-    r"(?P<fraction>\.\d+)?[^\]]*\] "
-)
-_UVICORN = regex.compile(r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG):\s{2,}")
-#: Formats that say a level (and often a time) at the start: (pattern, program, layer).
-_PY_LOGGING = regex.compile(
-    r"^(?:\d{4}-(?P<month>\d\d)-(?P<day>\d\d) (?P<hour>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>,\d{3})? "
-    r"(?:- )?[\w.]+ - )?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:- )?"
-)
-_TRACEBACK = regex.compile(
-    r"^(?:Traceback \(most recent call last\)|File \"|[\w.]*(?:Error|Exception|Interrupt|Exit)\b(?::|$))"
-)
-_LEVELLED = (
-    (_RAY_PY, "ray", "ray-python"),
-    (_RAY_CPP, "ray", "ray-cpp"),
-    (_GLOG, "torch", "c10d"),
-    (_UVICORN, "uvicorn", "uvicorn"),
-)
 _TP_TAG = regex.compile(r"TP ?(\d+)")
-_CPP_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 _MONTHS = {
     m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)
 }
-
-_RAY_WORDS = ("Local node IP", "Ray runtime started", "ray start", "Autoscaler status", "GCS", "raylet", "Ray cluster")
-_DOCKER_WORDS = ("docker:", "Error response from daemon", "nvidia-container-cli", "Unable to find image", "OCI runtime")
-_CUDA_WORDS = ("CUDA error", "CUDA driver", "cuda runtime", "no kernel image", "CUDA capability", "CUDA-capable")
-_TORCH_WORDS = (
-    "ProcessGroupNCCL",
-    "torch.distributed",
-    "TCPStore",
-    "c10d",
-    "Watchdog caught",
-    "DistBackendError",
-    "DistStoreError",
-    "DistNetworkError",
-    "ProcessGroupGloo",
-    "Gloo connectFullMesh",
-)
-#: Each list of words as one search (a line is looked for each word in one pass, not one pass a word).
-_TORCH, _DOCKER, _CUDA, _RAY = (
-    re.compile("|".join(map(re.escape, words))) for words in (_TORCH_WORDS, _DOCKER_WORDS, _CUDA_WORDS, _RAY_WORDS)
-)
 
 
 @dataclass(slots=True)
@@ -196,26 +90,18 @@ class _Said:
     time: float | None = None
     ray: bool = False  # Ray's worker prefix (with ip=): the line reached the log through Ray
 
-    def made(
-        self,
-        program: str,
-        layer: str,
-        level: str = "",
-        *,
-        proc: str | None = None,
-        rank: int | None = None,
-        time: float | None = None,
-    ) -> Classification:
+    def other(self) -> Classification:
+        """A line no format knows, with what its prefixes said."""
         return Classification(
-            program,
-            layer,
-            level,
-            self.proc if proc is None else proc,
-            rank if rank is not None else self.rank,
+            "other",
+            "other",
+            "",
+            self.proc,
+            self.rank,
             self.node,
             self.pid,
             self.repeated,
-            time if time is not None else self.time,
+            self.time,
             self.node is not None,
         )
 
@@ -310,57 +196,70 @@ def _time(found: dict[str, str | None]) -> float | None:
 
 
 def _program(body: str, said: _Said) -> Classification:
-    m = _NCCL.match(body)
-    if m is not None:
-        host, pid = m.group("host"), int(m.group("pid"))
-        return Classification(
-            "nccl",
-            "nccl",
-            m.group("level") or "WARN",
-            said.proc or "nccl",
-            said.rank,
-            said.node or host,
-            pid,
-            said.repeated,
-            said.time,
-            said.node is not None,
-        )
-    if body.startswith("NCCL version"):
-        return said.made("nccl", "nccl", "INFO")
-    m = _VLLM.match(body)
-    if m is not None:
-        layer = f"vllm:{said.proc}" if said.proc else "vllm"
-        return said.made("vllm", layer, m.group("level"), rank=_rank_from_tag(said.proc), time=_time(m.groupdict()))
-    m = _SGLANG.match(body)
-    if m is not None:
-        tags = m.group("tags").strip()
-        layer = f"sglang:{tags}" if tags else "sglang"
-        return said.made("sglang", layer, proc=tags or None, rank=_rank_from_tag(tags), time=_time(m.groupdict()))
-    for pattern, program, layer in _LEVELLED:
-        m = pattern.match(body)
-        if m is not None:
-            level = m.group("level")
-            return said.made(program, layer, _CPP_LEVELS.get(level, level), time=_time(m.groupdict()))
-    if _TORCH.search(body):
-        return said.made("torch", "c10d")
-    if _DOCKER.search(body):
-        return said.made("docker", "docker", "ERROR" if "rror" in body else "")
-    if _CUDA.search(body):
-        return said.made("cuda", "cuda")
-    if "transformers" in body:
-        return said.made("transformers", "transformers")
-    stripped = body.lstrip()
-    if _TRACEBACK.match(stripped):
-        return said.made("python", "python", "ERROR" if "Error" in body else "")
-    if _RAY.search(body) or said.proc.startswith("Ray") or said.ray:
-        return said.made("ray", "ray")
-    if said.proc and said.pid is not None:
-        # vLLM's child-process prefix in front of something unrecognised (a print, a warning).
-        return said.made("vllm", f"vllm:{said.proc}", rank=_rank_from_tag(said.proc))
-    m = _PY_LOGGING.match(stripped)
-    if m is not None:
-        return said.made("python", "python", m.group("level"), time=_time(m.groupdict()))
-    return said.made("other", "other")
+    found = _format(body, said)
+    if found is None:
+        return said.other()
+    return _made(found[0], body, said, found[1])
+
+
+def _format(body: str, said: _Said) -> tuple[Format, regex.Match[str] | None] | None:
+    """The first format that applies to a line stripped of its prefixes, and its match if it has a pattern."""
+    for fmt in FORMATS:
+        if fmt.pattern is not None:
+            m = fmt.pattern.match(body.lstrip() if fmt.stripped else body)
+            if m is not None:
+                return fmt, m
+        elif fmt.words is not None and fmt.words.search(body):
+            return fmt, None
+        if fmt.prefixed and any(_PREFIXED[condition](said) for condition in fmt.prefixed):
+            return fmt, None
+    return None
+
+
+def format_of(line: str) -> Format | None:
+    """The program format that classifies ``line`` (what ``catalogue test`` checks the examples with)."""
+    said = _Said()
+    found = _format(_peel(line, said), said)
+    return found[0] if found is not None else None
+
+
+#: What each condition of a format's ``prefixed`` asks of a line's prefixes.
+_PREFIXED: dict[str, Callable[[_Said], bool]] = {
+    "ray-process": lambda said: said.proc.startswith("Ray"),
+    "through-ray": lambda said: said.ray,
+    "process-with-pid": lambda said: bool(said.proc) and said.pid is not None,
+}
+
+
+def _made(fmt: Format, body: str, said: _Said, m: regex.Match[str] | None) -> Classification:
+    found = m.groupdict() if m is not None else {}
+    level = found.get("level")
+    if level:
+        level = fmt.levels.get(level, level)
+    elif fmt.error_if and fmt.error_if in body:
+        level = "ERROR"
+    else:
+        level = fmt.level
+    layer, process, rank = fmt.layer, said.proc or fmt.process, said.rank
+    if fmt.tagged:
+        tag = (found.get("tags") or "").strip() if "tags" in found else said.proc
+        if tag:
+            layer, process = f"{fmt.layer}:{tag}", tag
+            rank = _rank_from_tag(tag) if _rank_from_tag(tag) is not None else said.rank
+    time = _time(found) if found.get("second") is not None else None
+    pid = found.get("pid")
+    return Classification(
+        fmt.program,
+        layer,
+        level,
+        process,
+        rank,
+        said.node or found.get("host"),
+        int(pid) if pid else said.pid,
+        said.repeated,
+        time if time is not None else said.time,
+        said.node is not None,
+    )
 
 
 def nccl_hosts(text: str) -> list[str]:

@@ -27,13 +27,13 @@ A file that cannot be used is rejected with one line naming the file, the key an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import regex
 
 from sparktui.core import dirs, tomlfile
+from sparktui.core.address import Address, parse_address
 from sparktui.core.errors import Invalid
 from sparktui.core.kinds import fits
 from sparktui.core.tomlfile import Table
@@ -50,19 +50,23 @@ class ConfigError(Invalid):
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """A machine of the cluster file: its name, how to reach it (``ssh``), its role, its extra log sources and
-    the other names it goes by."""
+    """A machine of the cluster file: its name, how to reach it (``ssh``, and taken apart, ``address``), its
+    role, its extra log sources and the other names it goes by."""
 
     name: str
     ssh: str
     role: str
     sources: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    address: Address = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "address", parse_address(self.ssh))
 
     @property
     def names(self) -> tuple[str, ...]:
         """Every name this machine goes by: its name, the host of its ``ssh``, its aliases."""
-        return tuple(dict.fromkeys((self.name, ssh_host(self.ssh), *self.aliases)))
+        return tuple(dict.fromkeys((self.name, self.address.host, *self.aliases)))
 
     def is_named(self, host: str) -> bool:
         """Whether ``host`` (as a log or the user names a machine) is this node, by :func:`same_host`."""
@@ -138,14 +142,6 @@ class Cluster:
 
 
 _IPV4 = regex.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
-
-
-def ssh_host(target: str) -> str:
-    """The host of ``[user@]host[:port]`` (an IPv6 address without its brackets)."""
-    try:
-        return urlsplit(f"//{target}").hostname or target
-    except ValueError:
-        return target
 
 
 def same_host(a: str, b: str) -> bool:

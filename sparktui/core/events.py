@@ -79,6 +79,7 @@ class Finding:
     detail: str = ""
     time: float | None = None  # when it was first seen, in seconds within the year, where its lines say it
     waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
+    verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
 
 
 def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
         "facts": dict(f.facts),
         "explanation": f.explanation,
         "remediations": list(f.remediations),
-    }
+    } | ({"verdict": f.verdict} if f.verdict else {})
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ what each may look like, and the shape of an id (a signature's, a playbook's).""
 
 from __future__ import annotations
 
+import ipaddress
 import shlex
 
 import regex
@@ -50,4 +51,19 @@ def fits(kind: str, value: str) -> bool:
             return shlex.join(shlex.split(value)) == value
         except ValueError:
             return False
+    if kind == "host":
+        return _address(value)
+    return True
+
+
+def _address(host: str) -> bool:
+    """A host of digits and dots is an IPv4 address and one with a colon an IPv6 one, each a real one
+    (``999.1.1.1`` is neither an address nor a name: a top-level label is never all digits)."""
+    try:
+        if ":" in host:
+            ipaddress.IPv6Address(host.removeprefix("[").removesuffix("]"))
+        elif regex.fullmatch(r"[\d.]+", host):
+            ipaddress.IPv4Address(host)
+    except ValueError:
+        return False
     return True

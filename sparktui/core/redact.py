@@ -46,8 +46,9 @@ _WORDS = r"(?:token|key|secret|password|passwd|pass|passphrase|credentials?|apik
 _NAME = rf"(?:[A-Za-z0-9]+[_.-])*{_WORDS}"
 _QUOTED = r"'[^'\n]*'|\"[^\"\n]*\""
 _VALUE = rf"{_QUOTED}|\[[^\]\n]*\]|[^\s'\",;)}}\]&]+"
-#: Values that say no secret was given; they stay so the reader knows.
-_EMPTY = frozenset({"", "none", "null", "nil", "true", "false", REDACTED.lower()})
+#: Values that say no secret was given; they stay so the reader knows. With them the words of Python that can
+#: follow ``=`` in a keyword argument, as a traceback's source lines show one (``key=lambda x: x[0]``).
+_EMPTY = frozenset({"", "none", "null", "nil", "true", "false", REDACTED.lower(), "lambda", "not", "await", "yield"})
 
 #: The label of an armoured block whose body is redacted: a key (private or public), a certificate (or a
 #: request for one) or a PGP block.

@@ -1,11 +1,8 @@
-"""The cockpit: composes the node columns, the findings panel and the status bar, and shows what the one
-pipeline (:mod:`sparktui.core.pipeline`) finds. The analysis runs on the pipeline's own thread; one worker
-thread turns its updates into messages (:mod:`sparktui.tui.messages`), and the handlers here own every
-widget.
-
-Every node's lines are kept whether its column is on screen or not (:mod:`sparktui.tui.nodes`); columns
-exist for the nodes in view only, as many as fit side by side, and ``]`` / ``[`` page through the rest, so
-a session on thousands of files costs a few widgets, not a few per file."""
+"""The cockpit: composes the node area, the findings panel, the filter field and the status bar, and shows
+what the one pipeline (:mod:`sparktui.core.pipeline`) finds. The analysis runs on the pipeline's own thread;
+one worker thread turns its updates into messages (:mod:`sparktui.tui.feed`, :mod:`sparktui.tui.messages`),
+and the handlers here hand each to the widget that owns what it changes. Actions delegate to those widgets
+and to the screens."""
 
 from __future__ import annotations
 
@@ -13,94 +10,62 @@ import asyncio
 import signal
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-import regex
-from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import DataTable, Header
 from textual.worker import Worker, WorkerState
 
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.audit import AuditEntry
-from sparktui.core.clock import ReplayClock
 from sparktui.core.cluster import Cluster
-from sparktui.core.events import Finding, State, StateChange
+from sparktui.core.events import Finding, StateChange
 from sparktui.core.inventory import fabric
 from sparktui.core.inventory.preflight import Preflight
-from sparktui.core.pipeline import Line, Pipeline, Tally
+from sparktui.core.pipeline import Tally
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import audit_log
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident, Inventory
 from sparktui.core.sources import bundle
-from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.files import SourceError
-from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
-from sparktui.tui import clipboard
-from sparktui.tui.bindings import bindings, playbook_key_problem
+from sparktui.tui import clipboard, messages
+from sparktui.tui.bindings import bindings, palette, playbook_key_problem
 from sparktui.tui.collector import FULL_EVERY, Collector
+from sparktui.tui.feed import Feed, Warnings, stalled
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceEvent, SourcesChanged
-from sparktui.tui.nodes import Nodes, View
 from sparktui.tui.screens.finding import FindingScreen, evidence_text, finding_markdown
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.inventory import InventoryScreen
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
-from sparktui.tui.screens.sources import SourceRow, SourcesScreen
+from sparktui.tui.screens.sources import Rows, SourcesScreen
 from sparktui.tui.screens.stacks import StacksScreen
 from sparktui.tui.screens.welcome import WelcomeScreen
+from sparktui.tui.session import Session
 from sparktui.tui.stacks import Captures
-from sparktui.tui.tallies import BEHIND, Census, reading
-from sparktui.tui.widgets.findings import COUNTS_EVERY, FindingsTable
+from sparktui.tui.widgets.filter import FilterBar
+from sparktui.tui.widgets.findings import FindingsTable
 from sparktui.tui.widgets.footer import SteadyFooter
-from sparktui.tui.widgets.logpane import FilterTooSlow, LogPane
-from sparktui.tui.widgets.node import NO_NODE, NodeColumn, layer_of
-
-_STATE_STYLE = {State.STREAMING: "green", State.FAILED: "red", State.RETRYING: "red"}
-
-
-def _named(states: Mapping[str, StateChange], *, details: bool, room: int) -> Text:
-    """Each source by name with its state (and the state's detail), when there are few and they fit in
-    ``room`` cells; else nothing."""
-    text = Text()
-    if len(states) > NAMED_SOURCES:
-        return text
-    for name, change in sorted(states.items()):
-        state = f"{change.state.value} {display(change.detail)}".strip() if details else change.state.value
-        text.append(f"   {name} ", style="bold")
-        text.append(state, style=_STATE_STYLE.get(change.state, "dim"))
-    return text if text.cell_len <= room else Text()
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """What the app shows: a bundle replayed at its own pace, or live sources (followed files, later SSH,
-    Docker and Ray streams)."""
-
-    title: str
-    bundle: Bundle | None = None
-    live: tuple[LiveSource | SourceGroup, ...] = ()
-    speed: float = 0.0
-
-
-#: The fewest cells a node's column gets: as many columns are side by side as fit at this width.
-NARROW_COLUMN = 60
-#: Sources beyond which the status bar counts them by state instead of naming each.
-NAMED_SOURCES = 6
+from sparktui.tui.widgets.logpane import LogPane
+from sparktui.tui.widgets.nodes_area import NodesArea
+from sparktui.tui.widgets.status import StatusBar
 
 
 class SparkApp(App[None]):
+    """The cockpit (built by :func:`sparktui.tui.factory.make_app`): composes the node area, the findings,
+    the filter field and the status bar; routes the feed's messages to them; its actions delegate."""
+
     CSS_PATH = Path(__file__).with_name("sparktui.tcss")  # absolute, so subclasses elsewhere keep it
     TITLE = "sparktui"
     AUTO_FOCUS = "#findings"
@@ -112,7 +77,7 @@ class SparkApp(App[None]):
         catalogue: cat.Catalogue,
         *,
         export_dir: Path | None = None,
-        demo: Session | None = None,
+        demo: Callable[[], Session] | None = None,
         spool_live: bool = True,
         spool_raw: bool = False,
         cluster: Cluster | None = None,
@@ -130,29 +95,21 @@ class SparkApp(App[None]):
         self.welcome = source is None
         self.spool_live = spool_live
         self.spool_raw = spool_raw  # the spool keeps secrets (--spool-raw)
-        self.demo = demo
+        self.demo = demo  # the welcome screen's demo, loaded when chosen
         self.catalogue = catalogue
         self.export_dir = export_dir or Path.cwd()
         self.sub_title = self.source.title
         self.diagnosis: Diagnosis | None = None
         self.seen_at: dict[str, float] = {}
-        self.warned: set[str] = set()  # the diagnosis' warnings already shown as notifications
+        self.warnings = Warnings()  # the diagnosis' warnings already shown as notifications
         self.time = 0.0  # seconds since the start (the incident's time, for a replay)
         self.done = False
-        self.clock: ReplayClock | None = None
         self.paused = False
-        self.pipeline = self._pipeline(self.source)
-        self._evidence_index = -1
-        self._last_pane: LogPane | None = None
-        self.nodes = Nodes()  # every node's lines, in view or not
-        self.view = View(self.nodes)  # the nodes whose columns are on screen
-        self.columns: dict[str, NodeColumn] = {}  # the columns of the nodes in view
+        self.pipeline, self.clock = self.source.pipeline(catalogue, spool=spool_live, raw=spool_raw)
         self.states: Mapping[str, StateChange] = {}
         self.tallies: Mapping[str, Tally] = {}
         self.errors: Mapping[str, str] = {}  # each source's last error, kept after it recovered
-        self._rows: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
-        self._marks: frozenset[tuple[str, int]] = frozenset()
-        self._stalled: dict[str, set[str]] = {}
+        self.rows = Rows()  # the sources screen's rows, kept from one showing to the next
         self.stacks = Captures(catalogue, cluster, self.ran, self._spool, lambda: self.source.bundle)  # W: stacks
         try:
             playbooks = pb.load_all(playbook_dirs)
@@ -163,16 +120,11 @@ class SparkApp(App[None]):
         self.playbooks = {i: b for i, b in playbooks.items() if not playbook_key_problem(b.key)}
         self._playbook_problem = "; ".join(problems)
         # Held here, not queried: a query looks at the screen on top, which may be a modal.
-        self.nodes_box = Horizontal(id="nodes")
-        self.node_bar = Static(id="node-bar")
-        self._bar_shown = Text()
+        self.nodes_area = NodesArea()
         self.findings_table = FindingsTable()
-        self.filter_field = Input(
-            placeholder="filter regex (!regex hides matches), enter applies, esc cancels", id="filter"
-        )
-        self.status_bar = Static(id="status")
+        self.filter_field = FilterBar()
+        self.status_bar = StatusBar(replay=self.source.bundle is not None, readonly=readonly)
         self.collector = Collector()
-        self._status_shown = Text()
         self._signals: tuple[int, ...] = ()  # handled while mounted: see _quit_on_signals
 
     # -- layout ----------------------------------------------------------------------------------
@@ -180,8 +132,7 @@ class SparkApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Vertical(id="main"):
-            yield self.node_bar
-            yield self.nodes_box
+            yield self.nodes_area
             yield self.findings_table
         yield self.filter_field
         yield self.status_bar
@@ -189,7 +140,7 @@ class SparkApp(App[None]):
 
     def on_mount(self) -> None:
         self._quit_on_signals()
-        self.view.fits(self.size.width // NARROW_COLUMN)
+        self.nodes_area.fit(self.size.width)
         self.collector.hold()
         self.set_interval(FULL_EVERY, self.collector.full)
         if self._playbook_problem:
@@ -197,7 +148,7 @@ class SparkApp(App[None]):
         if self.welcome:
             self.push_screen(WelcomeScreen(), self._welcomed)
         else:
-            self._start()
+            self._feed()
 
     def on_unmount(self) -> None:
         self.pipeline.stop()  # its sources end, and so does the worker that reads it
@@ -222,95 +173,42 @@ class SparkApp(App[None]):
         if not run_demo or self.demo is None:
             self.exit()
             return
-        self.source = self.demo
-        self.sub_title = self.demo.title
-        self.pipeline = self._pipeline(self.demo)
-        self._start()
-
-    def _pipeline(self, session: Session) -> Pipeline:
-        """The one pipeline over the session's sources: live ones (spooled), or a bundle at its pace (none
-        yet for the welcome screen)."""
-        self.clock = None
-        if session.bundle is None:
-            spool = Spool.new(session.title, raw=self.spool_raw) if self.spool_live and session.live else None
-            return Pipeline(self.catalogue, session.live, spool=spool)
-        self.clock = ReplayClock(session.speed)
-        return Pipeline(self.catalogue, replay(session.bundle, self.clock), clock=self.clock)
-
-    def _start(self) -> None:
+        self.source = self.demo()
+        self.sub_title = self.source.title
+        self.status_bar.replay = self.source.bundle is not None
+        self.pipeline, self.clock = self.source.pipeline(self.catalogue, spool=self.spool_live, raw=self.spool_raw)
         self._feed()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, PlaybookScreen):
             yield from screen.commands()
-        for node in self.nodes.names:
-            yield SystemCommand(f"Go to node {node}", "Show its column and focus it", partial(self._focus_node, node))
-        for column in self.columns.values():
+        area = self.nodes_area
+        for node in area.nodes.names:
+            yield SystemCommand(f"Go to node {node}", "Show its column and focus it", partial(area.focus_node, node))
+        for column in area.columns.values():
             for pane in column.panes.values():
                 if pane.display:
                     yield SystemCommand(f"Go to {column.node} / {pane.border_title}", "Focus this pane", pane.focus)
         for rank, finding in enumerate(self.findings_table.findings, 1):
             yield SystemCommand(f"Finding {rank}: {finding.title}", finding.signature, partial(self._open, rank - 1))
-        yield SystemCommand("Start-up progress", "The stage each rank reached, per track", self.action_progress)
-        yield SystemCommand(
-            "Sources and errors", "Every source: node, kind, state, counts, its last error in full", self.action_sources
-        )
-        yield SystemCommand("Export report", "Write a Markdown report of this incident", self.action_export)
-        yield SystemCommand("Help", "Every key", self.action_help)
+        for key in palette():
+            yield SystemCommand(
+                key.palette, f"{key.description} (key {key.label or key.key})", partial(self.run_action, key.action)
+            )
 
     # -- the pipeline -------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="feed", exit_on_error=False)
     def _feed(self) -> None:
         """The one worker: the pipeline's updates become messages; it touches no widget."""
-        shown: tuple[object, ...] = ()
-        posted = 0.0
-        errors: dict[str, str] = {}  # kept here: a SourcesChanged waiting in the queue is replaced by the next
+        translator = Feed()
         for update in self.pipeline.updates():
-            for change in update.changes:
-                if change.state in (State.FAILED, State.RETRYING) and change.detail:
-                    errors[change.source] = change.detail
-            if update.lines:
-                panes: dict[tuple[str, str], list[Line]] = {}
-                for line in update.lines:
-                    panes.setdefault((line.node, layer_of(line.kind.program)), []).append(line)
-                self.post_message(LinesArrived(panes, len(update.lines), update.received_at))
-            diagnosis = update.diagnosis
-            if diagnosis is not None:
-                # A new or changed finding, or new stages (a node's or a rank's), are shown at once; only counts
-                # going up wait.
-                findings = tuple((f.signature, f.severity, f.nodes) for f in diagnosis.findings)
-                looks = (findings, diagnosis.stages, diagnosis.progress, diagnosis.warnings, diagnosis.serving)
-                if looks != shown or update.done or time.monotonic() - posted >= COUNTS_EVERY:
-                    shown, posted = looks, time.monotonic()
-                    self.post_message(DiagnosisChanged(diagnosis))
-            census = Census.of(update.states, update.tallies)
-            self.post_message(
-                SourcesChanged(
-                    update.states, update.tallies, census, dict(errors), update.clock, update.dropped, update.done
-                )
-            )
-            for change in update.changes:
-                if change.state is State.EVENT:
-                    self.post_message(SourceEvent(change))
-            if update.error:
-                self.post_message(PipelineFailed(update.error))
+            for said in translator.read(update):
+                self.post_message(messages.of(said))
 
     def on_lines_arrived(self, message: LinesArrived) -> None:
-        nodes = len(self.nodes)
-        came = False
-        for (node, layer), lines in message.panes.items():
-            self.nodes.log(node).add(layer, lines)
-            column = self.columns.get(node)
-            if column is not None:
-                column.add(layer, lines)
-            else:
-                came = self.view.spoke(node) or came  # its column is made with every line kept, these too
-        if came:
-            self._sync()
-        elif len(self.nodes) != nodes:
-            self._show_bar()
+        self.nodes_area.add(message.panes)
 
     def on_diagnosis_changed(self, message: DiagnosisChanged) -> None:
         self._show(message.diagnosis)
@@ -318,14 +216,18 @@ class SparkApp(App[None]):
 
     def on_sources_changed(self, message: SourcesChanged) -> None:
         self.time = message.clock
-        if message.done and not self.done:
-            for column in self.columns.values():
-                column.strip.settle()
         self.done = self.done or message.done
         self.states, self.tallies, self.errors = message.states, message.tallies, message.errors
-        self._status(message.states, message.census, message.dropped)
-        for column in self.columns.values():
-            column.show_sources(message.tallies)
+        self.status_bar.show(
+            clock=self.time,
+            paused=self.paused,
+            done=self.done,
+            states=message.states,
+            census=message.census,
+            dropped=message.dropped,
+            serving=self.diagnosis.serving if self.diagnosis is not None else (),
+        )
+        self.nodes_area.show_sources(message.tallies, message.done)
 
     def on_source_event(self, message: SourceEvent) -> None:
         said = f"{message.change.source}: {message.change.detail}"
@@ -340,137 +242,25 @@ class SparkApp(App[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         # event.size: this runs before Textual's own handler has taken the new size
-        if self.view.fits(event.size.width // NARROW_COLUMN):
-            self._sync()
-
-    def _sync(self) -> None:
-        """Columns for the nodes in view, in name order, and none for the others."""
-        if not self.nodes_box.is_attached:  # lines still arriving while the app shuts down
-            return
-        wanted = self.view.shown
-        for node in [n for n in self.columns if n not in wanted]:
-            self.columns.pop(node).remove()
-        for index, node in enumerate(wanted):
-            if node in self.columns:
-                continue
-            column = self.columns[node] = NodeColumn(self.nodes.log(node))
-            later = [self.columns[n] for n in wanted[index + 1 :] if n in self.columns]
-            self.nodes_box.mount(column, before=later[0] if later else None)
-            for pane in column.panes.values():
-                pane.following = not self.paused
-                pane.set_marks(self._marks)
-            if self.diagnosis is not None and node in self.diagnosis.stages:
-                column.strip.show(self.diagnosis.stages[node], self._stalled.get(node, set()))
-            column.show_sources(self.tallies)
-        self._show_bar()
-
-    def _show_bar(self) -> None:
-        """Which nodes are in view among how many, when not all of them are; nothing (no line) when they are."""
-        text = Text()
-        if not self.view.everything():
-            text.append(f" {len(self.view.shown)} of {len(self.nodes):,} nodes in view ", style="reverse")
-            text.append("  ] next  [ previous  : go to a node", style="dim")
-            away = (
-                sorted({n for f in self.diagnosis.findings for n in f.nodes} - set(self.view.shown))
-                if self.diagnosis
-                else []
-            )
-            if away:
-                more = f" and {len(away) - 3:,} more" if len(away) > 3 else ""
-                text.append(f"   findings on {', '.join(away[:3])}{more} (e shows the evidence)", style="yellow")
-        if text != self._bar_shown:
-            if bool(text) != bool(self._bar_shown):
-                self.node_bar.display = bool(text)  # a layout, only when it appears or goes
-            self._bar_shown = text
-            self.node_bar.update(text, layout=False)
-
-    def _bring(self, node: str) -> tuple[NodeColumn | None, bool]:
-        """The node's column, its page brought into view if it was not; and whether it was just made."""
-        if node not in self.nodes:
-            return None, False
-        moved = self.view.show(node)
-        if moved:
-            self._sync()
-        return self.columns.get(node), moved
+        self.nodes_area.fit(event.size.width)
 
     def action_next_nodes(self) -> None:
-        if self.view.page(1):
-            self._sync()
+        self.nodes_area.page(1)
 
     def action_previous_nodes(self) -> None:
-        if self.view.page(-1):
-            self._sync()
+        self.nodes_area.page(-1)
 
     def _show(self, diagnosis: Diagnosis) -> None:
         self.diagnosis = diagnosis
-        for warning in diagnosis.warnings:
-            spool = warning.startswith("spool stopped: ")  # a full disk: its count of bytes lost grows, said once
-            said = warning.partition("; ")[0] if spool else warning
-            if said not in self.warned:  # a signature left out, a pattern disabled: said once, and kept a while
-                self.warned.add(said)
-                title = "spool" if spool else "not used"
-                self.notify(display(warning), title=title, severity="warning", timeout=30, markup=False)
+        for title, warning in self.warnings.new(diagnosis.warnings):  # said once, and kept a while
+            self.notify(display(warning), title=title, severity="warning", timeout=30, markup=False)
         for f in diagnosis.findings:
             self.seen_at.setdefault(f.signature, self.time)
         self._show_findings()
-        self._marks = frozenset((e.source, e.line) for f in diagnosis.findings for e in f.evidence)
-        for pane in self._panes():
-            pane.set_marks(self._marks)
-        stalled: dict[str, set[str]] = {}
-        for f in diagnosis.findings:
-            sig = self._signature(f.signature)
-            if sig is not None and sig.stall is not None and f.evidence:
-                # the first evidence line is where the stalled unit stopped
-                stalled.setdefault(f.evidence[0].node, set()).add(sig.stall.track)
-        self._stalled = stalled
-        for node, column in self.columns.items():
-            if node in diagnosis.stages:
-                column.strip.show(diagnosis.stages[node], stalled.get(node, set()))
-        self._show_bar()
+        self.nodes_area.show(diagnosis, stalled(diagnosis, self._signature))
         for screen in self.screen_stack:
             if isinstance(screen, ProgressScreen):
                 screen.show(diagnosis.progress)
-
-    def _status(self, states: Mapping[str, StateChange], census: Census, dropped: int) -> None:
-        text = Text()
-        mark = "replay" if self.source.bundle is not None else "live"
-        text.append(f" {mark} ", style="reverse")
-        if self.readonly:
-            text.append(" read-only ", style="bold black on green")
-        text.append(f" t+{self.time:,.0f}s ")
-        if self.paused:
-            text.append(" PAUSED ", style="bold black on yellow")
-        elif self.done:
-            text.append(" ended ", style="dim")
-        if dropped:
-            text.append(f" {dropped:,} lines not shown (the analysis saw them) ", style="yellow")
-        if census.size - census.read >= BEHIND:  # a big file, or thousands of small ones
-            text.append(f"  {reading(census.read, census.size)} ", style="bold yellow")
-        troubled = census.count(State.FAILED, State.RETRYING)
-        hint = Text("   S: every source, its error in full" if troubled else "", style="bold")
-        room = self.size.width - text.cell_len - hint.cell_len
-        named = _named(states, details=True, room=room) or _named(states, details=False, room=room)
-        if named or not states:
-            text.append_text(named)
-        else:  # too many to name, or too long: counted by state
-            text.append(f"   {len(states):,} source{'s' if len(states) != 1 else ''}: ")
-            text.append_text(
-                Text(", ").join(
-                    Text(f"{n:,} {state.value}", style=_STATE_STYLE.get(state, "dim")) for state, n in census.states
-                )
-            )
-        for serving in self.diagnosis.serving if self.diagnosis is not None else ():
-            # how each node serves, from its /metrics: generating (green) or running requests that get no token
-            stuck = serving.running > 0 and not serving.tokens_per_s
-            text.append(f"   {serving.node or NO_NODE} ", style="bold")
-            text.append(serving.short, style="yellow" if stuck else "green")
-        text.append_text(hint)
-        if text != self._status_shown:  # ten updates a second, mostly the same words
-            self._status_shown = text
-            self.status_bar.update(text, layout=False)  # one line, whatever it says: no layout
-
-    def _panes(self) -> list[LogPane]:
-        return [pane for column in self.columns.values() for pane in column.panes.values()]
 
     def _show_findings(self) -> None:
         """The logs' findings, then the last check's (a check whose id a log finding has is shown once)."""
@@ -502,19 +292,7 @@ class SparkApp(App[None]):
         self.push_screen(StacksScreen(self.stacks))
 
     def action_sources(self) -> None:
-        self.push_screen(SourcesScreen(self.source_rows))
-
-    def source_rows(self) -> list[SourceRow]:
-        """Every source the pipeline knows of, as the sources screen lists it (the screen asks twice a
-        second: a source whose tally, state and error are the objects they were keeps its row)."""
-        rows = []
-        for name in {*self.tallies, *self.states}:
-            looks = (self.tallies.get(name), self.states.get(name), self.errors.get(name))
-            kept = self._rows.get(name)
-            if kept is None or any(a is not b for a, b in zip(kept[0], looks, strict=True)):
-                kept = self._rows[name] = (looks, SourceRow.of(name, *looks))
-            rows.append(kept[1])
-        return rows
+        self.push_screen(SourcesScreen(lambda: self.rows.of(self.tallies, self.states, self.errors)))
 
     def action_copy(self) -> None:
         """y: the selected line of the focused pane; on the findings table, the selected finding's evidence."""
@@ -562,74 +340,24 @@ class SparkApp(App[None]):
         self.paused = not self.paused
         if self.clock is not None:
             (self.clock.pause if self.paused else self.clock.resume)()
-        for pane in self._panes():
-            pane.following, pane.paused = not self.paused, self.paused
-            if not self.paused:
-                try:
-                    pane.redraw()  # with the lines that came while it was held
-                except FilterTooSlow:
-                    pane.set_filter("")
-                pane.scroll_end(animate=False)
+        self.nodes_area.pause(self.paused)
         self.notify("paused" if self.paused else "following resumed", timeout=2)
 
     def action_filter(self) -> None:
-        """Filter the focused log pane; with none focused (as at start), the last one focused, else the first."""
-        last = self._last_pane if self._last_pane is not None and self._last_pane.is_attached else None
-        pane = self._focused_pane() or last or next(iter(self._panes()), None)
+        pane = self.nodes_area.to_filter(self._focused_pane())
         if pane is None:
             self.notify("no log pane to filter yet", severity="warning")
             return
-        self._last_pane = pane
-        field = self.filter_field
-        field.display = True
-        field.value = ""
-        field.focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        field = self.filter_field
-        pane = self._last_pane
-        field.display = False
-        if pane is None:
-            return
-        if not pane.is_attached:  # its node went out of view meanwhile
-            return
-        try:
-            pane.set_filter(event.value)
-        except regex.error as exc:
-            self.notify(f"not a valid regex: {exc}", severity="error")
-        except FilterTooSlow as exc:
-            self.notify(f"filter not applied: {exc}", severity="error", markup=False)
-        pane.focus()
-
-    def on_key(self, event: object) -> None:
-        key = getattr(event, "key", "")
-        field = self.filter_field
-        if key == "escape" and field.display:
-            field.display = False
-            if self._last_pane is not None:
-                self._last_pane.focus()
-
-    def on_descendant_focus(self) -> None:
-        focused = self.focused
-        if isinstance(focused, LogPane):
-            self._last_pane = focused
+        self.filter_field.open(pane)
 
     def _focused_pane(self) -> LogPane | None:
         return self.focused if isinstance(self.focused, LogPane) else None
 
     def action_next_match(self) -> None:
-        self._jump(1)
+        self.filter_field.jump(self._focused_pane(), 1)
 
     def action_previous_match(self) -> None:
-        self._jump(-1)
-
-    def _jump(self, step: int) -> None:
-        pane = self._focused_pane()
-        if pane is None or pane.pattern is None:
-            self.notify("set a filter with / in a pane first", severity="warning")
-            return
-        if pane.jump(step):
-            self.notify(f"match {pane.cursor + 1} of {len(pane.shown)}", timeout=1.5)
+        self.filter_field.jump(self._focused_pane(), -1)
 
     def action_maximise(self) -> None:
         pane = self._focused_pane()
@@ -651,20 +379,7 @@ class SparkApp(App[None]):
         if finding is None or not finding.evidence:
             self.notify("no finding selected", severity="warning")
             return
-        self._evidence_index = (self._evidence_index + step) % len(finding.evidence)
-        e = finding.evidence[self._evidence_index]
-        column, made = self._bring(e.node)
-        for pane in column.panes.values() if column is not None else ():
-            if pane.reveal(e.source, e.line):
-                if made:  # laid out on the next refresh: scrolled to the line once it has a height
-                    self.call_after_refresh(lambda pane=pane: pane.reveal(e.source, e.line) and pane.focus())
-                else:
-                    pane.focus()
-                self.notify(
-                    f"evidence {self._evidence_index + 1} of {len(finding.evidence)}: {e.source}:{e.line}", timeout=2
-                )
-                return
-        self.notify(f"{e.source}:{e.line} is no longer in its pane (open the finding with enter)", timeout=3)
+        self.nodes_area.evidence(finding, step)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self._open(event.cursor_row)
@@ -690,16 +405,6 @@ class SparkApp(App[None]):
                 self.stacks,
             )
         )
-
-    def _focus_node(self, node: str) -> None:
-        column, made = self._bring(node)
-        for pane in column.panes.values() if column is not None else ():
-            if pane.display:
-                if made:
-                    self.call_after_refresh(pane.focus)
-                else:
-                    pane.focus()
-                return
 
     def action_export(self) -> None:
         if self.diagnosis is None:

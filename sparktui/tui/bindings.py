@@ -18,21 +18,28 @@ class Key:
     show: bool = False  # in the footer
     label: str = ""  # how the help screen writes the key, when not the key name itself
     short: str = ""  # the footer's word for it
-    screen: str = "app"  # where it acts: "app" (the cockpit), "finding" or "playbook" (their screens)
+    screen: str = "app"  # where it acts: "app" (the cockpit), or the screen or widget of that name below
+    palette: str = ""  # the command palette's name for it, when it is offered there (the cockpit's keys)
 
 
 #: The keys of a finding's screen (:class:`sparktui.tui.screens.finding.FindingScreen`).
 FINDING = "finding"
 #: The keys of a remediation's screen (:class:`sparktui.tui.screens.playbook.PlaybookScreen`).
 PLAYBOOK = "playbook"
-#: The keys of the stacks' screen (:class:`sparktui.tui.screens.stacks.StacksScreen`).
-STACKS = "stacks"
+#: The keys of the filter field (:class:`sparktui.tui.widgets.filter.FilterBar`).
+FILTER = "filter"
+#: The keys of the sources screen's list (:class:`sparktui.tui.screens.sources.SourceList`).
+SOURCES = "sources"
+#: The keys of a remediation's values (:class:`sparktui.tui.screens.values.ValuesScreen`).
+VALUES = "values"
+#: The keys of the welcome screen (:class:`sparktui.tui.screens.welcome.WelcomeScreen`).
+WELCOME = "welcome"
 
 KEYS: tuple[Key, ...] = (
-    Key("question_mark", "help", "Help: every key", "General", True, "?", "help"),
+    Key("question_mark", "help", "Help: every key", "General", True, "?", "help", palette="Help"),
     Key("colon", "command_palette", "Command palette (nodes, panes, findings)", "General", False, ":"),
     Key("ctrl+p", "command_palette", "Command palette", "General"),
-    Key("x", "export", "Export a report of this incident", "General", True, short="export"),
+    Key("x", "export", "Export a report of this incident", "General", True, short="export", palette="Export report"),
     Key(
         "S",
         "sources",
@@ -40,9 +47,11 @@ KEYS: tuple[Key, ...] = (
         "General",
         True,
         short="sources",
+        palette="Sources and errors",
     ),
     Key("q", "quit", "Quit", "General", True, short="quit"),
     Key("slash", "filter", "Filter the pane by regex (!regex hides)", "Logs", True, "/", "filter"),
+    Key("escape", "cancel", "Close the filter field (enter applies it)", "Logs", True, "esc", "Cancel", FILTER),
     Key("n", "next_match", "Next filter match in the focused pane", "Logs"),
     Key("N", "previous_match", "Previous filter match", "Logs"),
     Key("f", "maximise", "Maximise / restore the focused pane", "Logs", True, short="maximise"),
@@ -75,6 +84,7 @@ KEYS: tuple[Key, ...] = (
         "Findings",
         True,
         short="progress",
+        palette="Start-up progress",
     ),
     Key(
         "I",
@@ -94,9 +104,6 @@ KEYS: tuple[Key, ...] = (
     Key("y", "copy_evidence", "Copy the evidence", "Finding", True, short="copy evidence", screen=FINDING),
     Key("Y", "copy_finding", "Copy the finding as Markdown", "Finding", True, short="copy all", screen=FINDING),
     Key("escape,q", "dismiss", "Close the finding", "Finding", True, "esc / q", "close", FINDING),
-    Key("W", "stacks", "Where every rank is now", "Finding", True, short="stacks", screen=FINDING),
-    Key("r", "again", "Read the stacks again", "Stacks", True, short="again", screen=STACKS),
-    Key("escape,q,W", "dismiss", "Close the stacks", "Stacks", True, "esc / q / W", "close", STACKS),
     Key(
         "r",
         "run",
@@ -121,6 +128,16 @@ KEYS: tuple[Key, ...] = (
     Key("b", "rollback", "After a failure: run the rollback", "Playbook", True, short="rollback", screen=PLAYBOOK),
     Key("k", "keep", "After a failure: keep things as they are", "Playbook", True, short="keep", screen=PLAYBOOK),
     Key("escape,q", "close", "Close the playbook (not while it runs)", "Playbook", True, "esc / q", "close", PLAYBOOK),
+    Key("escape", "cancel", "Values: cancel, nothing changed", "Playbook", True, "esc", "cancel", VALUES),
+    Key("ctrl+s", "apply", "Values: apply them (enter too)", "Playbook", True, "ctrl+s", "apply", VALUES),
+    Key("up,k", "move(-1)", "Previous source", "Sources", True, "k / ↑", "Previous", SOURCES),
+    Key("down,j", "move(1)", "Next source", "Sources", True, "j / ↓", "Next", SOURCES),
+    Key("pageup", "page(-1)", "Page up", "Sources", True, "pgup", "Page up", SOURCES),
+    Key("pagedown,space", "page(1)", "Page down", "Sources", True, "pgdn / space", "Page down", SOURCES),
+    Key("home", "jump(0)", "First source", "Sources", True, short="First", screen=SOURCES),
+    Key("end", "jump(-1)", "Last source", "Sources", True, short="Last", screen=SOURCES),
+    Key("d", "demo", "Run the demo", "Welcome", True, short="Run the demo", screen=WELCOME),
+    Key("q,escape", "quit", "Quit", "Welcome", True, "q / esc", "Quit", WELCOME),
 )
 
 
@@ -133,6 +150,18 @@ def bindings(screen: str = "app") -> list[BindingType]:
         for k in KEYS
         if k.screen == screen and k.key not in ("enter", "tab", "shift+tab", "ctrl+p")
     ]
+
+
+def palette() -> list[Key]:
+    """The cockpit's keys offered in the command palette too."""
+    return [k for k in KEYS if k.screen == "app" and k.palette]
+
+
+def forwarded(action: str) -> list[BindingType]:
+    """The cockpit's key for ``action`` on a modal screen (which the cockpit's own keys do not reach), acting
+    as in the cockpit."""
+    k = next(k for k in KEYS if k.action == action and k.screen == "app")
+    return [Binding(k.key, f"app.{action}", k.short or k.description, show=False)]
 
 
 def closing(action: str) -> list[BindingType]:

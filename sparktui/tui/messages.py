@@ -10,6 +10,7 @@ from textual.message import Message
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.events import StateChange
 from sparktui.core.pipeline import Line, Tally
+from sparktui.tui import feed
 from sparktui.tui.tallies import Census
 
 
@@ -68,3 +69,19 @@ class PipelineFailed(Message, bubble=False):
     def __init__(self, reason: str) -> None:
         super().__init__()
         self.reason = reason
+
+
+def of(said: feed.Instruction) -> Message:
+    """The message that carries one of the feed's instructions to its handler."""
+    match said:
+        case feed.Lines():
+            return LinesArrived(said.panes, said.count, said.received_at)
+        case feed.Sources():
+            s = said
+            return SourcesChanged(s.states, s.tallies, s.census, s.errors, s.clock, s.dropped, s.done)
+        case feed.Note():
+            return SourceEvent(said.change)
+        case feed.Broke():
+            return PipelineFailed(said.reason)
+        case _:
+            return DiagnosisChanged(said)

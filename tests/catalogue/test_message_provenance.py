@@ -19,10 +19,7 @@ from tools.messages.stamp import stampable, stamped
 #: Signatures whose wording no table can hold, with the reason. Keep it short: a signature whose program's
 #: wheels are on PyPI belongs in tools/messages/releases.toml instead.
 UNPROVABLE = {
-    # Docker's CLI and daemon (Go binaries outside PyPI)
-    "docker-image-not-local": "docker CLI",
-    "docker-image-pull-failed": "docker daemon",
-    "docker-no-gpu-device-driver": "docker daemon",
+    # Docker's CLI and daemon (Go binaries outside PyPI; the others are proven by tests/fixtures/docker)
     "docker-ulimit-not-permitted": "docker daemon / runc",
     # NVIDIA Container Toolkit (libnvidia-container; distro packages, not PyPI)
     "nvidia-container-cli-error": "nvidia-container-cli",

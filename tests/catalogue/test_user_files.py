@@ -198,3 +198,26 @@ def test_the_builtin_folder_tested_by_a_relative_path_is_the_builtin_one(
     monkeypatch.chdir(cat.builtin_dir().parent)
     assert main(["catalogue", "test", "diagnostics/"]) == 0
     assert "built-in signature's id" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("folder", "counted"),
+    [("stages", 4), ("formats", 28), ("formats/programs.toml", 16), ("stacks", 9), ("launch", 3), ("checks", None)],
+)
+def test_each_folder_of_the_catalogue_is_tested_as_what_it_holds(
+    folder: str, counted: int | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """diagnostics/README.md: `catalogue test` takes the whole catalogue, one folder or one file, whatever the
+    folder holds (a folder of stage tracks, formats, wait kinds or launch tables was once read as signatures)."""
+    path = cat.builtin_dir() / folder
+    assert main(["catalogue", "test", str(path)]) == 0
+    tested = len(list(path.glob("*.toml"))) if counted is None else counted
+    assert capsys.readouterr().out.strip().endswith(f"{tested} passed, 0 failed")
+
+
+def test_a_folder_sparktui_reads_only_from_its_own_catalogue_is_refused_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "stacks").mkdir()
+    assert main(["catalogue", "test", str(tmp_path / "stacks")]) == 2
+    assert "sparktui reads stacks/ only from its own catalogue" in capsys.readouterr().err

@@ -34,7 +34,7 @@ def test_an_affected_nccl_on_a_gb10_pair_is_named_with_its_fix_and_slows_the_ver
     result = judge([spark("spark-a", "2.30.4"), spark("spark-b", "2.30.4")], {"spark-a"}, None, rules.builtin())
     found = {f.signature: f for f in result.findings}
     nvls = found["nccl-2-30-nvls-hang-without-nvlink"]
-    assert nvls.nodes == ("spark-a", "spark-b") and nvls.facts["verdict"] == "slow"
+    assert nvls.nodes == ("spark-a", "spark-b") and nvls.verdict == "slow"
     assert nvls.detail.startswith("NCCL 2.30.4 on spark-a: in the affected range (>= 2.30.4, <= 2.30.7), across")
     assert "NCCL_NVLS_ENABLE=0" in nvls.facts["fix"]
     assert nvls.facts["advisory"] == "https://github.com/NVIDIA/nccl/issues/2167 (2026-05-10)"

@@ -6,91 +6,40 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core.classify import BARE_NCCL, PREFIXES, PrefixError, classify, load_prefixes, peeled_by
+from sparktui.core.classify import (
+    BARE_NCCL,
+    FORMATS,
+    PANES,
+    PREFIXES,
+    PROGRAMS,
+    classify,
+    nccl_hosts,
+    node_in,
+    peeled_by,
+)
+from sparktui.core.formats import FormatError, load_prefixes, load_programs
 
 from ..conftest import FIXTURES
 
-CASES = [
-    # NCCL INFO, WARN before 2.26, WARN with timestamp (2.26+), WARN with (func) (HEAD)
-    (
-        "spark-a:2201:2201 [0] NCCL INFO Bootstrap : Using enp1s0f1np1:192.168.100.10<0>",
-        "nccl",
-        "INFO",
-        "spark-a",
-        None,
-    ),
-    (
-        "spark-a:2201:2250 [0] misc/socket.cc:50 NCCL WARN NET/Socket : no interface found",
-        "nccl",
-        "WARN",
-        "spark-a",
-        None,
-    ),
-    (
-        "[2026-11-30 04:28:41] spark-b:2590:2744 [0] transport/net_socket.cc:567 NCCL WARN x",
-        "nccl",
-        "WARN",
-        "spark-b",
-        None,
-    ),
-    ("spark-b:1:2 [1] init.cc:99 (ncclCommInitRank) NCCL WARN y", "nccl", "WARN", "spark-b", None),
-    ("NCCL version 2.21.5+cuda12.4", "nccl", "INFO", None, None),
-    # Ray's worker prefix around an NCCL line: the node is the Ray ip
-    (
-        "(RayWorkerWrapper pid=4411, ip=10.0.0.2) spark-b:4411:4411 [0] NCCL INFO Init COMPLETE",
-        "nccl",
-        "INFO",
-        "10.0.0.2",
-        None,
-    ),
-    # vLLM 0.6, 0.8, 0.10+ child process, worker rank
-    ("INFO 12-01 10:11:12 api_server.py:12] vLLM API server version 0.6.6", "vllm", "INFO", None, None),
-    ("INFO 05-02 10:11:12 [api_server.py:1043] vLLM API server version 0.8.5", "vllm", "INFO", None, None),
-    (
-        "(EngineCore_DP0 pid=412) ERROR 11-30 04:55:01 [core.py:708] EngineCore failed to start.",
-        "vllm",
-        "ERROR",
-        None,
-        None,
-    ),
-    (
-        "(Worker_TP1 pid=913) INFO 11-30 04:55:09 [parallel_state.py:1165] rank 1 in world size 2",
-        "vllm",
-        "INFO",
-        None,
-        1,
-    ),
-    # SGLang: no level, TP/DP tags
-    ("[2026-03-02 10:14:07 TP1] Init torch distributed begin.", "sglang", "", None, 1),
-    ("[2026-03-02 10:14:07 DP0 TP3] Load weight begin. avail mem=70.1 GB", "sglang", "", None, 3),
-    # Ray Python and C++, torch c10, uvicorn, docker, python traceback
-    ("2026-11-30 04:22:26,241\tINFO scripts.py:1085 -- Ray runtime started.", "ray", "INFO", None, None),
-    (
-        "[2026-11-30 04:22:11,274 W 15491 15491] network_util.cc:330: Failed to determine local IP",
-        "ray",
-        "WARNING",
-        None,
-        None,
-    ),
-    ("(raylet, ip=10.0.0.3) [2026-11-30 04:22:11,274 E 1 1] node_manager.cc:1: x", "ray", "ERROR", "10.0.0.3", None),
-    ("[rank1]:[E1130 04:55:01.123 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught", "torch", "ERROR", None, 1),
-    ("INFO:     Application startup complete.", "uvicorn", "INFO", None, None),
-    (
-        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
-        "docker",
-        "ERROR",
-        None,
-        None,
-    ),
-    ("ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.", "python", "ERROR", None, None),
-    ("just some text", "other", "", None, None),
-]
+# The programs' own formats are checked by their examples (diagnostics/formats/programs.toml, through
+# tests/catalogue/test_examples.py); these are what no format claims and how the formats fit together.
 
 
-@pytest.mark.parametrize(("line", "program", "level", "node", "rank"), CASES)
-def test_classify(line: str, program: str, level: str, node: str | None, rank: int | None) -> None:
-    got = classify(line)
-    assert (got.program, got.level, got.node, got.rank) == (program, level, node, rank)
+def test_a_line_no_format_knows_is_other_with_what_its_prefixes_said() -> None:
+    got = classify("[rank3]: just some text")
+    assert (got.program, got.layer, got.level, got.rank) == ("other", "other", "", 3)
+
+
+def test_every_program_a_format_files_under_has_a_pane() -> None:
+    assert {f.program for f in FORMATS} <= set(PROGRAMS) and set(PANES.values()) == {"nccl", "ray", "engine", "other"}
+
+
+def test_the_nccl_block_scan_finds_the_host_the_nccl_format_reads() -> None:
+    """node_in() and nccl_hosts() look for NCCL's prefix in a whole block with their own pattern; on every
+    example of the nccl format that carries no launcher prefix they agree with the format's host."""
+    nccl = next(f for f in FORMATS if f.id == "nccl")
+    own = [e for e in nccl.examples if not e["line"].startswith("(")]
+    assert own and all(node_in(e["line"]) == nccl_hosts(e["line"])[0] == e["node"] for e in own)
 
 
 def test_vllm_process_names_are_layers() -> None:
@@ -121,7 +70,7 @@ def test_lines_that_begin_with_nccl_own_prefix_lose_nothing_to_the_launchers_pre
 def test_a_broken_prefix_file_is_refused_in_one_line_naming_the_key(tmp_path: Path, text: str, said: str) -> None:
     path = tmp_path / "prefixes.toml"
     path.write_text(text)
-    with pytest.raises(PrefixError) as refused:
+    with pytest.raises(FormatError) as refused:
         load_prefixes(path)
     message = str(refused.value)
     assert message.startswith(f"{path}: ") and said in message and "\n" not in message
@@ -129,3 +78,32 @@ def test_a_broken_prefix_file_is_refused_in_one_line_naming_the_key(tmp_path: Pa
 
 def test_the_built_in_prefixes_load_whole() -> None:
     assert [p.id for p in load_prefixes()] == [p.id for p in PREFIXES] and all(p.examples for p in PREFIXES)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "[[programs]]\nname = 'x'\npane = 'x'\n[[formats]]\nid = 'y'\nprogram = 'z'\nlayer = 'y'\nwhat = 'y'\n"
+            "pattern = '^y'\n",
+            "formats[0].program: 'z' is not one of x",
+        ),
+        (
+            "[[programs]]\nname = 'x'\npane = 'x'\n[[formats]]\nid = 'y'\nprogram = 'x'\nlayer = 'y'\nwhat = 'y'\n",
+            "formats[0].pattern: a format needs a pattern, words or prefixed",
+        ),
+        (
+            "[[programs]]\nname = 'x'\npane = 'x'\n[[formats]]\nid = 'y'\nprogram = 'x'\nlayer = 'y'\nwhat = 'y'\n"
+            "prefixed = ['ray']\n",
+            "formats[0].prefixed: 'ray' is not one of",
+        ),
+        ("[[programs]]\nname = 'x'\npane = 'x'\nshown = true\n", "programs[0].shown: unknown key"),
+    ],
+)
+def test_a_broken_programs_file_is_refused_in_one_line_naming_the_key(tmp_path: Path, text: str, said: str) -> None:
+    path = tmp_path / "programs.toml"
+    path.write_text(text)
+    with pytest.raises(FormatError) as refused:
+        load_programs(path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: ") and said in message and "\n" not in message

@@ -136,7 +136,7 @@ def test_this_machine_without_rdma_says_nccl_will_use_sockets() -> None:
     assert not [n for n in alone.not_checked if n.rule.id.startswith("rdma-")]
     pair = judge([inv, replace(inv, node="other")], {"local"}, None, rules.builtin())
     (none,) = [f for f in pair.findings if f.signature.startswith("rdma-")]
-    assert none.signature == "rdma-none" and none.facts["verdict"] == "advice" and none.nodes == ("local", "other")
+    assert none.signature == "rdma-none" and none.verdict == "advice" and none.nodes == ("local", "other")
     assert none.detail.startswith("no RDMA devices, or none ACTIVE, on local (its RDMA ports: none)")
     assert none.detail.endswith("NCCL will use sockets")
 
@@ -178,7 +178,7 @@ def test_a_clean_spark_pair_gives_no_fabric_finding(tmp_path: Path) -> None:
     assert facts["rdma.mtu_by_subnet"] == ("10.20.21.0/24=1024",)
     assert fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 vllm serve /m --tensor-parallel-size 2") == {}
     one = fabric_findings([a, b], "NCCL_IB_HCA=rocep1s0f1 vllm serve /m --tensor-parallel-size 2")
-    assert set(one) == {"rdma-one-rail-of-two"} and one["rdma-one-rail-of-two"].facts["verdict"] == "slow"
+    assert set(one) == {"rdma-one-rail-of-two"} and one["rdma-one-rail-of-two"].verdict == "slow"
     assert "NCCL_IB_HCA=rocep1s0f1 on spark-a selects rocep1s0f1:1 alone, of its active RDMA ports" in str(
         one["rdma-one-rail-of-two"].detail
     )
@@ -190,7 +190,7 @@ def test_the_ipv4_gid_moved_on_one_node_under_a_pinned_index_blocks_with_the_ind
     found = fabric_findings([a, b], "NCCL_IB_GID_INDEX=3 vllm serve /m --tensor-parallel-size 2")
     assert set(found) == {"rdma-gid-index-pinned-wrong"}
     finding = found["rdma-gid-index-pinned-wrong"]
-    assert finding.nodes == ("spark-b",) and finding.facts["verdict"] == "block"
+    assert finding.nodes == ("spark-b",) and finding.verdict == "block"
     assert (
         "where that index holds roceP2p1s0f1:1/3=IPv4 10.20.22.20 IB/RoCE v1, "
         "rocep1s0f1:1/3=IPv4 10.20.21.20 IB/RoCE v1" in finding.detail

@@ -1,42 +1,31 @@
 """The engines' command lines as data (diagnostics/launch/): every flag they name checked against the help
-captured from the real programs (tests/vllm-help/serve-help.txt, tools/capture/vllm/serve_flags.sh;
-tests/sglang-help/server-help.txt, tools/capture/sglang/server_flags.sh), every example read or translated as
-it says, and a broken file refused in one line naming the key."""
+captured from the real programs (tests/helptext.py), every example read or translated as it says, and a
+broken file refused in one line naming the key."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sparktui.core.launch import examples as launch_examples
 from sparktui.core.launch import tables
 from sparktui.core.launch.lexer import Takes
 from sparktui.core.launch.serve import parse_launch
 from sparktui.core.launch.sglang_to_vllm import _Custom, _Drop, _Flag, _Switch, _table, sglang_to_vllm
 from sparktui.core.launch.tables import TableError, cli
 
-from ..conftest import ROOT
+from .. import helptext
 
-HELP = {"vllm": ROOT / "tests/vllm-help/serve-help.txt", "sglang": ROOT / "tests/sglang-help/server-help.txt"}
-ENGINES = tuple(HELP)
+ENGINES = tuple(helptext.HELP)
 
 
-@cache
 def help_options(engine: str) -> dict[str, str]:
-    """Every flag of an engine's captured help, with its metavar ("" for a switch), as argparse prints them."""
-    options: dict[str, str] = {}
-    for line in HELP[engine].read_text().splitlines():
-        if not line.startswith("  -"):
-            continue
-        for option in line[2:].split("  ")[0].strip().split(", "):
-            name, _, metavar = option.partition(" ")
-            if name.startswith("-"):
-                options[name] = metavar
-    return options
+    """Every flag of an engine's captured help, with its metavar ("" for a switch)."""
+    return {flag: option.metavar for flag, option in helptext.options(engine).items()}
 
 
 def is_the_engines(engine: str, flag: str) -> bool:
@@ -72,26 +61,16 @@ def examples(name: str) -> Iterator[Any]:
     yield from tables.read(name).data["examples"]
 
 
-READINGS = [(engine, example) for engine in ENGINES for example in examples(engine)]
+@pytest.mark.parametrize("name", launch_examples.NAMES)
+def test_each_example_reads_or_translates_as_it_says(name: str) -> None:
+    assert launch_examples.check(name) == []
 
 
-@pytest.mark.parametrize(("engine", "example"), READINGS, ids=[f"{e}-{i}" for i, (e, _) in enumerate(READINGS)])
-def test_each_example_reads_as_it_says(engine: str, example: dict[str, Any]) -> None:
-    launch = parse_launch(example["command"])
-    assert launch.engine == engine
-    for field, value in example["read"].items():
-        got = getattr(launch, field)
-        assert (list(map(list, got)) if field == "env" else list(got) if field == "flags" else got) == value, field
-
-
-# --- the translator's table ---------------------------------------------------------------------------------
-
-
-def test_each_translation_example_translates_as_it_says() -> None:
-    for example in examples("sglang-to-vllm"):
-        t = sglang_to_vllm(example["sglang"], mode=example["mode"])
-        assert t.launch == example["vllm"]
-        assert [d.flag for d in t.dropped] == example["dropped"]
+def test_an_example_that_reads_otherwise_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = tables.read("vllm")
+    example = dict(doc.data["examples"][0], read={"tensor_parallel": 99})
+    monkeypatch.setattr(tables, "read", lambda name: type(doc)({**doc.data, "examples": [example]}, doc.error))
+    assert launch_examples.check("vllm") == ["vllm.toml: examples[0]: tensor_parallel is 2, expected 99"]
 
 
 def takes(metavar: str) -> Takes:

@@ -1,5 +1,5 @@
-"""Which node a line belongs to: a source is one node unless its lines prove otherwise (trial §4 #11, an SSH
-alias and the host NCCL prints were two node columns for one file). Real captured logs of four one-GPU
+"""Which node a line belongs to: a source is one node unless its lines prove otherwise (an SSH alias and the
+host NCCL prints were once two node columns for one file). Real captured logs of four one-GPU
 hosts (``node-a`` … ``node-d``), read as sources whose declared node is another name."""
 
 from __future__ import annotations

@@ -159,11 +159,11 @@ def test_the_spark_captures_judged_with_a_launch_across_them() -> None:
     named = {f.signature: f for f in found.findings}
     assert named["launch-world-size-exceeds-node-gpus"].nodes == ("spark-a", "spark-b")
     assert named["port-in-use"].nodes == ("spark-a",)
-    assert named["shm-too-small"].nodes == ("spark-a",) and named["shm-too-small"].facts["verdict"] == "slow"
+    assert named["shm-too-small"].nodes == ("spark-a",) and named["shm-too-small"].verdict == "slow"
     assert "drift-image-build" in named
     assert found.verdicts == {"spark-a": "block", "spark-b": "block"} and found.verdict == "block"
-    assert [f.facts["verdict"] for f in found.findings] == sorted(
-        (f.facts["verdict"] for f in found.findings), key=["block", "slow", "advice"].index
+    assert [f.verdict for f in found.findings] == sorted(
+        (f.verdict for f in found.findings), key=["block", "slow", "advice"].index
     )
     not_checked = {(n.rule.id, n.node) for n in found.not_checked}
     assert ("model-arch-unknown-to-vllm", "spark-a") in not_checked

@@ -60,6 +60,7 @@ CLEAN = [
     "spark-a:839:839 [0] NCCL INFO NCCL_IB_PKEY set by environment to 0",
     "https://docs.ray.io/en/latest/ray-security/token-auth.html",
     "disk-usage 93% task-id=7",
+    "    for prefix, group in itertools.groupby(weights_by_parts, key=lambda x: x[0][0]):",
 ]
 
 
@@ -77,7 +78,13 @@ def test_what_is_not_a_secret_stays(line: str) -> None:
     assert redact(line) == line
 
 
-LOGS = sorted(p for p in [*FIXTURES.rglob("*"), *DEMO.rglob("*")] if p.is_file() and p.suffix != ".toml")
+#: Every captured file but the programs' --help texts, which show the flags that take secrets with their
+#: placeholders (``--api-key API_KEY``) and are no logs.
+LOGS = sorted(
+    p
+    for p in [*FIXTURES.rglob("*"), *DEMO.rglob("*")]
+    if p.is_file() and p.suffix != ".toml" and not p.parent.name.endswith("-help")
+)
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))

@@ -37,9 +37,9 @@ def test_the_stacks_script_parses(request_: stacks.Request) -> None:
 
 
 def test_the_remote_follower_parses() -> None:
-    assert parses("bash", ssh_sources._FOLLOW) == ""
+    assert parses("bash", ssh_sources.FOLLOWER) == ""
 
 
 def test_the_remote_command_wrapper_parses_in_posix_sh() -> None:
     # every remote command runs as sh -c '<wrapper> exec <command>'
-    assert parses("sh", remote_ssh._UNTIL_CLOSED + "true") == ""
+    assert parses("sh", remote_ssh.UNTIL_CLOSED + "true") == ""

@@ -48,7 +48,7 @@ def test_an_image_whose_torch_lacks_the_gpus_kernels_blocks() -> None:
     inv = replace(captured("spark-a"), gpus=(GB10,), probe=probe)
     found = {f.signature: f for f in judge([inv], {"spark-a"}, None, rules.builtin()).findings}
     finding = found["torch-arch-not-for-gpu"]
-    assert finding.facts["verdict"] == "block"
+    assert finding.verdict == "block"
     assert "torch 2.5.1+cu124 in the image on spark-a was built for sm_50, sm_60" in finding.detail
     with_120 = replace(probe, torch_archs=(*archs, "sm_120"))
     again = judge([replace(inv, probe=with_120)], {"spark-a"}, None, rules.builtin()).findings

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from functools import cache
 
 import pytest
 
@@ -21,40 +20,16 @@ from sparktui.core.launch.sglang_to_vllm import (
     sglang_to_vllm,
 )
 
-from ..conftest import ROOT
+from .. import helptext
 
-HELP = ROOT / "tests" / "vllm-help" / "serve-help.txt"
 LAUNCH = "python3 -m sglang.launch_server"
 UNKNOWN = "no vLLM equivalent known to sparktui"
 RAY = "Ray forms the cluster; vLLM runs only on the head"
 
 
-@cache
 def vllm_options() -> dict[str, frozenset[str]]:
     """Every option of `vllm serve`, with its choices where the help lists them (else empty)."""
-    options: dict[str, frozenset[str]] = {}
-    for line in HELP.read_text().splitlines():
-        if not line.startswith("  -"):
-            continue
-        head = re.split(r"\s{2,}", line.strip())[0]  # the option, before any description on the same line
-        listed = re.search(r"\{([^}]*)\}|\[('[^\]]*)\]", head)
-        choices: frozenset[str] = frozenset()
-        if listed and listed[1] is not None:
-            choices = frozenset(listed[1].split(","))
-        elif listed:
-            choices = frozenset(re.findall(r"'([^']*)'", listed[2]))
-        for alias in (head[: listed.start()] if listed else head).split(", "):
-            options[alias.split()[0]] = choices
-    return options
-
-
-def help_block(flag: str) -> str:
-    """The help text of one vLLM option, from its line to the next option."""
-    text = HELP.read_text()
-    start = re.search(rf"^  {re.escape(flag)}[ ,\n]", text, re.M)
-    assert start, flag
-    end = re.compile(r"^  -|^\S", re.M).search(text, start.end())
-    return text[start.start() : end.start() if end else len(text)]
+    return {flag: option.choices for flag, option in helptext.options("vllm").items()}
 
 
 def vllm_flags(t: Translation) -> list[str]:
@@ -479,7 +454,7 @@ def test_every_value_written_is_one_vllm_lists(flag: str, names: _Names) -> None
     """Where the help lists a flag's values, each value written must be among them; a closed list must be listed."""
     written = {*names.same, *names.renamed.values()}
     listed = vllm_options()[flag]
-    block = help_block(flag)
+    block = helptext.block("vllm", flag)
     if names.closed:
         assert listed, flag
     if listed:

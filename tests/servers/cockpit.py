@@ -9,12 +9,13 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from sparktui.core import catalogue as cat
 from sparktui.core.cluster import Cluster, Deployment, Network, Node
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
+from sparktui.tui.session import Session
 from tests.servers.sparks import IFACE, Sparks
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import shown
@@ -47,9 +48,7 @@ def spark_cockpit(
     loaded = bundle.load(make_bundle(tmp_path / "bundle", extra))
     nodes = tuple(Node(n.name, n.name, "head" if n is sparks.head else "worker") for n in sparks)
     cluster = Cluster(tmp_path / "sparktui.toml", nodes, deployment, network)
-    return SparkApp(
-        Session("t", loaded, speed=0), cat.load(), export_dir=tmp_path, cluster=cluster, playbook_dirs=books
-    )
+    return make_app(Session("t", loaded, speed=0), export_dir=tmp_path, cluster=cluster, playbook_dirs=books)
 
 
 async def type_in(pilot: Pilot[None], screen: PlaybookScreen, values: Mapping[str, str]) -> None:

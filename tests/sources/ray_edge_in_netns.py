@@ -31,7 +31,7 @@ from sparktui.core.edge.nodes import RayEdge
 from sparktui.core.edge.targets import FILE, cluster_logs
 from sparktui.core.pipeline import run
 from sparktui.core.sources.open import Opener, SshContainer
-from sparktui.core.sources.ray import RayLogs
+from sparktui.core.sources.ray import RayLogs, source_name
 from sparktui.core.sources.ssh import SshFileSource
 from tests.servers.dockerd import Containers, DockerEngine, start_engine, stop_engine
 from tests.servers.raynodes import ADDRESS, RayNode, node_env, start_cluster
@@ -207,6 +207,44 @@ async def test_edge_follows_live_and_pulls_a_node_whose_scan_was_killed(nodes: l
     assert "worker process has died" in note.facts["reason"], note.facts
     port = next(f for f in pipeline.result.findings if f.signature == "server-port-in-use")
     assert port.count == 2 and [e.line for e in port.evidence] == [port.evidence[0].line, port.evidence[0].line + 41]
+
+
+async def test_edge_followed_scans_the_logs_made_after_it_started(nodes: list[RayNode]) -> None:
+    """Trial 12b §4 item 9 at the edge: a worker log made after the scan began (a job launched after diagnose)
+    is found by its node's own listing and scanned there, from its first line; nothing is pulled."""
+    head = nodes[0]
+    late = head.log("worker-late-0000-01000000-4999.out")
+    name = source_name(ADDRESS, head.ip, late.name)
+    port_in_use = (FIXTURES / "vllm/port-in-use/server.log").read_text()
+    catalogue = cat.load()
+    edge = RayEdge(ADDRESS, catalogue, "worker-*.out", follow=True, node_filter="127.0.0.[12]")
+    pipeline = run(catalogue, [edge], show=False)
+    seen: list[str] = []
+
+    def watch() -> None:
+        for update in pipeline.updates():
+            if update.diagnosis is not None:
+                seen.extend(
+                    e.source
+                    for f in update.diagnosis.findings
+                    if f.signature == "server-port-in-use"
+                    for e in f.evidence
+                    if e.source == name
+                )
+
+    watching = asyncio.create_task(asyncio.to_thread(watch))
+    try:
+        await until(lambda: len(edge.totals.nodes) == 2, 60, "both nodes scanning at the edge")
+        assert not late.exists()
+        late.write_text(port_in_use)
+        await until(lambda: seen, 60, f"the port in use in {late.name}, made after the scan began, found")
+    finally:
+        pipeline.stop()
+        await watching
+    assert edge.totals.pulled == [] and sorted(edge.totals.nodes) == [head.ip, nodes[1].ip]
+    assert pipeline.result is not None
+    (source,) = (s for s in pipeline.result.sources if s.name == name)
+    assert source.node == head.ip and source.lines == len(port_in_use.splitlines())
 
 
 #: What the cluster file names: a container on every node, a file on two Ray nodes and on one that is not in

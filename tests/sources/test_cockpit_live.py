@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparktui.core import catalogue as cat
 from sparktui.core.sources.ssh import SshFileSource
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
@@ -26,9 +26,9 @@ async def test_cockpit_over_ssh(sshd_cluster: SshdCluster, tmp_path: Path) -> No
         written[path] = lines
         nodes.append(sshd_cluster.node(alias))
         sources.append(SshFileSource(nodes[-1], str(path), name=f"{alias}:{rank}"))
-    app = SparkApp(Session("ssh", live=tuple(sources)), cat.load())
+    app = make_app(Session("ssh", live=tuple(sources)))
     async with app.run_test(size=(160, 48)):
-        await until(lambda: len(app.columns) == 2, 10, "both nodes' columns")
+        await until(lambda: len(app.nodes_area.columns) == 2, 10, "both nodes' columns")
         for path, lines in written.items():
             with path.open("a") as fh:
                 fh.writelines(lines[5:])
@@ -41,7 +41,7 @@ async def test_cockpit_over_ssh(sshd_cluster: SshdCluster, tmp_path: Path) -> No
             15,
             "the socket interface finding",
         )
-        assert set(app.nodes.names) >= {"spark-a"}  # the NCCL host its lines name; its column a page away
+        assert set(app.nodes_area.nodes.names) >= {"spark-a"}  # the NCCL host its lines name; its column a page away
         assert "streaming" in str(app.status_bar.render())
         for node in nodes:
             await node.close()
@@ -55,7 +55,7 @@ async def test_a_changed_host_key_and_its_fix_are_shown_in_full(sshd_cluster: Ss
     known = tmp_path / "known_hosts"
     known.write_text(sshd_cluster.known_hosts_line("node-a", key_of="node-b"))
     node = sshd_cluster.node("node-a", known_hosts=known)
-    app = SparkApp(Session("ssh", live=(SshFileSource(node, "/etc/hostname", name="node-a:hostname"),)), cat.load())
+    app = make_app(Session("ssh", live=(SshFileSource(node, "/etc/hostname", name="node-a:hostname"),)))
     async with app.run_test(size=(160, 45)) as pilot:
         await until(lambda: app.errors, 15, "the refusal")
         (error,) = app.errors.values()

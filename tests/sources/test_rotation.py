@@ -23,13 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from sparktui.core import catalogue as cat
 from sparktui.core.events import State
 from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.base import Cursor, LiveSource
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.ssh import SshFileSource
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 from tests.servers.sshd import SshdCluster
 
 from ..conftest import FIXTURES
@@ -308,7 +308,7 @@ async def test_the_cockpit_notifies_the_lines_lost(sshd_cluster: SshdCluster, tm
     # The node's connection lives in the pipeline's event loop, which ends with the app: it is not one of the
     # nodes the fixture closes in the test's loop. Killing the server's side ends the remote follower.
     node = SshNode("node-a", config=[sshd_cluster.ssh_config], known_hosts=sshd_cluster.known_hosts, agent=False)
-    app = SparkApp(Session("ssh", live=(SshFileSource(node, str(path)),)), cat.load())
+    app = make_app(Session("ssh", live=(SshFileSource(node, str(path)),)))
     sshd = sshd_cluster["node-a"]
     try:
         async with app.run_test(size=(160, 48)):

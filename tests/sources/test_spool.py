@@ -237,14 +237,15 @@ def test_the_settings_file_gives_the_spool_its_limits(logs: Path, capsys: pytest
 
 def test_the_cockpit_spools_raw_only_when_asked(tmp_path: Path, catalogue: Catalogue) -> None:
     from sparktui.cli import build_parser
-    from sparktui.tui.app import Session, SparkApp
+    from sparktui.tui.factory import make_app
+    from sparktui.tui.session import Session
 
     assert build_parser().parse_args(["open", "--spool-raw", "rank0.log"]).spool_raw
 
     shutil.copy(HANG / "rank0.log", tmp_path / "rank0.log")
     session = Session("live", live=(FollowedFile(tmp_path / "rank0.log", "rank0.log"),))
     for raw in (False, True):
-        spool = SparkApp(session, catalogue, spool_raw=raw).pipeline.spool
+        spool = make_app(session, catalogue=catalogue, spool_raw=raw).pipeline.spool
         assert spool is not None and spool.raw is raw
         assert stat.S_IMODE(os.stat(spool.path).st_mode) == 0o700
         spool.close()
@@ -391,12 +392,13 @@ def test_a_file_too_big_stops_the_spool_not_the_analysis(tmp_path: Path) -> None
 async def test_a_full_disk_stops_the_cockpits_spool_with_a_notification_and_the_lines_go_on(
     full_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catalogue: Catalogue
 ) -> None:
-    from sparktui.tui.app import Session, SparkApp
+    from sparktui.tui.factory import make_app
+    from sparktui.tui.session import Session
 
     logs = big_logs(tmp_path / "logs")
     monkeypatch.setenv("XDG_STATE_HOME", str(full_disk))
     total = len((logs / "rank0.log").read_text().splitlines())
-    app = SparkApp(Session("live", live=(FollowedFile(logs / "rank0.log", "rank0.log"),)), catalogue)
+    app = make_app(Session("live", live=(FollowedFile(logs / "rank0.log", "rank0.log"),)), catalogue=catalogue)
     async with app.run_test(size=(160, 48)):
         said = await until(
             lambda: shown_to(app) == total and [n.message for n in app._notifications if n.title == "spool"],
@@ -414,5 +416,5 @@ async def test_a_full_disk_stops_the_cockpits_spool_with_a_notification_and_the_
 
 def shown_to(app: Any) -> int:
     """The number of the last line the cockpit's panes show."""
-    panes = [pane for column in app.columns.values() for pane in column.panes.values()]
+    panes = [pane for column in app.nodes_area.columns.values() for pane in column.panes.values()]
     return max((line.number for pane in panes for line in pane.lines_kept), default=0)

@@ -1,6 +1,6 @@
 """Sources on the spark test nodes, whose host names are their own (``spark-a``, ``spark-b``): the name a
 node goes by in its own logs is asked over SSH, so an alias and the host NCCL prints are one node, and a
-copy of another node's log on it stays that node's (trial §4 #11)."""
+copy of another node's log on it stays that node's."""
 
 from __future__ import annotations
 

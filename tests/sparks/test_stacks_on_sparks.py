@@ -87,6 +87,7 @@ async def test_w_on_a_live_stall_shows_every_rank_and_the_export_carries_it(
             "and never entered new_group, which rank 0 waits in"
         )
         assert group.findings[0] == odd and group.verdict == "hang"
+        await pilot.pause()
         shown = html.unescape(re.sub(r"<[^>]*>", "", app.export_screenshot())).replace("\xa0", " ")
         assert "verdict: HANG" in shown and "new_group" in shown and "serve_requests" in shown  # every rank's wait
         assert f"{a.name}/vllm_node" in shown and f"{b.name}/vllm_node" in shown

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from sparktui.core import catalogue as cat
 from sparktui.core.cluster import Cluster, Deployment, Node, load, same_host
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.playbook import PlaybookScreen
+from sparktui.tui.session import Session
 from tests.tui.conftest import make_bundle
 from tests.tui.test_play_screen import SIZE, open_playbook
 from tests.waiting import until
@@ -101,9 +101,8 @@ async def test_the_cockpit_shows_it_instead_of_crashing(tmp_path: Path) -> None:
     loaded = bundle.load(make_bundle(tmp_path / "bundle", {"app.log": APP_LOG}))
     cluster = Cluster(tmp_path / "sparktui.toml", (Node("node5", "node5", "head"),), Deployment())
     (tmp_path / "books").mkdir()
-    app = SparkApp(
+    app = make_app(
         Session("t", loaded, speed=0),
-        cat.load(),
         export_dir=tmp_path,
         playbook_dirs=[tmp_path / "books"],
         cluster=cluster,

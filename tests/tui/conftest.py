@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
+from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 
 from ..conftest import FIXTURES
 from ..waiting import settle, until
@@ -42,7 +43,7 @@ def make_bundle(root: Path, extra: dict[str, str] | None = None, logs: Mapping[s
 @pytest.fixture
 def hang_app(tmp_path: Path) -> SparkApp:
     loaded = bundle.load(make_bundle(tmp_path / "bundle"))
-    return SparkApp(Session("test", loaded, speed=0), cat.load(), export_dir=tmp_path)
+    return make_app(Session("test", loaded, speed=0), export_dir=tmp_path)
 
 
 async def wait_done(pilot: Pilot[Any], app: SparkApp) -> None:

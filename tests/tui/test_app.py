@@ -9,14 +9,15 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
-from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.bindings import KEYS
+from sparktui.tui.factory import make_app
 from sparktui.tui.messages import DiagnosisChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.progress import EMPTY, ProgressScreen
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.logpane import LogPane
 
 from ..conftest import FIXTURES
@@ -29,10 +30,10 @@ async def test_replay_fills_panes_and_names_the_hang(hang_app: SparkApp) -> None
         await wait_done(pilot, hang_app)
         assert hang_app.diagnosis is not None
         assert hang_app.diagnosis.findings[0].signature == "nccl-second-communicator-not-joined"
-        assert set(hang_app.columns) == {"spark-a", "spark-b"}
-        nccl = hang_app.columns["spark-a"].pane("nccl")
+        assert set(hang_app.nodes_area.columns) == {"spark-a", "spark-b"}
+        nccl = hang_app.nodes_area.columns["spark-a"].pane("nccl")
         assert nccl.display and len(nccl.lines_kept) > 20
-        assert "stopped at" in str(hang_app.columns["spark-a"].strip.render())
+        assert "stopped at" in str(hang_app.nodes_area.columns["spark-a"].strip.render())
 
 
 async def test_help_lists_every_key(hang_app: SparkApp) -> None:
@@ -60,7 +61,7 @@ async def test_enter_opens_the_finding_with_evidence_from_both_nodes(hang_app: S
 
 async def test_progress_shows_every_rank_and_marks_the_one_behind(tmp_path: Path) -> None:
     logs = {f"node-{'ab'[i // 2]}/rank{i}.log": LAGGARD / f"rank{i}.log" for i in range(4)}
-    app = SparkApp(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0), cat.load())
+    app = make_app(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         await pilot.press("G")
@@ -111,7 +112,7 @@ async def test_progress_follows_new_diagnoses(hang_app: SparkApp) -> None:
 async def test_filter_invert_and_matches(hang_app: SparkApp) -> None:
     async with hang_app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, hang_app)
-        pane = hang_app.columns["spark-a"].pane("nccl")
+        pane = hang_app.nodes_area.columns["spark-a"].pane("nccl")
         pane.focus()
         await pilot.press("slash", *"Init START", "enter")
         await pilot.pause()
@@ -130,13 +131,13 @@ async def test_a_filter_that_backtracks_for_ever_is_dropped_with_the_reason(tmp_
     """The filter is the user's regex, held to a user signature's per-line budget: this one backtracks
     exponentially on a real traceback's run of carets."""
     carets = FIXTURES / "nccl4" / "four-hosts-rank-oom" / "rank2.log"
-    app = SparkApp(
-        Session("t", bundle.load(make_bundle(tmp_path / "b", logs={"node-a/rank2.log": carets})), speed=0), cat.load()
-    )
+    app = make_app(Session("t", bundle.load(make_bundle(tmp_path / "b", logs={"node-a/rank2.log": carets})), speed=0))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         pane = next(
-            p for p in app.columns["node-a"].panes.values() if any("^^^^^^^^^^" in ln.text for ln in p.lines_kept)
+            p
+            for p in app.nodes_area.columns["node-a"].panes.values()
+            if any("^^^^^^^^^^" in ln.text for ln in p.lines_kept)
         )
         pane.focus()
         await pilot.press("slash", *r"(\^|\^)+[#@]", "enter")
@@ -157,7 +158,7 @@ async def test_evidence_jump_focuses_the_pane_holding_the_line(hang_app: SparkAp
         await pilot.pause()
         focused = hang_app.focused
         assert isinstance(focused, LogPane)
-        assert focused is hang_app.columns["spark-a"].pane("nccl")
+        assert focused is hang_app.nodes_area.columns["spark-a"].pane("nccl")
         await pilot.press("f")
         assert hang_app.screen.maximized is focused
 
@@ -179,10 +180,10 @@ async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
 async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None:
     nasty = "\x1b]0;pwned\x07\x1b[2Jclear screen\x00 and bell\x07 " + "z" * 50_000 + "\n"
     loaded = bundle.load(make_bundle(tmp_path / "b", {"nasty.log": nasty}))
-    app = SparkApp(Session("t", loaded, speed=0), cat.load())
+    app = make_app(Session("t", loaded, speed=0))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_done(pilot, app)
-        lines = [line.text for line in app.columns["spark-a"].pane("other").lines_kept]
+        lines = [line.text for line in app.nodes_area.columns["spark-a"].pane("other").lines_kept]
         assert any("clear screen" in line for line in lines)
         assert not any("\x1b" in line or "\x00" in line or "\x07" in line for line in lines)
         assert max(len(line) for line in lines) < 2100
@@ -193,16 +194,15 @@ async def test_a_file_of_notes_gets_a_column_that_says_it_has_no_node(tmp_path: 
     made = make_bundle(tmp_path / "b", logs={"spark-a/nccl.log": HANG / "rank0.log", "notes/meta.txt": meta})
     manifest = made / "bundle.toml"
     manifest.write_text(manifest.read_text().replace('node = "notes"', 'node = ""'))  # as an export writes it
-    app = SparkApp(Session("t", bundle.load(made), speed=0), cat.load())
+    app = make_app(Session("t", bundle.load(made), speed=0))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
-        assert sorted(app.columns) == ["", "spark-a"]
-        assert app.columns[""].border_title == "no node"
+        assert sorted(app.nodes_area.columns) == ["", "spark-a"]
+        assert app.nodes_area.columns[""].border_title == "no node"
 
 
 async def test_welcome_offers_the_demo(tmp_path: Path) -> None:
-    demo = Session("demo", bundle.load(make_bundle(tmp_path / "d")), speed=0)
-    app = SparkApp(None, cat.load(), demo=demo)
+    app = make_app(None, demo_at=make_bundle(tmp_path / "d"), demo_speed=0)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert type(app.screen).__name__ == "WelcomeScreen"
@@ -219,16 +219,19 @@ async def test_live_files_are_followed(tmp_path: Path) -> None:
     path = tmp_path / "rank0.log"
     real = (HANG / "rank0.log").read_text().splitlines(True)
     path.write_text("".join(real[:20]))
-    app = SparkApp(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)), cat.load())
+    app = make_app(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)))
     async with app.run_test(size=(160, 48)):
         await until(
-            lambda: "spark-a" in app.columns and len(app.columns["spark-a"].pane("nccl").lines_kept) >= 10,
+            lambda: (
+                "spark-a" in app.nodes_area.columns
+                and len(app.nodes_area.columns["spark-a"].pane("nccl").lines_kept) >= 10
+            ),
             20,
             "spark-a's first lines",
         )
         with path.open("a") as fh:
             fh.writelines(real[20:])
-        kept = app.columns["spark-a"].pane("nccl").lines_kept
+        kept = app.nodes_area.columns["spark-a"].pane("nccl").lines_kept
         await until(lambda: kept[-1].text.endswith("Init START"), 20, "the second communicator, just written")
         assert "streaming" in str(app.query_one("#status").render())
 
@@ -239,7 +242,7 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
 
     line = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
     loaded = bundle.load(make_bundle(tmp_path / "b", {"server.log": line}))
-    app = SparkApp(Session("t", loaded, speed=0), cat.load())
+    app = make_app(Session("t", loaded, speed=0))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         assert app.diagnosis is not None
@@ -260,18 +263,18 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
 async def test_narrow_terminals_show_one_node_at_a_time(hang_app: SparkApp) -> None:
     async with hang_app.run_test(size=(90, 40)) as pilot:
         await wait_done(pilot, hang_app)
-        assert list(hang_app.columns) == ["spark-a"]
-        assert "1 of 2 nodes in view" in str(hang_app.node_bar.render())
+        assert list(hang_app.nodes_area.columns) == ["spark-a"]
+        assert "1 of 2 nodes in view" in str(hang_app.nodes_area.bar.render())
         await pilot.press("right_square_bracket")
         await pilot.pause()
-        assert list(hang_app.columns) == ["spark-b"]
-        assert len(hang_app.columns["spark-b"].pane("nccl").shown) > 20  # kept while it was out of view
+        assert list(hang_app.nodes_area.columns) == ["spark-b"]
+        assert len(hang_app.nodes_area.columns["spark-b"].pane("nccl").shown) > 20  # kept while it was out of view
         await pilot.press("left_square_bracket")
         await pilot.pause()
-        assert list(hang_app.columns) == ["spark-a"]
+        assert list(hang_app.nodes_area.columns) == ["spark-a"]
         await pilot.resize_terminal(160, 40)
         await pilot.pause()
-        assert list(hang_app.columns) == ["spark-a", "spark-b"] and not hang_app.node_bar.display
+        assert list(hang_app.nodes_area.columns) == ["spark-a", "spark-b"] and not hang_app.nodes_area.bar.display
 
 
 async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
@@ -279,7 +282,7 @@ async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
     per second, running requests and KV cache in the status bar, and the stall among the findings."""
     readings = FIXTURES / "vllm" / "serving-stalled" / "metrics.log"
     loaded = bundle.load(make_bundle(tmp_path / "b", logs={"cpu-node/metrics.log": readings}))
-    app = SparkApp(Session("t", loaded, speed=0), cat.load())
+    app = make_app(Session("t", loaded, speed=0))
     async with app.run_test(size=(200, 48)) as pilot:
         await wait_done(pilot, app)
         assert app.diagnosis is not None

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparktui.core import catalogue as cat
 from sparktui.core.sources.follow import FollowedFile
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 
 from ..waiting import settle, until
 
@@ -19,10 +19,10 @@ async def test_slash_at_start_filters_and_a_paused_filtered_pane_holds(tmp_path:
     path = tmp_path / "rank0.log"
     real = (HANG / "rank0.log").read_text().splitlines(True)
     path.write_text("".join(real[:20]))
-    app = SparkApp(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)), cat.load())
+    app = make_app(Session("live", live=(FollowedFile(path, "rank0.log", poll=0.02),)))
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(lambda: "spark-a" in app.columns, 20, "spark-a's column")
-        pane = app.columns["spark-a"].pane("nccl")
+        await until(lambda: "spark-a" in app.nodes_area.columns, 20, "spark-a's column")
+        pane = app.nodes_area.columns["spark-a"].pane("nccl")
         await until(lambda: len(pane.lines_kept) >= 10, 20, "spark-a's first lines")
         app.set_focus(None)  # as the cockpit opens: no pane focused
         await pilot.press("slash")

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from textual.containers import VerticalScroll
 
-from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
 from sparktui.tui.clipboard import copy_file
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.finding import FindingScreen, evidence_text
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.logpane import LogPane
 
 from ..conftest import FIXTURES
@@ -97,14 +98,14 @@ async def test_y_and_Y_copy_the_evidence_and_the_finding(hang_app: SparkApp, sta
 async def test_y_copies_a_pane_line_made_safe(tmp_path: Path, state_home: Path) -> None:
     logs = {"spark-a/nccl.log": FIXTURES / "nccl" / "two-hosts-second-group-not-joined" / "rank0.log"}
     logs["spark-a/ray.log"] = COLOURED
-    app = SparkApp(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0), cat.load())
+    app = make_app(Session("t", bundle.load(make_bundle(tmp_path / "b", logs=logs)), speed=0))
     raw = [line for line in COLOURED.read_text().splitlines() if "\x1b" in line]
     assert raw  # the capture has escape sequences of its own
     async with app.run_test(size=SIZE) as pilot:
         await wait_done(pilot, app)
         pane = next(
             p
-            for p in app.columns["spark-a"].panes.values()
+            for p in app.nodes_area.columns["spark-a"].panes.values()
             if any("Local node IP" in line.text for line in p.lines_kept)
         )
         pane.focus()

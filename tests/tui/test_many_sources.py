@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 from sparktui.commands.common import open_sources
-from sparktui.core import catalogue as cat
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.open import POLLS_PER_SECOND
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.sources import SourcesScreen
+from sparktui.tui.session import Session
 from sparktui.tui.widgets.node import NodeColumn
 
 from ..conftest import FIXTURES, ROOT
@@ -40,36 +40,38 @@ async def test_hundreds_of_files_make_a_few_columns_and_a_page_of_the_rest(tmp_p
     sources = tuple(open_sources([str(logs)], trust_new_host_key=False))
     # a directory of many logs is looked at less often per file: POLLS_PER_SECOND in all
     assert {s.poll for s in sources if isinstance(s, FollowedFile)} == {FILES / POLLS_PER_SECOND}
-    app = SparkApp(Session("many", live=sources), cat.load(), spool_live=False)
+    app = make_app(Session("many", live=sources), spool_live=False)
     async with app.run_test(size=(160, 45)) as pilot:
         await until(
             lambda: app.pipeline.lines and len(app.tallies) == FILES and all(t.lines for t in app.tallies.values()),
             30,
             "every file's first lines",
         )
-        nodes = len(app.nodes)
+        nodes = len(app.nodes_area.nodes)
         assert nodes > 100
-        assert len(app.columns) == 2 and len(app.query(NodeColumn)) == 2  # 160 cells: two columns, no more
-        assert f"2 of {nodes:,} nodes in view" in str(app.node_bar.render())
-        assert sum(sum(log.sources.values()) for log in app.nodes.logs.values()) == app.pipeline.lines
-        names = app.nodes.names
-        app._focus_node(names[5])  # what the palette's "Go to node" runs
+        assert len(app.nodes_area.columns) == 2 and len(app.query(NodeColumn)) == 2  # 160 cells: two columns, no more
+        assert f"2 of {nodes:,} nodes in view" in str(app.nodes_area.bar.render())
+        assert sum(sum(log.sources.values()) for log in app.nodes_area.nodes.logs.values()) == app.pipeline.lines
+        names = app.nodes_area.nodes.names
+        app.nodes_area.focus_node(names[5])  # what the palette's "Go to node" runs
         await pilot.pause()
-        assert list(app.columns) == names[5:7]
+        assert list(app.nodes_area.columns) == names[5:7]
         await pilot.press("right_square_bracket")
         await pilot.pause()
-        assert list(app.columns) == names[7:9]  # the next ones by name
+        assert list(app.nodes_area.columns) == names[7:9]  # the next ones by name
         await pilot.press("left_square_bracket")
         await pilot.pause()
-        assert list(app.columns) == names[5:7]
-        app._focus_node(names[-1])
+        assert list(app.nodes_area.columns) == names[5:7]
+        app.nodes_area.focus_node(names[-1])
         await pilot.pause()
-        assert list(app.columns) == names[-2:]
-        column = app.columns[names[-1]]
-        assert sum(len(p.shown) for p in column.panes.values()) == sum(app.nodes.logs[names[-1]].sources.values())
+        assert list(app.nodes_area.columns) == names[-2:]
+        column = app.nodes_area.columns[names[-1]]
+        assert sum(len(p.shown) for p in column.panes.values()) == sum(
+            app.nodes_area.nodes.logs[names[-1]].sources.values()
+        )
         await pilot.press("right_square_bracket")
         await pilot.pause()
-        assert list(app.columns) == names[:2]  # round from the last page to the first
+        assert list(app.nodes_area.columns) == names[:2]  # round from the last page to the first
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)

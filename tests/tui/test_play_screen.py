@@ -16,17 +16,18 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from sparktui.cli import build_parser
-from sparktui.core import catalogue as cat
 from sparktui.core.audit import read_log
 from sparktui.core.cluster import Cluster, Deployment, Node
 from sparktui.core.dirs import state_dir
 from sparktui.core.remedy.approvals import Approvals, cluster_id
 from sparktui.core.sources import bundle
 from sparktui.core.sources.follow import FollowedFile
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.playbook import PlaybookScreen
 from sparktui.tui.screens.values import ValuesScreen
+from sparktui.tui.session import Session
 from tests.servers.sshd import SshdCluster, start_cluster, stop_cluster
 
 from ..waiting import settle, until
@@ -92,9 +93,8 @@ run = "rm -f {{marker}}{suffix}"
 def cockpit(tmp_path: Path, books: Path, *, readonly: bool = False, cluster: Cluster | None = None) -> SparkApp:
     """The cockpit on a replayed bundle whose findings include a port already in use."""
     loaded = bundle.load(make_bundle(tmp_path / "bundle", {"server.log": BIND_ERROR}))
-    return SparkApp(
+    return make_app(
         Session("t", loaded, speed=0),
-        cat.load(),
         export_dir=tmp_path,
         playbook_dirs=[books],
         readonly=readonly,
@@ -299,9 +299,12 @@ async def test_read_only_mode_refuses_a_playbook_that_changes_nodes(tmp_path: Pa
     app = cockpit(tmp_path, write_book(tmp_path / "books", marker), readonly=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_playbook(pilot, app)
-        assert "Read-only mode: this playbook is changes-node, so it cannot run from here" in shown(screen)
+        assert (
+            "Read-only mode: this playbook changes the node (risk changes-node), so it cannot run from here"
+            in shown(screen)
+        )
         await pilot.press("r")
-        refused = "read-only mode: free-port is changes-node"
+        refused = "free-port changes the node (risk changes-node): refused in read-only mode"
         await until(lambda: any(refused in n.message for n in app._notifications), 20, "the refusal's notification")
         assert screen.phase == "ready"
         assert not marker.exists() and audited() == []
@@ -346,9 +349,8 @@ async def test_a_live_session_records_the_run_in_its_incident_once(tmp_path: Pat
     marker = tmp_path / "marker"
     log = tmp_path / "server.log"
     log.write_text(BIND_ERROR)
-    app = SparkApp(
+    app = make_app(
         Session("live", live=(FollowedFile(log, "server.log", poll=0.02),)),
-        cat.load(),
         export_dir=tmp_path,
         playbook_dirs=[write_book(tmp_path / "books", marker)],
     )

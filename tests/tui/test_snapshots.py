@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sparktui.core import catalogue as cat
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.app import SparkApp
+from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 
 from ..waiting import settle
 from .conftest import make_bundle, wait_done
@@ -17,7 +18,7 @@ SIZE = (160, 48)
 
 
 def app(tmp_path: Path) -> SparkApp:
-    return SparkApp(Session("second communicator", bundle.load(make_bundle(tmp_path / "b")), speed=0), cat.load())
+    return make_app(Session("second communicator", bundle.load(make_bundle(tmp_path / "b")), speed=0))
 
 
 async def settled(pilot: Any, subject: SparkApp) -> None:

@@ -7,10 +7,10 @@ import socket
 from pathlib import Path
 
 from sparktui.commands.common import open_sources
-from sparktui.core import catalogue as cat
 from sparktui.core.events import State
-from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.sources import SourcesScreen
+from sparktui.tui.session import Session
 
 from ..waiting import until
 from .conftest import HANG
@@ -27,7 +27,7 @@ async def test_the_sources_screen_has_each_source_and_its_error_in_full(tmp_path
     log.write_bytes((HANG / "rank0.log").read_bytes())
     port = closed_port()
     arguments = [str(log), f"ssh://127.0.0.1:{port}/var/log/vllm.log"]
-    app = SparkApp(Session("s", live=tuple(open_sources(arguments, trust_new_host_key=False))), cat.load())
+    app = make_app(Session("s", live=tuple(open_sources(arguments, trust_new_host_key=False))))
     async with app.run_test(size=(160, 45)) as pilot:
         await until(
             lambda: app.errors and app.tallies.get("rank0.log", None) and app.tallies["rank0.log"].lines,

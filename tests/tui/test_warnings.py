@@ -8,8 +8,9 @@ from pathlib import Path
 from sparktui.core.analysis import userfiles
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.sources import bundle
-from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.bindings import playbook_key_problem
+from sparktui.tui.factory import make_app
+from sparktui.tui.session import Session
 
 from ..core.test_regex_safety import BACKTRACKS, signatures
 from .conftest import make_bundle, wait_done
@@ -19,7 +20,7 @@ async def test_a_pattern_disabled_and_a_file_left_out_are_each_said_once(tmp_pat
     found = userfiles.load([signatures(tmp_path / "sigs", backtracks=BACKTRACKS, **{"no-literal": "(a+)+$"})])
     runs = "".join("a" * 5_000 + "!\n" for _ in range(3))  # each far beyond the budget for that pattern
     loaded = bundle.load(make_bundle(tmp_path / "bundle", extra={"runs.log": runs}))
-    app = SparkApp(Session("test", loaded, speed=0), found, export_dir=tmp_path)
+    app = make_app(Session("test", loaded, speed=0), catalogue=found, export_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         said = [n.message for n in app._notifications if n.title == "not used"]

@@ -14,7 +14,8 @@ from sparktui.core.analysis.literals import required_literals
 from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine, budget
 from sparktui.core.analysis.scan import family_words, filed
 from sparktui.core.catalogue import Catalogue, Signature, Track
-from sparktui.core.classify import Prefix, classify, peeled_by
+from sparktui.core.classify import classify, format_of, peeled_by
+from sparktui.core.formats import Format, Prefix
 from sparktui.core.taxonomy import CATEGORIES
 
 EngineFactory = Callable[[Sequence[str]], Engine]
@@ -107,6 +108,27 @@ def check_prefix(prefix: Prefix) -> list[str]:
         got = classify(line)
         seen = {"program": got.program, "node": got.node, "rank": got.rank, "repeated": got.repeated}
         for key in ("program", "node", "rank", "repeated"):
+            if key in ex and str(seen[key]) != ex[key]:
+                problems.append(f"{where}: {key} is {seen[key]!r}, expected {ex[key]!r}")
+    return problems
+
+
+def check_format(fmt: Format) -> list[str]:
+    """Every way a program format (``diagnostics/formats/programs.toml``) disagrees with its examples: each
+    line must be classified as the example says (program, layer, level, node, rank), and by this format, not
+    one tried before it."""
+    problems = []
+    if not fmt.examples:
+        problems.append(f"programs.toml: {fmt.id}: needs at least one example")
+    for i, ex in enumerate(fmt.examples):
+        where = f"programs.toml: {fmt.id}: examples[{i}]"
+        line = ex["line"]
+        other = format_of(line)
+        if other is not fmt:
+            problems.append(f"{where}: classified by {other.id if other else 'no format'}, not by this one")
+        got = classify(line)
+        seen = {"program": got.program, "layer": got.layer, "level": got.level, "node": got.node, "rank": got.rank}
+        for key in ("program", "layer", "level", "node", "rank"):
             if key in ex and str(seen[key]) != ex[key]:
                 problems.append(f"{where}: {key} is {seen[key]!r}, expected {ex[key]!r}")
     return problems

@@ -43,7 +43,7 @@ from sparktui.core.analysis.scan import Scanned
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.cluster import Cluster
 from sparktui.core.edge import shipment
-from sparktui.core.edge.scanner import Item, NodeScan, Reached, unpack
+from sparktui.core.edge.scanner import Found, Item, Later, NodeScan, Reached, unpack
 from sparktui.core.edge.targets import FILE, RAY, ClusterLog, Target, cluster_logs, match_nodes
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import StateChange
@@ -51,7 +51,7 @@ from sparktui.core.intake.sink import Producer, Sink
 from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceGroup, expand, retrying
 from sparktui.core.sources.bridge import Bridge
 from sparktui.core.sources.open import Opener, SshContainer
-from sparktui.core.sources.ray import RayLogSource, parse_address, ray_log_sources, source_name
+from sparktui.core.sources.ray import DEFAULT_GLOBS, RayLogSource, parse_address, ray_log_sources, source_name
 
 #: A Ray actor handle (Ray's own types do not follow a remote class's async generator methods).
 ActorHandle = Any
@@ -248,16 +248,25 @@ class RayEdge(Producer):
                 for data in batches:
                     self.totals.results += len(data)
                     for item in unpack(data):
-                        self._take(item, by_name, sink)
+                        self._take(item, node_id, files, by_name, sink)
         except Exception as exc:
             await self._fall_back(files, f"stopped: {_reason(exc)}", sink)
         finally:
             stream.close()
             await asyncio.to_thread(self._ray.kill, actor)
 
-    def _take(self, item: Item, by_name: dict[str, _Progress], sink: Sink) -> None:
+    def _take(
+        self, item: Item, node_id: str, files: list[_Progress], by_name: dict[str, _Progress], sink: Sink
+    ) -> None:
         if isinstance(item, StateChange):
             sink.report(item)
+            return
+        if isinstance(item, Found):  # a Ray log the node found since: listed, then its lines; pulled like the others
+            t = item.target
+            found = _Progress(ray=RayLogSource(self.name, node_id, t.where, node_name=t.node, follow=self.follow))
+            files.append(found)
+            by_name[t.name] = found
+            sink.listed([(t.name, t.node)])
             return
         progress = by_name[item.source]
         if isinstance(item, Reached):
@@ -282,7 +291,7 @@ class RayEdge(Producer):
                 num_cpus=0,
                 max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-            ).remote(digest, node, [p.target for p in files], follow=self.follow)
+            ).remote(digest, node, [p.target for p in files], follow=self.follow, later=self._later(node))
             self._ray.made(actor)
             hello = actor.hello.remote()
             ready, _ = ray.wait([hello], timeout=self.place_seconds)
@@ -292,6 +301,12 @@ class RayEdge(Producer):
                 return f"did not start within {self.place_seconds:.0f} s (Ray lists its actor as {state})"
             ray.get(hello)
             return actor
+
+    def _later(self, node: str) -> Later | None:
+        """Followed, what the node's scan looks for in its Ray log folder later: the files the listing matched."""
+        if not self.follow:
+            return None
+        return Later((self.glob,) if self.glob else DEFAULT_GLOBS, source_name(self.name, node, ""))
 
     async def _fall_back(self, files: list[_Progress], why: str, sink: Sink, node: str | None = None) -> None:
         """Say why the node's scan could not run there, then pull what its actor did not hand over: Ray's

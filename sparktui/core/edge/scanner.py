@@ -15,14 +15,19 @@ followed there. A container's logs come from the node's own Docker engine (``DOC
 socket), and its reader's cursor goes back with its hand-overs (:class:`Reached`), so that a pull of the
 rest starts where the node stopped. Read once (``follow=False``), the files are read to their end, one after
 another, then the containers' logs until now; followed, every target is followed side by side (files like
-``tail -F``) and what their lines make is handed over as it comes.
+``tail -F``) and what their lines make is handed over as it comes. Followed, the node also lists its Ray log
+folder again every :data:`RELIST_SECONDS` (:class:`Later`: the files the driver's listing matched), and each
+file there that is no target yet (a worker started since: a job launched after the scan began) becomes one,
+said first (:class:`Found`), then followed from its first line, as ``ray://`` does from the driver.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import os
 import pickle
+import time
 import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
@@ -51,6 +56,8 @@ QUEUE_BATCHES = 64
 CHANGES_EVERY = 0.5
 #: zlib's level for a batch.
 COMPRESSION = 6
+#: Seconds between two listings of a followed node's Ray log folder, for the files that appear later.
+RELIST_SECONDS = 2.0
 #: The shipment's root, as unpacked on the node: this file is its sparktui/core/edge/scanner.py.
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -63,8 +70,24 @@ class Reached:
     cursor: Cursor
 
 
-#: What one batch holds: hand-overs, ends of files, and (followed) what happened to a file.
-Item = Scanned | Done | StateChange | Reached
+@dataclass(frozen=True, slots=True)
+class Later:
+    """What a followed node looks for in its Ray log folder after its scan began: files whose path in the
+    folder matches one of ``globs`` (as the driver's listing matched them), named ``prefix`` + that path."""
+
+    globs: tuple[str, ...]
+    prefix: str
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A target a followed node found after its scan began (a new worker's log), handed over before its lines."""
+
+    target: Target
+
+
+#: What one batch holds: hand-overs, ends of files, (followed) what happened to a file and the files found.
+Item = Scanned | Done | StateChange | Reached | Found
 
 
 class CatalogueMismatch(Refused):
@@ -110,6 +133,7 @@ class NodeScan:
         follow: bool,
         logs: str | None = None,
         root: Path = ROOT,
+        later: Later | None = None,
     ) -> None:
         catalogue = load_shipped(root)
         found = cat.digest(catalogue)
@@ -120,11 +144,24 @@ class NodeScan:
             )
         self.digest, self.node, self.follow = digest, node, follow
         self.targets = list(targets)
+        self.later = later if follow else None
         self.folder = Path(logs) if logs is not None else None
-        if self.folder is None and any(t.kind == RAY for t in self.targets):
+        if self.folder is None and (self.later is not None or any(t.kind == RAY for t in self.targets)):
             self.folder = Path(_ray_logs())
         self.rules = Rules(catalogue)
         self.names = machine_names(os.uname().nodename)
+
+    def _new_files(self, known: set[str]) -> list[Target]:
+        """The files of the Ray log folder :attr:`later` looks for that are not among ``known`` (paths in the
+        folder), in name order; none where the folder cannot be listed (this time)."""
+        assert self.later is not None and self.folder is not None
+        found = []
+        for folder, _, files in os.walk(self.folder):
+            for file in files:
+                where = Path(folder, file).relative_to(self.folder).as_posix()
+                if where not in known and any(fnmatch.fnmatchcase(where, g) for g in self.later.globs):
+                    found.append(Target(self.later.prefix + where, self.node, RAY, where))
+        return sorted(found, key=lambda t: t.where)
 
     async def hello(self) -> tuple[str, int]:
         """The digest it runs with and its process id: it is up, with its catalogue checked."""
@@ -190,8 +227,19 @@ class NodeScan:
 
         tasks = {t.name: asyncio.create_task(read(t)) for t in targets}
         ended: set[str] = set()
+        known = {t.where for t in targets if t.kind == RAY}
+        listed = time.monotonic()
         try:
             while len(ended) < len(tasks):
+                found: list[Item] = []
+                if self.later is not None and time.monotonic() - listed >= RELIST_SECONDS:
+                    for target in await asyncio.to_thread(self._new_files, known):
+                        known.add(target.where)
+                        scans[target.name] = Scan(self.rules, target.name, target.node)
+                        offsets[target.name], kinds[target.name] = 0, target.kind
+                        tasks[target.name] = asyncio.create_task(read(target))
+                        found.append(Found(target))
+                    listed = time.monotonic()
                 try:  # asyncio.timeout: wait_for can swallow a cancel that comes as the get succeeds
                     async with asyncio.timeout(CHANGES_EVERY):
                         arrived = [await waiting.get()]
@@ -200,7 +248,7 @@ class NodeScan:
                 while not waiting.empty():
                     arrived.append(waiting.get_nowait())
                 finished = {n for n, t in tasks.items() if t.done() and n not in ended} if waiting.empty() else set()
-                batch: list[Item] = [c for c in changes if c.state not in (State.CONNECTING, State.FAILED)]
+                batch: list[Item] = [*found, *(c for c in changes if c.state not in (State.CONNECTING, State.FAILED))]
                 changes.clear()
                 fed: dict[str, Scan] = {}
                 at: dict[str, Cursor] = {}

@@ -87,7 +87,7 @@ def match_nodes(
     names = set(ray_nodes)
     matched: dict[str, Node] = {}
     for node in cluster.nodes:
-        host = parse_ssh_uri(f"ssh://{node.ssh}/ray").host
+        host = node.address.host
         candidates = {node.name, host} | resolve(host)
         ray_name = next((n for n in sorted(names) if n in candidates), None)
         if ray_name is not None and ray_name not in matched:

@@ -21,6 +21,7 @@ from sparktui.core.analysis.scan import Scanned
 from sparktui.core.analysis.stages import Outage
 from sparktui.core.classify import classify
 from sparktui.core.events import State, StateChange
+from sparktui.core.intake.resume import resumed
 from sparktui.core.intake.sink import Sink
 from sparktui.core.outbox import Line, Outbox, Tally
 from sparktui.core.sources.base import Extent, LiveSource, Received, supervise
@@ -83,7 +84,9 @@ class Books:
         self.report(StateChange(name, State.CONNECTING))
 
     async def read(self, source: LiveSource, order: InOrder | None, after: Scanned | None) -> None:
-        """Supervise ``source`` here to its end; merged in order, its end is marked behind its last batch."""
+        """Supervise ``source`` here to its end; merged in order, its end is marked behind its last batch. A
+        source the spool's resumed session read goes on from there (:mod:`sparktui.core.intake.resume`)."""
+        source = resumed(source, self.spool)
         self.add(source)
         if after is not None:
             self.analyzer.continue_from(after)
@@ -175,9 +178,9 @@ class Books:
         text = "\n".join(received.lines)
         order = self._orders.get(name)
         self.merge(self.analyzer.scan(name, text, now=0.0 if order is not None else self.now()), order)
-        if self.spool is not None:
+        if self.spool is not None and not received.kept:
             stopped = self.spool.stopped
-            self.spool.write(name, source.node, received.lines)
+            self.spool.write(name, source.node, received.lines, cursor=received.cursor)
             if self.spool.stopped and not stopped:  # a full disk: the analysis goes on, the next diagnosis says so
                 self.fresh.set()
         self.lines += len(received.lines)

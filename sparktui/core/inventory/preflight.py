@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from sparktui.core.address import parse_address
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused
@@ -26,7 +27,7 @@ from sparktui.core.inventory.rules import Outcome, Rule, shown
 from sparktui.core.inventory.script import PROBE_BUDGET, Request
 from sparktui.core.launch.serve import Launch, LaunchError, parse_launch
 from sparktui.core.remote.runner import Runner, SshRunner
-from sparktui.core.remote.ssh import SshNode, split_target
+from sparktui.core.remote.ssh import SshNode
 
 VERDICT_ORDER = ("ready", "slow", "block")
 #: The verdict a firing check of each kind gives.
@@ -89,7 +90,7 @@ class Preflight:
                 for inv in self.inventories
             },
             "launch": None if self.launch is None else self.launch.command,
-            "findings": [_finding(i, f) for i, f in enumerate(self.findings, 1)],
+            "findings": [finding_dict(i, f) for i, f in enumerate(self.findings, 1)],
             "not_checked": [
                 {"check": n.rule.id, "node": n.node or None, "lacking": dict(n.lacking)} for n in self.not_checked
             ],
@@ -97,11 +98,6 @@ class Preflight:
             "fabric": [asdict(row) for row in fabric.rows(self.inventories)],
             "seconds": round(self.seconds, 3),
         }
-
-
-def _finding(rank: int, f: Finding) -> dict[str, Any]:
-    """A check's finding as diagnose writes a finding, with its verdict (block, slow, advice)."""
-    return {**finding_dict(rank, f), "verdict": f.facts.get("verdict", "")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +155,7 @@ async def run(plan: Plan, checks: Sequence[Rule], *, trust: bool = False, audit:
     for name, target in plan.targets.items():
         if target:
             try:
-                user, host, port = split_target(target)
+                user, host, port = parse_address(target)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust)
@@ -278,7 +274,7 @@ def _findings(outcomes: Sequence[Outcome], order: Sequence[str], facts: Mapping[
     for group in fired.values():
         rule = group[0].rule
         nodes = tuple(o.node for o in group if o.node) or tuple(n for n in order if n in facts)
-        values: dict[str, str] = {"verdict": rule.verdict}
+        values: dict[str, str] = {}
         if rule.advisory is not None:
             values["advisory"] = f"{rule.advisory.source} ({rule.advisory.date})"
             values["fix"] = rule.fix
@@ -301,10 +297,11 @@ def _findings(outcomes: Sequence[Outcome], order: Sequence[str], facts: Mapping[
                 count=len(group),
                 facts=values,
                 detail="; ".join(o.detail for o in group),
+                verdict=rule.verdict,
             )
         )
     rank = {"block": 0, "slow": 1, "advice": 2}
-    return tuple(sorted(found, key=lambda f: rank[f.facts["verdict"]]))
+    return tuple(sorted(found, key=lambda f: rank[f.verdict]))
 
 
 def _not_checked(outcomes: Sequence[Outcome]) -> tuple[NotChecked, ...]:

@@ -64,7 +64,8 @@ class Approvals:
                 "granted": datetime.now(UTC).isoformat(timespec="seconds"),
             }
         )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(dirs.private_dir(self.path.parent))  # what runs unasked is the user's alone to read or change
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"approvals": entries}, indent=2) + "\n", encoding="utf-8")
+        with dirs.private_file(temporary, append=False) as out:
+            out.write(json.dumps({"approvals": entries}, indent=2) + "\n")
         os.replace(temporary, self.path)

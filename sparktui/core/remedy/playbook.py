@@ -119,11 +119,17 @@ class Playbook:
         """Whether some values are read on the nodes (probes) before its commands can be shown."""
         return any(p.probe for p in self.params)
 
+    @property
+    def does(self) -> str:
+        """What its risk means, in words that follow its name ("restarts services (risk restarts)")."""
+        what = {"read-only": "only reads", "restarts": "restarts services", "changes-node": "changes the node"}
+        return f"{what[self.risk]} (risk {self.risk})"
+
     def refused(self, readonly: bool) -> str:
         """Why read-only mode refuses this playbook, or "": decided by its risk alone, so before any value
         is asked for or read."""
         if readonly and self.risk != "read-only":
-            return f"{self.id} is {self.risk}: refused in read-only mode"
+            return f"{self.id} {self.does}: refused in read-only mode"
         return ""
 
 

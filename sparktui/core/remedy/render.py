@@ -65,6 +65,12 @@ class Rendered:
     rollback: tuple[Command, ...]
     check: Check
 
+    @property
+    def shown(self) -> dict[str, str]:
+        """The values a user reads before a run: all but ``since``, the run's own mark in time (an epoch
+        that names what the run leaves behind, nothing a user chose or could check)."""
+        return {name: value for name, value in self.values.items() if name != "since"}
+
 
 @dataclass(frozen=True, slots=True)
 class HeadAndWorkers:

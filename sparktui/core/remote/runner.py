@@ -17,10 +17,11 @@ from urllib.parse import urlsplit
 
 import asyncssh
 
+from sparktui.core.address import parse_address
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.remote.command import Command
-from sparktui.core.remote.ssh import SshNode, split_target
+from sparktui.core.remote.ssh import SshNode
 from sparktui.core.text import decode, display
 
 #: Called with (node, one line of output, without its newline) as each line arrives.
@@ -99,7 +100,7 @@ class SshRunner(Runner):
         nodes = {}
         for name, target in targets.items():
             try:
-                user, host, port = split_target(target)
+                user, host, port = parse_address(target)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name)

@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import asyncssh
 
@@ -47,7 +46,7 @@ CLOSE_WAIT = 5.0
 # Every remote command runs as ``sh -c '<this> exec <command>'`` (whatever the login shell): a watcher
 # holds the channel's stdin and kills the command (which replaced sh, so it is $$) when input ends, that
 # is when the channel closes or the connection drops.
-_UNTIL_CLOSED = "exec 3<&0; { cat <&3; kill $$; } >/dev/null 2>&1 & exec 3<&-; exec "
+UNTIL_CLOSED = "exec 3<&0; { cat <&3; kill $$; } >/dev/null 2>&1 & exec 3<&-; exec "
 
 
 class SshNode:
@@ -198,7 +197,7 @@ class SshNode:
             link = await self._link(with_room=True)
             link.sessions += 1
             try:
-                process = await link.conn.create_process(f"sh -c {shlex.quote(_UNTIL_CLOSED + command)}", encoding=None)
+                process = await link.conn.create_process(f"sh -c {shlex.quote(UNTIL_CLOSED + command)}", encoding=None)
             except asyncssh.ChannelOpenError as exc:
                 link.sessions -= 1
                 if link.sessions == 0:
@@ -437,14 +436,3 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.errno:
         return os.strerror(exc.errno)
     return str(exc) or type(exc).__name__
-
-
-def split_target(target: str) -> tuple[str | None, str, int | None]:
-    """User, host and port of ``[user@]host[:port]`` (an IPv6 address in brackets: ``[fe80::1]:22``), as
-    the cluster file and ``sparktui discover`` take a node. Raises :class:`ValueError` for a bad port."""
-    parts = urlsplit(f"//{target}")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"{target}: the port must be a number from 1 to 65535") from None
-    return parts.username, parts.hostname or target, port

@@ -1,0 +1,1 @@
+"""An incident written out: Markdown, HTML and JSON reports and a redacted bundle that replays."""

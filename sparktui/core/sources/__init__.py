@@ -1,1 +1,2 @@
-"""Where lines come from: files today; SSH, Docker and Ray streams build on the same contract."""
+"""Where lines come from: files, followed files, stdin, SSH, Docker, journald, Ray, /metrics, bundles and
+replays, all on one contract (base.LiveSource: a stream of batches with a cursor to resume from)."""

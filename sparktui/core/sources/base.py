@@ -38,11 +38,12 @@ class Extent:
 class Received:
     """Complete, decoded lines in the order written, and the cursor just after the last of them; ``note``
     is news from the source that comes before those lines and is not a line of the log (lines lost to a
-    rotation): the supervisor reports it as an event."""
+    rotation): the supervisor reports it as an event; ``kept`` lines come from the spool, not the source."""
 
     lines: tuple[str, ...]
     cursor: Cursor
     note: str = ""
+    kept: bool = False  # the lines are the spool's already (read back on a resume): analysed, not kept again
 
 
 class LiveSource(ABC):
@@ -61,6 +62,9 @@ class LiveSource(ABC):
     node: str  # the node the lines come from
     finite = False  # True for a source that ends by itself (a file read once, a replay)
     kind = "source"  # what sort of source it is, in a word or two, for a list of sources
+    # True where a cursor it handed out means the same in another process, later (a file position, a
+    # journal cursor, a time stamp): a new session resumes such a source from the spool's checkpoint.
+    resumable = False
 
     @property
     def hosts(self) -> frozenset[str]:

@@ -255,6 +255,7 @@ class DockerSource(LiveSource):
     """
 
     kind = "container"
+    resumable = True  # the container's id and a time stamp
 
     def __init__(
         self,

@@ -49,6 +49,7 @@ class FollowedFile(LiveSource):
     """
 
     kind = "file, followed"
+    resumable = True  # its cursor names the file (device, inode, first bytes) and the offset in it
 
     def __init__(self, path: Path, name: str, node: str | None = None, poll: float = POLL_SECONDS) -> None:
         """Without ``node``, the node is named from the file's content once lines arrive (the NCCL host

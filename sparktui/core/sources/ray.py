@@ -267,6 +267,7 @@ class RayLogSource(LiveSource):
         self.probe_every = probe_every
         self.follow, self.start = follow, start
         self.finite = not follow
+        self.resumable = follow  # an offset in the node's file, followed
 
     async def stream(self, cursor: Cursor | None) -> AsyncIterator[Received]:
         """Followed, a break is retried (:class:`Unavailable`); read once, it ends the source with the reason

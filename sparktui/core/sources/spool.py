@@ -23,6 +23,13 @@ A new spool (:meth:`Spool.new`) first removes the old incidents that the setting
 (:mod:`sparktui.core.settings`) does not keep, oldest first: those last written too long ago, then as
 many as the total size needs. Never one a live spool is writing: each holds a lock on its folder.
 
+Each batch written is followed by a checkpoint (``checkpoint.jsonl``, one JSON object a line): the source (by a
+digest of its name), its files' sizes and the cursor of the batch's source just after it, so a later session of
+the same inputs (:meth:`Spool.resume`) goes on in the same incident: each file is cut back to its last
+checkpoint (a batch written whole whose checkpoint was not is read again, never kept twice), its lines are
+analysed again from here (:mod:`sparktui.core.intake.resume`) and the source read on from the cursor. The
+checkpoint names no source and holds no line: only digests, sizes and cursors (file positions, offsets).
+
 A write that fails (a full disk or quota, a file too big, a failing device: any :class:`OSError`) stops the
 spool, never the session: the files are cut to the lines both a log and its ``.times`` hold whole, so what
 was kept stays a bundle; nothing more is written, and :attr:`Spool.warning` says why and how much was not
@@ -33,20 +40,24 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import json
 import os
 import re
 import resource
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from sparktui.core import settings, tomlfile
 from sparktui.core.dirs import DIR_MODE, private_dir, private_file, state_dir
 from sparktui.core.errors import Invalid
 from sparktui.core.redact import PieceRedactor, redact
 from sparktui.core.settings import SpoolSettings
+from sparktui.core.sources.base import Cursor
 
 MAX_BYTES = 64 << 20
 #: The sources whose files stay open between writes (two descriptors each); another's are reopened to write.
@@ -59,6 +70,23 @@ MANIFEST_SECONDS = 1.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: The names :meth:`Spool.new` gives incident folders: pruning removes nothing else from incidents/.
 _STAMP = re.compile(r"\d{8}-\d{6}(?:-\d+)?")
+#: The checkpoints of an incident: after each batch, where its source stood (see the module's note).
+CHECKPOINT = "checkpoint.jsonl"
+
+
+def digest(text: str) -> str:
+    """How the checkpoint names a source, or a session's inputs: no name in it, yet the same one found again."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Where a source of a resumed incident stood: the spooled files that hold what it read (oldest first,
+    each to its byte count), their lines, and the cursor to read the source on from."""
+
+    files: tuple[tuple[Path, int], ...]
+    cursor: Cursor
+    incident: Path
 
 
 @dataclass
@@ -70,6 +98,9 @@ class _Open:
     times: TextIO | None = None
     size: int = 0
     redact: PieceRedactor = field(default_factory=PieceRedactor)  # the source's batches are one text
+    key: str = ""  # the digest of the source's name, in the checkpoint
+    stamps: int = 0  # bytes of its .times file
+    cursor: Cursor | None = None  # the cursor of its source after the last batch kept
 
 
 @dataclass
@@ -88,6 +119,12 @@ class Spool:
     _unlisted: bool = False  # a source is not in bundle.toml yet
     _start: float = field(default_factory=time.monotonic)
     _lock: int = -1
+    inputs: str = ""  # the digest of the session's inputs: a later session of the same resumes this one
+    _marks: TextIO | None = None  # checkpoint.jsonl, open once the first batch was kept
+    _resumed: dict[str, _Open] = field(default_factory=dict)  # digest -> a source the resumed session read
+    _taken: dict[str, _Open] = field(default_factory=dict)  # those whose source resumes (see resume_of)
+    resumed: bool = False  # it goes on with an earlier session's incident (see resume)
+    _last_ms: int = 0  # the last time stamp written
     stopped: str = ""  # why writing stopped (a full disk): nothing more is written
     lost: int = 0  # bytes of the lines received that were not kept, since it stopped
 
@@ -132,7 +169,10 @@ class Spool:
         """What a front end says once the spool stopped ("" while it writes)."""
         return f"spool stopped: {self.stopped}; {self.lost} bytes not kept" if self.stopped else ""
 
-    def write(self, source: str, node: str, lines: tuple[str, ...], at: float | None = None) -> None:
+    def write(
+        self, source: str, node: str, lines: tuple[str, ...], at: float | None = None, cursor: Cursor | None = None
+    ) -> None:
+        """Keep ``lines`` of ``source``; ``cursor`` is where the source stands just after them (checkpointed)."""
         if not lines:
             return
         text = "".join(f"{line}\n" for line in lines)
@@ -154,10 +194,16 @@ class Spool:
             # The times first, on disk at once (a few bytes): a disk that fills up then cuts the log, whose
             # whole lines are kept, never the times that date them. Then the lines, on disk at once too: a
             # session killed, or a reader of the incident meanwhile, finds every batch received.
-            times.write(f"{ms}\n" * len(lines))
+            stamps = f"{ms}\n" * len(lines)
+            times.write(stamps)
             times.flush()
             log.write(text)
             log.flush()
+            entry.stamps += len(stamps)
+            self._last_ms = ms
+            if cursor is not None:
+                entry.cursor = cursor
+                self._checkpoint(entry)
             if self._unlisted and time.monotonic() - self._listed >= MANIFEST_SECONDS:
                 self._manifest()
         except OSError as exc:
@@ -190,6 +236,7 @@ class Spool:
                 self._release(entry)
             except OSError as exc:  # its last bytes did not fit
                 self._stop(exc)
+        self._close_marks()
         if not self._files:
             with contextlib.suppress(OSError):  # not empty: something else (a playbook's audit) was kept
                 os.rmdir(self.path)
@@ -199,6 +246,10 @@ class Spool:
             self._lock = -1
 
     def _open(self, source: str, node: str) -> _Open:
+        key = digest(source)
+        if (resumed := self._taken.pop(key, None)) is not None:  # the same file, written on
+            self._files[source] = self._files.pop(f"\0{key}")
+            return resumed
         name = source if self.raw else redact(source)
         folder, stem = _UNSAFE.sub("_", node), _UNSAFE.sub("_", name).removesuffix(".log")
         folder = "_" if set(folder) <= {"."} else folder  # never "", "." or "..": the log stays inside
@@ -209,7 +260,7 @@ class Spool:
             n += 1
             file = f"{folder}/{stem}-{n}.log"
         os.close(private_dir((self.path / file).parent))
-        entry = _Open(name, node, file)
+        entry = _Open(name, node, file, key=key)
         self._hold(entry)  # made now, so that the manifest names files that are there
         self._files[source] = entry
         self._unlisted = True
@@ -251,6 +302,8 @@ class Spool:
             entry.log = entry.times = None
             self.lost += max(entry.size - _whole_lines(self.path / entry.file), 0)
         self._held.clear()
+        with contextlib.suppress(OSError, ValueError):
+            self._close_marks()
         with contextlib.suppress(OSError):
             if self._unlisted:  # sources it does not list yet: they are kept, if it fits
                 self._manifest()
@@ -263,7 +316,100 @@ class Spool:
         log = self.path / entry.file
         os.replace(log, f"{log}.1")
         os.replace(f"{log}.times", f"{log}.1.times")
-        entry.size = 0
+        entry.size = entry.stamps = 0
+        if entry.cursor is not None:  # what a resume would read again: the new file, empty so far
+            self._checkpoint(entry)
+
+    def _checkpoint(self, entry: _Open) -> None:
+        """Note where ``entry``'s source stands, with its files' sizes: on disk at once, as the lines are."""
+        if self._marks is None:
+            self._marks = private_file(self.path / CHECKPOINT)
+            self._marks.write(json.dumps({"inputs": self.inputs, "redacted": not self.raw}) + "\n")
+        mark = {"key": entry.key, "file": entry.file, "log": entry.size, "times": entry.stamps}
+        self._marks.write(json.dumps({**mark, "ms": self._last_ms, "cursor": entry.cursor}) + "\n")
+        self._marks.flush()
+
+    def _close_marks(self) -> None:
+        marks, self._marks = self._marks, None
+        if marks is not None:
+            marks.close()
+
+    @classmethod
+    def resume(
+        cls,
+        title: str,
+        inputs: Sequence[str],
+        *,
+        raw: bool = False,
+        root: Path | None = None,
+        keep: SpoolSettings | None = None,
+    ) -> Spool:
+        """The spool of the last session of the same ``inputs`` (the arguments naming its sources), gone on
+        from its checkpoint where that session ended (no live session holds it) and kept lines the same way
+        (redacted or ``raw``); otherwise a new one (:meth:`new`). See :attr:`resumed`."""
+        key = digest("\n".join(inputs))
+        keep = keep or settings.load().spool
+        base = (root or state_dir()) / "incidents"
+        if base.is_dir():
+            prune(base, keep)  # one the settings do not keep is not resumed either
+            stamps = sorted((e.name for e in os.scandir(base) if _STAMP.fullmatch(e.name)), key=_stamp_order)
+            for name in reversed(stamps):
+                head = _checkpoint_head(base / name)
+                if head.get("inputs") != key:
+                    continue
+                if head.get("redacted") == raw:
+                    break  # kept the other way: a resume would mix redacted and raw lines
+                try:
+                    spool = cls(base / name, title, raw, inputs=key)
+                except (Invalid, OSError):
+                    break  # a live session writes it, or it went
+                if spool._take_up():
+                    return spool
+                spool.close()
+                break
+        spool = cls.new(title, raw=raw, root=root, keep=keep)
+        spool.inputs = key
+        return spool
+
+    def resume_of(self, source: str) -> Resume | None:
+        """Where ``source`` stood when the resumed session ended, or None (not in it: read from its start).
+        Asked once per source, by a source that reads on from the cursor: its lines are then written on in
+        the same file; another source of the same name (one that cannot resume) gets a file of its own."""
+        key = digest(source)
+        entry = self._resumed.pop(key, None)
+        if entry is None or entry.cursor is None:
+            return None
+        self._taken[key] = entry
+        log = self.path / entry.file
+        older = Path(f"{log}.1")
+        files = ((older, older.stat().st_size),) if older.is_file() else ()
+        return Resume((*files, (log, entry.size)), entry.cursor, self.path)
+
+    def _take_up(self) -> bool:
+        """Take up this incident's sources where its checkpoint says (each file cut back to it): True when one
+        can be resumed at least. Every source it lists stays listed."""
+        try:
+            listed = tomlfile.read(self.path / "bundle.toml", lambda reason: Invalid(reason))
+            marks = _checkpoints(self.path / CHECKPOINT)
+        except (Invalid, OSError):
+            return False
+        by_file: dict[str, _Open] = {}
+        for item in listed.get("sources", []):
+            if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("name", "node", "origin")):
+                return False
+            by_file[item["name"]] = _Open(item["origin"], item["node"], item["name"])
+        for mark in marks.values():
+            entry = by_file.get(mark["file"])
+            if entry is None or not _cut(self.path / entry.file, mark["log"], mark["times"]):
+                continue
+            entry.key, entry.size, entry.stamps, entry.cursor = mark["key"], mark["log"], mark["times"], mark["cursor"]
+            self._resumed[entry.key] = entry
+            self._last_ms = max(self._last_ms, mark["ms"])
+        for entry in by_file.values():  # each listed under a name no source has until its source is read again
+            self._files[f"\0{entry.key or entry.file}"] = entry
+        self._start = time.monotonic() - self._last_ms / 1000  # the times go on from the last one
+        self.resumed = bool(self._resumed)
+        return self.resumed
 
     def _manifest(self) -> None:
         lines = [
@@ -285,6 +431,53 @@ class Spool:
             out.write("\n".join(lines) + "\n")
         tmp.replace(self.path / "bundle.toml")
         self._listed, self._unlisted = time.monotonic(), False
+
+
+def _stamp_order(name: str) -> tuple[str, int]:
+    """An incident folder's name in the order they were made (``-2`` after the one of the same second)."""
+    return name[:15], int(name[16:] or 1)
+
+
+def _checkpoint_head(incident: Path) -> dict[str, Any]:
+    """The first line of an incident's checkpoint (its inputs, whether it redacts), or {} (none, unreadable)."""
+    try:
+        with open(incident / CHECKPOINT, encoding="utf-8") as marks:
+            head = json.loads(marks.readline())
+    except (OSError, ValueError):
+        return {}
+    return head if isinstance(head, dict) else {}
+
+
+def _checkpoints(path: Path) -> dict[str, dict[str, Any]]:
+    """The last checkpoint of each source (by its digest); a line cut short (a session killed mid-write) or
+    of another shape is passed over."""
+    last: dict[str, dict[str, Any]] = {}
+    with open(path, encoding="utf-8", errors="replace") as marks:
+        for line in marks:
+            try:
+                mark = json.loads(line)
+            except ValueError:
+                continue
+            shapes = {"key": str, "file": str, "log": int, "times": int, "ms": int}
+            if not isinstance(mark, dict) or not all(isinstance(mark.get(k), t) for k, t in shapes.items()):
+                continue
+            if isinstance(mark.get("cursor"), int | float | str):
+                last[mark["key"]] = mark
+    return last
+
+
+def _cut(log: Path, size: int, stamps: int) -> bool:
+    """Cut ``log`` and its ``.times`` back to the sizes a checkpoint gave (what was written after it is read
+    again); False where either holds less than that (lost meanwhile: the source is read from its start)."""
+    try:
+        with open(log, "r+b") as text, open(f"{log}.times", "r+b") as times:
+            if os.fstat(text.fileno()).st_size < size or os.fstat(times.fileno()).st_size < stamps:
+                return False
+            text.truncate(size)
+            times.truncate(stamps)
+            return True
+    except OSError:
+        return False
 
 
 def _whole_lines(log: Path) -> int:

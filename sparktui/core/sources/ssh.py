@@ -8,6 +8,7 @@ import json
 import secrets
 import shlex
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
@@ -30,111 +31,13 @@ POLL_SECONDS = 0.05
 #: the most the first lines of a new file wait. A look costs the node about as much as one of ``tail``'s
 #: four, in bash.
 WATCH_SECONDS = 0.2
-# The remote follower, in bash with coreutils only. $0 is a random marker, $1 the path, $2 the offset, $3
-# the seconds between tail's looks, $4 $5 $6 the file the offset is in (device:inode, the bytes
-# fingerprinted, their fingerprint; $4 empty for a plain offset) and $7 the seconds between looks at the
-# path's name. Everything it says starts with the marker, so the file's content cannot forge it: "start"
-# first, then before each file it reads "file DEV:INO OFFSET N DIGEST" (its first N bytes hash to DIGEST),
-# "gap KIND SIZE OFFSET" where lines were lost (SIZE "-" when not known), and tail's own notices
-# ("<marker>: ...", tail runs under the marker as its name), in order with the data (2>&1).
-#
-# Each file is read by `tail -f` on the descriptor the script holds, so the identity said is that of the
-# bytes sent. A watcher (bash only: `[ -ef ]` and `read -t` on a pipe nobody writes, no process per look)
-# ends when the path names another file, and tail, told by --pid, reads the old file to its end before it
-# stops. Then come the files rotated since, oldest first (`between`: named as rotations are, not older than
-# the file just read; a log rotated twice before tail looked has one), then the path's new file from its
-# start, or waited for while it is missing. TERM (the channel closing) ends tail and the watcher.
-#
-# On resume, a file at the path that is still the cursor's file (same inode, same first bytes, not shorter
-# than the offset) goes on from the offset. Otherwise the cursor's file is looked for among the path's
-# siblings (path.1, path.0, path-*, then anything named like it), by inode, then by its first bytes alone
-# (the copy copytruncate leaves, or a gzip one: lost, and its size said); one found is read from the offset
-# to its end, then what was rotated after it. Not found (deleted, or emptied in place with no copy left) is
-# a gap of unknown size, and the path's file is read from its start.
-_FOLLOW = r"""m=$0 p=$1 o=$2 s=$3 id=$4 n=$5 h=$6 l=$7 t= w= k= f= old= gap= x= v= said=
-for c in tail stat head sha256sum; do
-  command -v "$c" >/dev/null || { echo "$c: command not found" >&2; exit 127; }
-done
-trap 'kill $t $w 2>/dev/null; exit 0' TERM HUP INT PIPE
-printf '%s start\n' "$m"
-shopt -s nullglob
-exec 4<> <(:)
-q=; case ${p##*/} in ?*.*) q=${p%.*} ;; esac
-nap() { read -t "$l" -u 4; }
-st() { stat -L -c '%d:%i %s' -- "$1" 2>/dev/null; }
-fp() { local x; x=$(head -c "$2" -- "$1" 2>/dev/null | sha256sum); printf %s "${x:0:16}"; }
-follow() {
-  local x z r
-  x=$(st /dev/fd/3); z=${x#* }; [ "$z" -le 1024 ] 2>/dev/null || z=1024
-  printf '%s file %s %s %s %s\n' "$m" "${x% *}" "$o" "$z" "$(fp /dev/fd/3 "$z")"
-  ( while [ "$p" -ef /dev/fd/3 ] && kill -0 $$ 2>/dev/null; do nap; done ) & w=$!
-  ( exec -a "$m" tail ---disable-inotify -s "$s" --pid="$w" -c "+$((o + 1))" -f /dev/fd/3 2>&1 ) & t=$!
-  wait "$t"; r=$?; kill "$w" 2>/dev/null; t= w= o=0
-  [ "$r" = 0 ] || exit "$r"
-}
-lost() {
-  local z=-
-  case $1 in *.gz) command -v gzip >/dev/null && z=$(gzip -dc -- "$1" 2>/dev/null | wc -c) || z=- ;; esac
-  [ "$z" = - ] || { [ "$z" -ge "$2" ] && z=$((z - $2)); } || z=-
-  printf '%s gap compressed %s %s\n' "$m" "$z" "$2"
-}
-between() {
-  local f i r=() c=("$p".[0-9]* "$p"-[0-9]*)
-  local -A seen
-  [ -z "$q" ] || c+=("$q".[0-9]* "$q"-[0-9]*)
-  for f in "${c[@]}"; do
-    [ -f "$f" ] && [ -z "${seen[$f]}" ] && ! [ "$f" -ot /dev/fd/3 ] || continue
-    ! [ "$f" -ef /dev/fd/3 ] && ! [ "$f" -ef "$p" ] || continue
-    seen[$f]=1 i=${#r[@]}
-    while [ "$i" -gt 0 ] && [ "${r[i - 1]}" -nt "$f" ]; do r[i]=${r[i - 1]} i=$((i - 1)); done
-    r[i]=$f
-  done
-  for f in "${r[@]}"; do
-    case $f in
-    *.gz | *.xz | *.bz2 | *.zst) lost "$f" 0 ;;
-    *) ! { exec 3<"$f"; } 2>/dev/null || follow ;;
-    esac
-  done
-}
-{ exec 3<"$p"; } 2>/dev/null && k=1 && x=$(st /dev/fd/3)
-if [ -z "$id" ]; then
-  [ "${x#* }" -ge "$o" ] 2>/dev/null || o=0
-elif ! { [ "${x% *}" = "$id" ] && [ "${x#* }" -ge "$o" ] && [ "$(fp /dev/fd/3 "$n")" = "$h" ]; }; then
-  c=("$p".1 "$p".0 "$p"-* "$p"?*); [ -z "$q" ] || c+=("$q"?*)
-  for y in "${c[@]}"; do
-    [ -f "$y" ] && ! [ "$y" -ef "$p" ] && v=$(st "$y") || continue
-    [ "${v% *}" = "$id" ] && [ "$(fp "$y" "$n")" = "$h" ] || continue
-    f=$y; if [ "${v#* }" -ge "$o" ]; then old=1; else gap=truncated; fi
-    break
-  done
-  if [ -z "$f" ] && [ "$n" -gt 0 ]; then
-    for y in "${c[@]}"; do
-      [ -f "$y" ] && ! [ "$y" -ef "$p" ] || continue
-      case $y in
-      *.gz)
-        v=$(gzip -dc -- "$y" 2>/dev/null | head -c "$n" | sha256sum)
-        [ "${v:0:16}" = "$h" ] && f=$y gap=compressed && break ;;
-      *) v=$(st "$y") && [ "${v#* }" -ge "$o" ] && [ "$(fp "$y" "$n")" = "$h" ] && f=$y old=1 && break ;;
-      esac
-    done
-  fi
-  [ -n "$f" ] || { [ "${x% *}" = "$id" ] && gap=replaced || gap=gone; }
-  case $gap in compressed) lost "$f" "$o" ;; ?*) printf '%s gap %s - %s\n' "$m" "$gap" "$o" ;; esac
-  if [ -n "$f" ] && { exec 3<"$f"; } 2>/dev/null; then
-    [ -z "$old" ] || follow
-    between
-  fi
-  k= o=0
-fi
-while :; do
-  if [ -z "$k" ] && ! { exec 3<"$p"; } 2>/dev/null; then
-    [ -e "$p" ] && e="Permission denied" || e="No such file or directory"
-    [ -n "$said" ] || printf "%s: cannot open '%s' for reading: %s\n" "$m" "$p" "$e"
-    said=1; nap; continue
-  fi
-  k= said=; follow; between
-done
-"""
+#: The remote follower (``follow.bash`` beside this module, whose head says what it does and what it prints),
+#: as sent: without its comment lines, which every node's process list would otherwise show.
+FOLLOWER = "".join(
+    line
+    for line in Path(__file__).with_name("follow.bash").read_text(encoding="utf-8").splitlines(keepends=True)
+    if not line.startswith("#")
+)
 
 
 class SshFileSource(LiveSource):
@@ -165,6 +68,7 @@ class SshFileSource(LiveSource):
         self.node = node.name
         self.follow = follow
         self.finite = not follow
+        self.resumable = follow  # a position in the file (device, inode, first bytes), followed
         self.start = start
 
     @property
@@ -180,7 +84,7 @@ class SshFileSource(LiveSource):
         marker = f"sparktui-{secrets.token_hex(8)}"
         args = [marker, self.path, str(at.offset), str(POLL_SECONDS), at.file, str(at.head), at.digest]
         args.append(str(WATCH_SECONDS))
-        command = f"bash -c {shlex.quote(_FOLLOW)} {shlex.join(args)}"
+        command = f"bash -c {shlex.quote(FOLLOWER)} {shlex.join(args)}"
         async with self.ssh.session(command, self.name) as session:
             header = await session.readline()
             if header != f"{marker} start\n".encode():
@@ -212,7 +116,7 @@ class SshFileSource(LiveSource):
 
 
 class _TailReader:
-    """The output of the remote follower (:data:`_FOLLOW`) as batches of complete lines, each with the
+    """The output of the remote follower (:data:`FOLLOWER`) as batches of complete lines, each with the
     position after it.
 
     What the follower says starts with the marker and may come in the middle of a line (after a last line
@@ -324,6 +228,7 @@ class SshJournalSource(LiveSource):
     """
 
     kind = "journal over ssh"
+    resumable = True  # the journal's own cursor
 
     def __init__(self, node: SshNode, unit: str, name: str | None = None) -> None:
         self.ssh = node

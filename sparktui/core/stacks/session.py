@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from sparktui.core.address import parse_address
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused
@@ -35,13 +36,13 @@ async def capture(
     """Every node of ``targets`` at once, each within ``timeout`` seconds. Raises :class:`Refused` for a
     target that is no SSH target."""
     from sparktui.core.remote.runner import SshRunner  # asyncssh: only when a capture runs
-    from sparktui.core.remote.ssh import SshNode, split_target
+    from sparktui.core.remote.ssh import SshNode
 
     nodes = {}
     for name, target in targets.items():
         if target:
             try:
-                user, host, port = split_target(target)
+                user, host, port = parse_address(target)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust_new_host_key)

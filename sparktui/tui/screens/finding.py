@@ -1,9 +1,9 @@
 """A finding in full: what and why, the evidence from every node with context, facts and remediations.
 
 The remediations, what a user acts on, are at the top with the title and never scroll away; a stall finding
-offers there, on ``W``, where every rank is now (:mod:`sparktui.tui.screens.stacks`), and once read its "now"
-part (the odd rank named and what it does) joins the detail. The rest (what, why, the evidence, the stages)
-scrolls under them with the usual keys, without having to focus it first.
+offers there, on the cockpit's ``W``, where every rank is now (:mod:`sparktui.tui.screens.stacks`), and once
+read, its "now" part (the odd rank named and what it does) joins the detail. The rest (what, why, the
+evidence, the stages) scrolls under them with the usual keys, without having to focus it first.
 Its footer shows its own keys. ``y`` copies the evidence and ``Y`` the whole finding as Markdown
 (:mod:`sparktui.tui.clipboard`).
 """
@@ -34,9 +34,8 @@ from sparktui.core.report.incident import redacted_finding
 from sparktui.core.words import listed
 from sparktui.richtext import evidence, evidence_lines, finding_head
 from sparktui.tui import clipboard
-from sparktui.tui.bindings import FINDING, bindings
+from sparktui.tui.bindings import FINDING, bindings, forwarded
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
-from sparktui.tui.screens.stacks import StacksScreen
 from sparktui.tui.stacks import Captures
 
 
@@ -53,7 +52,7 @@ def finding_markdown(finding: Finding) -> str:
 class FindingScreen(ModalScreen[None]):
     """One finding in full, its remediations on top (``enter`` on a finding opens it)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = bindings(FINDING)
+    BINDINGS: ClassVar[list[BindingType]] = [*bindings(FINDING), *forwarded("stacks")]
     AUTO_FOCUS = "#finding-body"
 
     def __init__(
@@ -106,15 +105,6 @@ class FindingScreen(ModalScreen[None]):
             if folded.detail:
                 detail.update(Text(folded.detail))
                 detail.display = True
-
-    def action_stacks(self) -> None:
-        if self.captures is None:
-            self.notify("no way to read the stacks here", severity="warning")
-            return
-        stalls = self.captures.stalls
-        if self.stall and self.finding.signature not in stalls:
-            stalls = (*stalls, self.finding.signature)
-        self.app.push_screen(StacksScreen(self.captures, stalls))
 
     def _body(self) -> ComposeResult:
         f, sig = self._folded(), self.signature

@@ -85,7 +85,7 @@ def render(result: preflight.Preflight, where: str) -> Text:
         out.append(verdict, style=VERDICT_STYLE[verdict])
     out.append("\n")
     for finding in result.findings:
-        verdict = finding.facts.get("verdict", "")
+        verdict = finding.verdict
         out.append(f"\n{verdict.upper():<6} ", style=VERDICT_STYLE.get(verdict, ""))
         out.append(finding.title, style="bold")
         out.append(f"  {listed(finding.nodes)}\n", style="dim")

@@ -221,7 +221,7 @@ class PlaybookScreen(ModalScreen[None]):
         yield _section("Commands, with <the values still needed>", _commands(preview.commands))
 
     def _details(self, rendered: Rendered) -> Iterable[Static]:
-        values = [Text.assemble((f"{name:>14} ", "cyan"), value) for name, value in rendered.values.items()]
+        values = [Text.assemble((f"{name:>14} ", "cyan"), value) for name, value in rendered.shown.items()]
         yield _section("Values", Text("\n").join(values))
         yield _section("Commands, per node, exactly as they will run", _commands(rendered.commands))
         yield _section("Verification", Text(rendered.check.describe()))
@@ -270,7 +270,7 @@ class PlaybookScreen(ModalScreen[None]):
         elif self.refused:
             self.status.update(
                 Text(
-                    f"Read-only mode: this playbook is {self.playbook.risk}, so it cannot run from here "
+                    f"Read-only mode: this playbook {self.playbook.does}, so it cannot run from here "
                     "(only read-only playbooks do).",
                     style="bold yellow",
                 )
@@ -303,7 +303,7 @@ class PlaybookScreen(ModalScreen[None]):
         if isinstance(result, str):
             self.notify(f"cannot run: {result}", severity="error")
         elif self.refused:
-            self.notify(f"read-only mode: {self.plan.refused(True)}", severity="warning")
+            self.notify(self.plan.refused(True), severity="warning")
         elif self.plan.approved(self.approvals):
             self._start(result, f"approved before: always for this playbook on this cluster ({self.approvals.path})")
         else:

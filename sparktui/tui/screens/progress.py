@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Static
 from sparktui.core.analysis.progress import SCREEN_GRIDS, Cell, Grid, Row, worth_showing
 from sparktui.core.report.fold import fold_grids
 from sparktui.core.text import display
-from sparktui.tui.bindings import closing
+from sparktui.tui.bindings import closing, forwarded
 from sparktui.tui.stacks import Captures
 
 TITLE = "Start-up progress"
@@ -44,7 +44,7 @@ LEGEND = Text.assemble(
 class ProgressScreen(ModalScreen[None]):
     """The rank-by-stage grid of every track, kept current while the session streams."""
 
-    BINDINGS: ClassVar[list[BindingType]] = closing("progress")
+    BINDINGS: ClassVar[list[BindingType]] = [*closing("progress"), *forwarded("stacks")]
 
     def __init__(self, grids: Sequence[Grid], captures: Captures | None = None) -> None:
         super().__init__()

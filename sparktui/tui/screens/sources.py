@@ -8,7 +8,7 @@ screen looks at the session again every :data:`EVERY` seconds while it is open.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -30,7 +30,7 @@ from sparktui.core.pipeline import Tally
 from sparktui.core.sources.base import Extent
 from sparktui.core.text import display
 from sparktui.core.words import size
-from sparktui.tui.bindings import closing
+from sparktui.tui.bindings import SOURCES, bindings, closing
 from sparktui.tui.tallies import reading, share
 
 TITLE = "Sources"
@@ -109,18 +109,31 @@ class SourceRow:
         return text
 
 
+class Rows:
+    """Every source as the screen lists it. The screen asks twice a second: a source whose tally, state and
+    error are the objects they were keeps its row."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, tuple[tuple[Tally | None, StateChange | None, str | None], SourceRow]] = {}
+
+    def of(
+        self, tallies: Mapping[str, Tally], states: Mapping[str, StateChange], errors: Mapping[str, str]
+    ) -> list[SourceRow]:
+        rows = []
+        for name in {*tallies, *states}:
+            looks = (tallies.get(name), states.get(name), errors.get(name))
+            kept = self.kept.get(name)
+            if kept is None or any(a is not b for a, b in zip(kept[0], looks, strict=True)):
+                kept = self.kept[name] = (looks, SourceRow.of(name, *looks))
+            rows.append(kept[1])
+        return rows
+
+
 class SourceList(ScrollView, can_focus=True):
     """The sources, one a line, drawn only as they come into view (a session may have thousands: a table
     widget lays every row out first, which took a second for 5,000); ``cursor`` is the one described."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        ("up,k", "move(-1)", "Previous"),
-        ("down,j", "move(1)", "Next"),
-        ("pageup", "page(-1)", "Page up"),
-        ("pagedown,space", "page(1)", "Page down"),
-        ("home", "jump(0)", "First"),
-        ("end", "jump(-1)", "Last"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(SOURCES)
 
     class Highlighted(Message):
         """The cursor moved to another source."""

@@ -2,7 +2,7 @@
 host and in its containers, with the GPUs' state: :mod:`sparktui.tui.stacks`), each node's progress shown
 while it runs; then each group's ranks in a table, the odd ones marked, with the verdict and what it names
 ("rank 1 on spark-b is idle in application code ... and never entered new_group, which rank 0 waits in").
-``r`` captures again."""
+Closed with escape, q or ``W`` (which, pressed again, reads them again)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from textual.widgets import Footer, Static
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.stacks.snapshot import Snapshot
 from sparktui.core.text import display
-from sparktui.tui.bindings import STACKS, bindings
+from sparktui.tui.bindings import closing
 from sparktui.tui.stacks import Captures
 
 VERDICT_STYLE = {
@@ -69,7 +69,7 @@ def render(snapshot: Snapshot) -> RenderableType:
 class StacksScreen(ModalScreen[None]):
     """A capture of every rank's stack over the session's nodes, shown as it comes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = bindings(STACKS)
+    BINDINGS: ClassVar[list[BindingType]] = closing("stacks")
     DEFAULT_CSS = """
     StacksScreen { align: center middle; }
     #stacks { width: 90%; max-width: 160; height: 85%; border: thick $accent; background: $surface; padding: 0 1; }
@@ -96,12 +96,6 @@ class StacksScreen(ModalScreen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.action_again()
-
-    def action_again(self) -> None:
-        if self.phase == "capturing" and self.said:
-            return
-        self.phase, self.said = "capturing", {}
         self.head.update(
             Text.assemble(
                 ("Where every rank is now", "bold"), f"  py-spy on {display(self.captures.where)}, read-only", style=""
@@ -120,13 +114,12 @@ class StacksScreen(ModalScreen[None]):
         try:
             taken = await self.captures.capture(self._said, self.findings)
         except (Refused, Unavailable, OSError) as exc:  # a node that is no SSH target, an audit log not written
-            self.phase = "failed"
             self.progress.update(Text(f"not read: {display(str(exc))}", style="bold red"))
+            self.phase = "failed"
             return
-        self.snapshot = taken
-        self.phase = "done"
         line = Text(f"read at {taken.taken:%H:%M:%S} UTC in {taken.seconds:.1f} s: ", style="dim")
         line.append(taken.verdict, style=VERDICT_STYLE.get(taken.verdict, "bold"))
-        line.append("   r reads again · x in the cockpit exports it with the report", style="dim")
+        line.append("   W again reads them again · x in the cockpit exports them with the report", style="dim")
         self.progress.update(line)
         self.result.update(render(taken))
+        self.snapshot, self.phase = taken, "done"

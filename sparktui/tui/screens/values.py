@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
@@ -17,6 +17,7 @@ from textual.widgets import Input, Static
 from sparktui.core import kinds
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.text import display
+from sparktui.tui.bindings import VALUES, bindings
 
 #: Kinds whose empty value means something (an option left unset): an empty field gives "" rather than nothing.
 _MAY_BE_EMPTY = ("text", "argv")
@@ -30,10 +31,7 @@ def editable(playbook: pb.Playbook) -> tuple[pb.Param, ...]:
 class ValuesScreen(ModalScreen[dict[str, str] | None]):
     """Edits the values; dismissed with the ones the user changed (None when cancelled)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "cancel"),
-        Binding("ctrl+s", "apply", "apply"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(VALUES)
 
     def __init__(self, playbook: pb.Playbook, current: Mapping[str, str]) -> None:
         super().__init__()

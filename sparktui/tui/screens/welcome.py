@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from sparktui.tui import bindings as registry
+
 WELCOME = """\
 sparktui shows the logs of every node of a multi-node LLM deployment side by side (NCCL, Ray, vLLM,
 SGLang), matches each line against a catalogue of known failures, tracks how far each node's start-up
@@ -36,11 +38,7 @@ Or watch a real incident replayed: two GPU ranks where the second NCCL communica
 class WelcomeScreen(ModalScreen[bool]):
     """What to do when there is nothing to read: point sparktui at a cluster or at logs, or open the demo."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        ("d", "demo", "Run the demo"),
-        ("q", "quit", "Quit"),
-        ("escape", "quit", "Quit"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = registry.bindings(registry.WELCOME)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="welcome"):

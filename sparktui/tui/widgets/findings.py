@@ -11,15 +11,13 @@ from textual.timer import Timer
 from textual.widgets import DataTable
 
 from sparktui.core.events import Finding
-from sparktui.core.inventory.preflight import CHECK_SOURCE
 from sparktui.richtext import SEVERITY_STYLE, VERDICT_STYLE
+from sparktui.tui.feed import COUNTS_EVERY
 
 #: The table's columns: label (and key) and width.
 COLUMNS = (("#", 3), ("severity", 10), ("finding", 64), ("nodes", 22), ("count", 6), ("since", 8))
 #: The columns that change by themselves while lines arrive.
 TICKING = frozenset({"count", "since"})
-#: Seconds between two showings of counts and ages that changed (nothing else changing).
-COUNTS_EVERY = 0.5
 
 
 class FindingsTable(DataTable[Text]):
@@ -98,7 +96,7 @@ class FindingsTable(DataTable[Text]):
     @staticmethod
     def _cells(rank: int, f: Finding, clock: float, seen_at: dict[str, float]) -> tuple[Text, ...]:
         since = _age(clock - seen_at[f.signature]) if f.signature in seen_at else ""
-        verdict = f.facts.get("verdict", "") if f.first_seen.source == CHECK_SOURCE else ""
+        verdict = f.verdict
         return (
             Text(str(rank)),
             Text(f"check: {verdict}", style=VERDICT_STYLE.get(verdict, ""))

@@ -12,25 +12,10 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from sparktui.core.pipeline import Line, Tally
+from sparktui.tui.layers import LAYERS
 from sparktui.tui.nodes import NodeLog
 from sparktui.tui.tallies import progress
 from sparktui.tui.widgets.logpane import LogPane
-
-LAYERS = (("nccl", "NCCL / c10d"), ("ray", "Ray"), ("engine", "Engine"), ("other", "Other"))
-_LAYER_OF = {
-    "nccl": "nccl",
-    "torch": "nccl",
-    "ray": "ray",
-    "vllm": "engine",
-    "sglang": "engine",
-    "uvicorn": "engine",
-    "transformers": "engine",
-}
-
-
-def layer_of(program: str) -> str:
-    return _LAYER_OF.get(program, "other")
-
 
 #: Lines a node's stage strip may take: a node with many ranks names each of them, and the strip may not
 #: push the node's panes off the screen; a strip cut short ends in a pointer to the grid (G).

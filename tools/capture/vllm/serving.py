@@ -16,7 +16,7 @@ metrics source reading it every 5 s, in two scenarios written to tests/fixtures/
 
 Each folder gets ``server.log`` (the server's output during the scenario; the healthy one from its start),
 ``metrics.log`` (the source's lines, exactly as the source wrote them) and ``meta.txt``. The ``/metrics``
-answers go to tests/vllm-metrics/: ``idle.txt`` (after the healthy run), ``running.txt`` (during it) and
+answers go to tests/fixtures/vllm-metrics/: ``idle.txt`` (after the healthy run), ``running.txt`` (during it) and
 ``stalled.txt`` (during the stall).
 """
 
@@ -31,7 +31,7 @@ from sparktui.core.sources.metrics import INTERVAL, MetricsSource
 from tests.conftest import FIXTURES, ROOT
 from tests.servers import vllm
 
-METRICS = ROOT / "tests" / "vllm-metrics"
+METRICS = ROOT / "tests" / "fixtures" / "vllm-metrics"
 
 
 class Readings:

@@ -48,6 +48,19 @@ def test_no_body_line_reaches_a_report_or_the_bundle(tmp_path: Path, layout: str
     assert kept.count("\n") == (logs / "vllm.log").read_text().count("\n")
 
 
+@pytest.mark.parametrize("fmt", ["text", "md", "json"])
+def test_what_diagnose_prints_holds_no_secret(tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Trial 12b §4 item 20 (#102): stdout is redacted as a report is, in every format; --no-redact keeps it."""
+    logs = log(tmp_path / "logs", "ending after")
+    with open(logs / "vllm.log", "a") as more:
+        more.write(f"{ERROR} HF_TOKEN=hf_{'a' * 34}\n")
+    assert main(["diagnose", "--format", fmt, str(logs)]) == 1
+    out = capsys.readouterr().out
+    assert ERROR in out and REDACTED in out and not [part for part in [*BODY, "hf_aaaa"] if part in out]
+    assert main(["diagnose", "--format", fmt, "--no-redact", str(logs)]) == 1
+    assert "hf_aaaa" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_the_cockpits_copy_of_a_finding_holds_no_body_line(tmp_path: Path, layout: str) -> None:
     logs = log(tmp_path / "logs", layout)

@@ -1,4 +1,4 @@
-"""Serving health, pure: vLLM's /metrics read from real answers of the CPU server (tests/vllm-metrics, made by
+"""Serving health, pure: vLLM's /metrics read from real answers of the CPU server (tests/fixtures/vllm-metrics, made by
 tools/capture/vllm/serving.py), the line kept per reading, tokens per second and the stall rule over the
 real readings of tests/fixtures/vllm/serving-*, the metric signature kind and the source's argument."""
 
@@ -22,7 +22,7 @@ from sparktui.core.sources.open import Opener, UriError
 
 from ..conftest import FIXTURES, ROOT
 
-METRICS = ROOT / "tests" / "vllm-metrics"
+METRICS = ROOT / "tests" / "fixtures" / "vllm-metrics"
 STALLED = FIXTURES / "vllm" / "serving-stalled" / "metrics.log"
 HEALTHY = FIXTURES / "vllm" / "serving-healthy" / "metrics.log"
 

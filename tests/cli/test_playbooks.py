@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
+from sparktui.core.address import parse_address
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy import render as rd
-from sparktui.core.remote.ssh import split_target
+from sparktui.core.remedy.approvals import Approvals
 
 from ..conftest import FIXTURES
 
@@ -106,6 +107,7 @@ def test_play_dry_run_prints_each_node_command(capsys: pytest.CaptureFixture[str
     assert main(["play", "free-port", "--node", "spark-a", "--node", "spark-b", "--set", "port=8000", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert out.count('ss -Hltnp "sport = :"8000') == 2
+    assert "port = 8000" in out and "since =" not in out  # the run's own mark in time is no value to read
     assert main(["play", "free-port", "--node", "spark-a", "--set", "port=8000; rm -rf /", "--dry-run"]) == 2
     assert "not a valid port" in capsys.readouterr().err
 
@@ -190,7 +192,7 @@ def test_translate_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_an_unusable_node_address_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert split_target("nvidia@[fe80::1]:2222") == ("nvidia", "fe80::1", 2222)
+    assert parse_address("nvidia@[fe80::1]:2222") == ("nvidia", "fe80::1", 2222)
     code = main(["play", "free-port", "--node", "spark-a:99999", "--set", "port=8000", "--yes"])
     assert code == 2
     assert capsys.readouterr().err.strip().endswith("spark-a:99999: the port must be a number from 1 to 65535")
@@ -242,7 +244,10 @@ def test_read_only_mode_refuses_before_values_or_logs(
     monkeypatch.chdir(tmp_path)
     for extra in ([], ["--dry-run"], ["--from", "no-such-logs/", "--set", "nosuch=1"]):
         assert main(["play", "ray-start-cluster", "--readonly", *extra]) == 2
-        assert capsys.readouterr().err.strip() == "sparktui: ray-start-cluster is restarts: refused in read-only mode"
+        assert (
+            capsys.readouterr().err.strip()
+            == "sparktui: ray-start-cluster restarts services (risk restarts): refused in read-only mode"
+        )
     assert main(["play", "free-port", "--readonly", "--dry-run"]) == 0  # a read-only playbook still shows
 
 
@@ -259,3 +264,15 @@ def test_a_dry_run_without_nodes_renders_for_the_cluster_else_this_machine(
     out = capsys.readouterr().out
     assert f"runs on spark-a, spark-b (the nodes of {tmp_path / 'sparktui.toml'})" in out
     assert [line.split("$")[0].strip() for line in out.splitlines() if "ss -Hltnp" in line] == ["spark-a", "spark-b"]
+
+
+def test_approvals_are_the_users_alone(tmp_path: Path) -> None:
+    """What runs without asking is kept where only the user reads or changes it (the trial found 0644 in a
+    0755 folder, while the state folder is 0700)."""
+    folder = tmp_path / "config" / "sparktui"
+    folder.mkdir(parents=True, mode=0o755)
+    approvals = Approvals(folder / "approvals.json")
+    book = pb.load_all()["free-port"]
+    approvals.grant("spark-a=spark-a", book)
+    assert approvals.granted("spark-a=spark-a", book)
+    assert (folder.stat().st_mode & 0o777, approvals.path.stat().st_mode & 0o777) == (0o700, 0o600)

@@ -61,6 +61,7 @@ def test_a_good_file(tmp_path: Path) -> None:
         (('hca = ""', 'hcas = ""'), "network.hcas: unknown key (iface, head_ip, hca)"),
         (('iface = "enp1s0f1np1"', 'iface = "eth0; reboot"'), "network.iface: 'eth0; reboot' is not a valid iface"),
         (('head_ip = "192.168.100.10"', 'head_ip = "$(id)"'), "network.head_ip: '$(id)' is not a valid host"),
+        (('head_ip = "192.168.100.10"', 'head_ip = "999.1.1.1"'), "network.head_ip: '999.1.1.1' is not a valid host"),
         (("image = ", "image = 'Bad Image' #"), "deployment.image: 'Bad Image' is not a valid image"),
     ],
 )

@@ -1,0 +1,66 @@
+"""Capture what the docker client prints when a launch cannot start its container, from a real Docker engine
+(tests/servers/dockerd.py starts one of its own, with the test image) inside a network namespace holding only
+loopback, so an image pull fails as it does on a node cut off from its registry and reaches no other address.
+
+Usage (root):  python tools/capture/docker/capture.py [SCENARIO ...]     (default: all)
+
+Each scenario writes tests/fixtures/docker/<scenario>/docker.log (the client's output, stdout and stderr
+together, unedited) and meta.txt (the command, the exit status, docker's version).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+OUT = ROOT / "tests" / "fixtures" / "docker"
+#: The engine image a Spark deployment names, which this engine does not hold and cannot pull.
+ENGINE_IMAGE = "nvcr.io/nvidia/vllm:26.05-py3"
+SCENARIOS = {
+    # `docker run` of an image the node does not hold, its registry unreachable (no route, no DNS).
+    "image-pull-unreachable": ["run", "--rm", ENGINE_IMAGE, "vllm", "serve", "Qwen/Qwen3-8B"],
+    # the same with --pull never, as launch scripts that expect a preloaded image do.
+    "image-not-local": ["run", "--rm", "--pull", "never", ENGINE_IMAGE, "vllm", "serve", "Qwen/Qwen3-8B"],
+    # --gpus all on an engine without the NVIDIA container toolkit.
+    "gpus-without-nvidia-runtime": ["run", "--rm", "--gpus", "all", "--network", "none", "{image}", "true"],
+}
+
+
+def main(wanted: list[str]) -> int:
+    if "SPARKTUI_CAPTURE_IN_NETNS" not in os.environ:
+        env = {**os.environ, "SPARKTUI_CAPTURE_IN_NETNS": "1"}
+        return subprocess.call(["unshare", "--net", sys.executable, __file__, *wanted], env=env)
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    sys.path.insert(0, str(ROOT))
+    from tests.servers.dockerd import start_engine, stop_engine
+
+    with tempfile.TemporaryDirectory(prefix="sparktui-docker-capture-") as tmp:
+        engine = start_engine(Path(tmp))
+        try:
+            version = subprocess.run(
+                ["docker", "-H", engine.base_url, "version", "--format", "{{.Server.Version}}"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            for name in wanted or list(SCENARIOS):
+                args = [a.format(image=engine.image) for a in SCENARIOS[name]]
+                done = subprocess.run(
+                    ["docker", "-H", engine.base_url, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+                )
+                folder = OUT / name
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "docker.log").write_bytes(done.stdout)
+                meta = f"command: docker {' '.join(args)}\nexit status: {done.returncode}\ndocker engine: {version}\n"
+                (folder / "meta.txt").write_text(meta + "network: a namespace with loopback only\n")
+                print(f"{name}: exit {done.returncode}, {len(done.stdout)} bytes")
+        finally:
+            stop_engine(engine)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
