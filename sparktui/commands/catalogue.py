@@ -16,7 +16,6 @@ from sparktui.core.analysis.examples import check, check_format, check_prefix, c
 from sparktui.core.analysis.userfiles import id_problems
 from sparktui.core.classify import FORMATS, PREFIXES
 from sparktui.core.inventory import rules
-from sparktui.core.launch import examples as launch_examples
 from sparktui.core.stacks.kinds import KindError, builtin_kinds
 from sparktui.core.stacks.kinds import check_examples as check_kind
 from sparktui.richtext import SEVERITY_STYLE
@@ -164,6 +163,8 @@ def _own(parts: set[str], wanted: set[Path] | None, home: Path) -> Iterator[list
                     name = kind.path.name if kind.path else kind.id
                     yield [f"{name}: {p}" for p in check_kind(kind, every)]
     if "launch" in parts:
+        from sparktui.core.launch import examples as launch_examples  # the translator: only when testing it
+
         for name in launch_examples.NAMES:
             if asked(home / "launch" / f"{name}.toml"):
                 yield launch_examples.check(name)

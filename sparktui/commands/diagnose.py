@@ -292,9 +292,12 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
                 continue
             try:
                 for change in update.changes:
-                    if states and not args.quiet and change.state in (State.RETRYING, State.FAILED, State.EVENT):
+                    if states and not args.quiet and change.state in (State.RETRYING, State.FAILED):
                         line = f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip()
                         problems.print(Text(display(line), style="yellow"))
+                for note in update.notes:
+                    if states and not args.quiet:
+                        problems.print(Text(display(f"sparktui: {note.source}: {note.text}"), style="yellow"))
                 if status is not None:
                     status.update(progress(doing, update, time.monotonic() - started))
             except KeyboardInterrupt:  # while saying how it goes (thousands of sources retrying): the same end

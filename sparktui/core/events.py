@@ -133,7 +133,6 @@ class State(Enum):
     RETRYING = "retrying"
     ENDED = "ended"
     FAILED = "failed"
-    EVENT = "event"  # something worth showing that does not change the connection (a container exited)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,3 +142,12 @@ class StateChange:
     source: str
     state: State
     detail: str = ""  # the reason, or "in 4.2 s" for a retry
+
+
+@dataclass(frozen=True, slots=True)
+class SourceNote:
+    """News of a source that does not change its state, which a reader must know (lines lost to a rotation, a
+    container that exited); it reaches the diagnosis, the cockpit's notifications and diagnose's stderr."""
+
+    source: str
+    text: str

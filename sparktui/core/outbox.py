@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.classify import Classification
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, StateChange
 from sparktui.core.sources.base import Extent
 
 #: State changes kept for a front end that does not take them (the latest state of each source is always kept).
@@ -58,6 +58,7 @@ class Update:
     states: Mapping[str, StateChange] = field(default_factory=dict)  # every source's latest state
     tallies: Mapping[str, Tally] = field(default_factory=dict)  # what every source has handed over
     changes: tuple[StateChange, ...] = ()  # every state change since the previous update, in order
+    notes: tuple[SourceNote, ...] = ()  # every source's note since the previous update, in order
     clock: float = 0.0  # seconds since the start (the incident's time, for a replay)
     read: int = 0  # lines received so far, from every source
     dropped: int = 0  # lines a slow front end was never shown (the analysis saw them all)
@@ -79,6 +80,7 @@ class Outbox:
         self._states: dict[str, StateChange] = {}
         self._tallies: dict[str, Tally] = {}
         self._changes: list[StateChange] = []
+        self._notes: list[SourceNote] = []
         self._changed = False
         self._done = False
         self._error = ""
@@ -107,17 +109,19 @@ class Outbox:
         diagnosis: Diagnosis | None = None,
         state: StateChange | None = None,
         tally: tuple[str, Tally] | None = None,
+        note: SourceNote | None = None,
     ) -> None:
-        """Put in what is new: a diagnosis, a source's state change, a source's tally."""
+        """Put in what is new: a diagnosis, a source's state change, a source's tally, a source's note."""
         with self._cond:
             if diagnosis is not None:
                 self._diagnosis = diagnosis
             if tally is not None:
                 self._tallies[tally[0]] = tally[1]
             if state is not None:
-                if state.state is not State.EVENT:
-                    self._states[state.source] = state
+                self._states[state.source] = state
                 self._changes = [*self._changes[-(MAX_CHANGES - 1) :], state]
+            if note is not None:
+                self._notes = [*self._notes[-(MAX_CHANGES - 1) :], note]
             self._changed = True
             self._cond.notify()
 
@@ -146,12 +150,14 @@ class Outbox:
         with self._cond:
             lines, self._lines = self._lines, []
             changes, self._changes = self._changes, []
+            notes, self._notes = self._notes, []
             update = Update(
                 lines=tuple(lines),
                 diagnosis=self._diagnosis,
                 states=dict(self._states),
                 tallies=dict(self._tallies),
                 changes=tuple(changes),
+                notes=tuple(notes),
                 clock=clock,
                 read=read,
                 dropped=self._dropped,

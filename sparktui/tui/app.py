@@ -43,7 +43,7 @@ from sparktui.tui import clipboard, messages
 from sparktui.tui.bindings import bindings, palette, playbook_key_problem
 from sparktui.tui.collector import FULL_EVERY, Collector
 from sparktui.tui.feed import Feed, Warnings, stalled
-from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceEvent, SourcesChanged
+from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceNoted, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen, evidence_text, finding_markdown
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.inventory import InventoryScreen
@@ -229,8 +229,8 @@ class SparkApp(App[None]):
         )
         self.nodes_area.show_sources(message.tallies, message.done)
 
-    def on_source_event(self, message: SourceEvent) -> None:
-        said = f"{message.change.source}: {message.change.detail}"
+    def on_source_noted(self, message: SourceNoted) -> None:
+        said = f"{message.note.source}: {message.note.text}"
         self.notify(display(said), title="source", severity="warning", timeout=30, markup=False)
 
     def on_pipeline_failed(self, message: PipelineFailed) -> None:

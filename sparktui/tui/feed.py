@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, State, StateChange
 from sparktui.core.outbox import Line, Tally, Update
 from sparktui.tui.layers import layer_of
 from sparktui.tui.tallies import Census
@@ -53,7 +53,7 @@ class Sources:
 class Note:
     """News from a source that does not change its state (lines lost to a rotation)."""
 
-    change: StateChange
+    note: SourceNote
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ class Feed:
         census = Census.of(update.states, update.tallies)
         errors = dict(self.errors)  # a copy: the one shown may wait in the queue while the next is made
         said.append(Sources(update.states, update.tallies, census, errors, update.clock, update.dropped, update.done))
-        said += [Note(change) for change in update.changes if change.state is State.EVENT]
+        said += [Note(note) for note in update.notes]
         if update.error:
             said.append(Broke(update.error))
         return said

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from textual.message import Message
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.events import StateChange
+from sparktui.core.events import SourceNote, StateChange
 from sparktui.core.pipeline import Line, Tally
 from sparktui.tui import feed
 from sparktui.tui.tallies import Census
@@ -55,12 +55,12 @@ class SourcesChanged(Message, bubble=False):
         return isinstance(message, SourcesChanged) and not message.done
 
 
-class SourceEvent(Message, bubble=False):
+class SourceNoted(Message, bubble=False):
     """News from a source that does not change its state (lines lost to a rotation): each one is said."""
 
-    def __init__(self, change: StateChange) -> None:
+    def __init__(self, note: SourceNote) -> None:
         super().__init__()
-        self.change = change
+        self.note = note
 
 
 class PipelineFailed(Message, bubble=False):
@@ -80,7 +80,7 @@ def of(said: feed.Instruction) -> Message:
             s = said
             return SourcesChanged(s.states, s.tallies, s.census, s.errors, s.clock, s.dropped, s.done)
         case feed.Note():
-            return SourceEvent(said.change)
+            return SourceNoted(said.note)
         case feed.Broke():
             return PipelineFailed(said.reason)
         case _:

@@ -9,7 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, State, StateChange
 from sparktui.core.sources.base import LiveSource, Received, supervise
 from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.ssh import SshFileSource
@@ -36,14 +36,21 @@ class Follow:
     def __init__(self, source: LiveSource) -> None:
         self.got: list[str] = []
         self.states: list[StateChange] = []
-        self.task = asyncio.create_task(supervise(source, self.deliver, self.states.append))
+        self.notes: list[str] = []
+        self.task = asyncio.create_task(supervise(source, self.deliver, self.report))
+
+    def report(self, change: StateChange | SourceNote) -> None:
+        if isinstance(change, SourceNote):
+            self.notes.append(change.text)
+        else:
+            self.states.append(change)
 
     async def deliver(self, _name: str, received: Received) -> None:
         self.got.extend(received.lines)
 
     @property
     def events(self) -> list[str]:
-        return [s.detail for s in self.states if s.state is State.EVENT]
+        return self.notes
 
     async def stop(self) -> None:
         self.task.cancel()

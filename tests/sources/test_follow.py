@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from sparktui.core.catalogue import Catalogue
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, State, StateChange
 from sparktui.core.pipeline import run
 from sparktui.core.sources.base import Received, supervise
 from sparktui.core.sources.follow import FollowedFile
@@ -35,12 +35,19 @@ async def test_rotation_truncation_and_late_start(tmp_path: Path) -> None:
     path = tmp_path / "node.log"
     got: list[str] = []
     states: list[StateChange] = []
+    notes: list[str] = []
 
     async def deliver(_name: str, received: Received) -> None:
         got.extend(received.lines)
 
+    def report(change: StateChange | SourceNote) -> None:
+        if isinstance(change, SourceNote):
+            notes.append(change.text)
+        else:
+            states.append(change)
+
     source = FollowedFile(path, "node.log", "n1", poll=0.02)
-    task = asyncio.create_task(supervise(source, deliver, states.append))
+    task = asyncio.create_task(supervise(source, deliver, report))
     await until(lambda: any(s.state is State.RETRYING for s in states), 10, "not there yet: tail -F waits")
     written: list[str] = []
 
@@ -70,9 +77,9 @@ async def test_rotation_truncation_and_late_start(tmp_path: Path) -> None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert got == written
-    assert [s.state for s in states if s.state is not State.EVENT][-1] is State.STREAMING
+    assert states[-1].state is State.STREAMING
     # Emptied in place with no copy of it (its first bytes nowhere else): what may be lost is said.
-    assert [s.detail for s in states if s.state is State.EVENT] == [
+    assert notes == [
         f"lines may be lost: {path} was emptied in place while it was followed, and no copy of it was found"
         " (copytruncate's, by its first bytes); what was written after byte 240 in the last 20 ms before it,"
         " if anything, was not read"

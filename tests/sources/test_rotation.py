@@ -120,7 +120,7 @@ async def test_rotation_during_a_cut_over_ssh(cluster: SshdCluster, tmp_path: Pa
     expected, said = outcome(path, how)
     assert tally(expected, watch.lines) == (0, 0)
     assert watch.lines == expected
-    assert [s.detail for s in watch.states if s.state is State.EVENT] == said
+    assert watch.notes == said
     assert State.RETRYING in watch.kinds() and State.FAILED not in watch.kinds()
     await watch.stop()
     await until(lambda: not followers_of(path), 30, "the remote follower to end")
@@ -142,7 +142,7 @@ async def test_rotated_twice_during_one_cut(cluster: SshdCluster, tmp_path: Path
     await asyncio.to_thread(cluster["node-a"].start)
     await watch.until(lambda: watch.lines[-1:] == LATER[-1:], "the last line")
     assert watch.lines == BEFORE + DURING + AFTER + LATER
-    assert State.EVENT not in watch.kinds()
+    assert watch.notes == []
     await watch.stop()
 
 
@@ -287,7 +287,7 @@ def test_diagnose_follow_says_the_lines_lost(
         out = run.stdout.read() if run.stdout else ""
         run.wait(timeout=60)
     event = next(line for line in said if "lines lost" in line)
-    assert event.startswith(f"sparktui: node-a:{path}: event lines lost: while {path} was not followed, it was rotated")
+    assert event.startswith(f"sparktui: node-a:{path}: lines lost: while {path} was not followed, it was rotated")
     (source,) = json.loads(out)["sources"]  # and the diagnosis keeps it, for the report
     assert source["notes"][0].startswith(f"lines lost: while {path} was not followed, it was rotated"), source
 

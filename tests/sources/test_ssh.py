@@ -17,7 +17,7 @@ import pytest
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.errors import Refused, Unavailable
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, State, StateChange
 from sparktui.core.sources.base import Backoff, LiveSource, Received, supervise
 from sparktui.core.sources.files import FileSource
 from sparktui.core.sources.open import SshUri, parse_ssh_uri
@@ -39,7 +39,14 @@ class Watch:
         self.source = source
         self.lines: list[str] = []
         self.states: list[StateChange] = []
-        self.task = asyncio.create_task(supervise(source, self.deliver, self.states.append, Backoff(0.05, 0.3)))
+        self.notes: list[str] = []
+        self.task = asyncio.create_task(supervise(source, self.deliver, self.report, Backoff(0.05, 0.3)))
+
+    def report(self, change: StateChange | SourceNote) -> None:
+        if isinstance(change, SourceNote):
+            self.notes.append(change.text)
+        else:
+            self.states.append(change)
 
     async def deliver(self, name: str, received: Received) -> None:
         assert name == self.source.name

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import classify
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, State, StateChange
 from sparktui.core.outbox import Line, Update
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.sources.files import FileSource
@@ -74,8 +74,8 @@ def test_a_diagnosis_is_shown_when_it_changed_and_its_counts_only_when_due(catal
 def test_errors_are_kept_after_recovery_notes_are_said_and_a_failure_last() -> None:
     translator = Feed()
     failed = StateChange("rank0.log", State.FAILED, "connection refused")
-    note = StateChange("rank0.log", State.EVENT, "rotated: 12 lines lost")
-    first = translator.read(Update(changes=(failed, note), states={"rank0.log": failed}, error="broke"))
+    note = SourceNote("rank0.log", "rotated: 12 lines lost")
+    first = translator.read(Update(changes=(failed,), notes=(note,), states={"rank0.log": failed}, error="broke"))
     sources, said, broke = first
     assert isinstance(sources, feed.Sources) and sources.errors == {"rank0.log": "connection refused"}
     assert sources.census.count(State.FAILED) == 1

@@ -12,7 +12,7 @@ from sparktui.tui.bindings import playbook_key_problem
 from sparktui.tui.factory import make_app
 from sparktui.tui.session import Session
 
-from ..core.test_regex_safety import BACKTRACKS, signatures
+from ..cli.test_regex_safety import BACKTRACKS, signatures
 from .conftest import make_bundle, wait_done
 
 

@@ -46,7 +46,7 @@ from sparktui.core.edge import shipment
 from sparktui.core.edge.scanner import Found, Item, Later, NodeScan, Reached, unpack
 from sparktui.core.edge.targets import FILE, RAY, ClusterLog, Target, cluster_logs, match_nodes
 from sparktui.core.errors import Refused, Unavailable
-from sparktui.core.events import StateChange
+from sparktui.core.events import SourceNote, StateChange
 from sparktui.core.intake.sink import Producer, Sink
 from sparktui.core.sources.base import Cursor, LiveSource, Received, SourceGroup, expand, retrying
 from sparktui.core.sources.bridge import Bridge
@@ -258,7 +258,7 @@ class RayEdge(Producer):
     def _take(
         self, item: Item, node_id: str, files: list[_Progress], by_name: dict[str, _Progress], sink: Sink
     ) -> None:
-        if isinstance(item, StateChange):
+        if isinstance(item, StateChange | SourceNote):
             sink.report(item)
             return
         if isinstance(item, Found):  # a Ray log the node found since: listed, then its lines; pulled like the others

@@ -41,7 +41,7 @@ from sparktui.core.classify import NodeLearner
 from sparktui.core.edge.shipment import load_shipped
 from sparktui.core.edge.targets import CONTAINER, FILE, RAY, Target
 from sparktui.core.errors import Refused
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, State, StateChange
 from sparktui.core.lines import BytesRead, LineSplitter
 from sparktui.core.remote.names import machine_names
 from sparktui.core.sources.base import Cursor, LiveSource, Received, supervise
@@ -87,7 +87,7 @@ class Found:
 
 
 #: What one batch holds: hand-overs, ends of files, (followed) what happened to a file and the files found.
-Item = Scanned | Done | StateChange | Reached | Found
+Item = Scanned | Done | StateChange | SourceNote | Reached | Found
 
 
 class CatalogueMismatch(Refused):
@@ -206,11 +206,11 @@ class NodeScan:
         scans = {t.name: Scan(self.rules, t.name, t.node, self._known(t)) for t in targets}
         offsets = dict.fromkeys(scans, 0)
         kinds = {t.name: t.kind for t in targets}
-        changes: list[StateChange] = []
+        changes: list[StateChange | SourceNote] = []
         failed: dict[str, str] = {}
 
-        def report(change: StateChange) -> None:
-            if change.state is State.FAILED:
+        def report(change: StateChange | SourceNote) -> None:
+            if isinstance(change, StateChange) and change.state is State.FAILED:
                 failed[change.source] = change.detail
             changes.append(change)
 
@@ -248,7 +248,9 @@ class NodeScan:
                 while not waiting.empty():
                     arrived.append(waiting.get_nowait())
                 finished = {n for n, t in tasks.items() if t.done() and n not in ended} if waiting.empty() else set()
-                batch: list[Item] = [*found, *(c for c in changes if c.state not in (State.CONNECTING, State.FAILED))]
+                quiet = (State.CONNECTING, State.FAILED)  # the head says these: on listing a source, with its Done
+                said = [c for c in changes if isinstance(c, SourceNote) or c.state not in quiet]
+                batch: list[Item] = [*found, *said]
                 changes.clear()
                 fed: dict[str, Scan] = {}
                 at: dict[str, Cursor] = {}

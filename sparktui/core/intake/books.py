@@ -20,7 +20,7 @@ from sparktui.core.analysis.handover import Done, InOrder
 from sparktui.core.analysis.scan import Scanned
 from sparktui.core.analysis.stages import Outage
 from sparktui.core.classify import classify
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, State, StateChange
 from sparktui.core.intake.resume import resumed
 from sparktui.core.intake.sink import Sink
 from sparktui.core.outbox import Line, Outbox, Tally
@@ -131,17 +131,21 @@ class Books:
         if self.analyzer.correlation.changed:
             self.fresh.set()
 
-    def report(self, change: StateChange) -> None:
-        """A source's state: its outages, whether it ever streamed, its failure or note in the diagnosis."""
+    def report(self, change: StateChange | SourceNote) -> None:
+        """A source's state (its outages, whether it ever streamed, its failure in the diagnosis) or note (in
+        the diagnosis too)."""
+        known = change.source in self._here or change.source in self._elsewhere
+        if isinstance(change, SourceNote):
+            if known:
+                self.analyzer.source_noted(change.source, change.text)
+                self.fresh.set()
+            self.outbox.set(note=change)
+            return
         self._went(change)
         if change.state in (State.STREAMING, State.ENDED):
             self._streamed.add(change.source)
-        known = change.source in self._here or change.source in self._elsewhere
         if change.state is State.FAILED and known:
             self.analyzer.source_failed(change.source, change.detail)
-            self.fresh.set()
-        elif change.state is State.EVENT and known:
-            self.analyzer.source_noted(change.source, change.detail)
             self.fresh.set()
         self.outbox.set(state=change)
 
@@ -279,7 +283,7 @@ class Port(Sink):
     def scanned(self, item: Scanned | Done) -> None:
         self.books.handed(item, self.order)
 
-    def report(self, change: StateChange) -> None:
+    def report(self, change: StateChange | SourceNote) -> None:
         self.books.report(change)
 
     async def read(self, source: LiveSource, after: Scanned | None = None) -> None:

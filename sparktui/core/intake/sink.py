@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from sparktui.core.analysis.handover import Done
 from sparktui.core.analysis.scan import Scanned
-from sparktui.core.events import StateChange
+from sparktui.core.events import SourceNote, StateChange
 from sparktui.core.sources.base import LiveSource
 
 
@@ -41,8 +41,9 @@ class Sink(ABC):
         it, where one did)."""
 
     @abstractmethod
-    def report(self, change: StateChange) -> None:
-        """What happened to a source (or to the producer as a whole, under its own name)."""
+    def report(self, change: StateChange | SourceNote) -> None:
+        """What happened to a source (or to the producer as a whole, under its own name): a change of its
+        state, or a note."""
 
     @abstractmethod
     async def read(self, source: LiveSource, after: Scanned | None = None) -> None:

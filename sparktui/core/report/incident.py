@@ -136,6 +136,7 @@ class Incident:
             tuple(_grid(g, text, node) for g in d.progress),
             tuple(text(w) for w in d.warnings),
             tuple(replace(p, node=node(p.node), who=text(p.who)) for p in d.pending),
+            tuple(replace(s, node=node(s.node), endpoint=text(s.endpoint), model=text(s.model)) for s in d.serving),
         )
         audit = tuple(
             replace(a, command=text(a.command), node=node(a.node), output=text(a.output), step=text(a.step))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from sparktui.core.errors import Refused, Unavailable
-from sparktui.core.events import State, StateChange
+from sparktui.core.events import SourceNote, State, StateChange
 
 #: Where to resume a stream: a byte offset, a Docker timestamp, a Ray log offset... opaque to the caller,
 #: meaningful to the source that produced it.
@@ -151,7 +151,7 @@ async def retrying(
 async def supervise(
     source: LiveSource,
     deliver: Callable[[str, Received], Awaitable[None]],
-    report: Callable[[StateChange], None],
+    report: Callable[[StateChange | SourceNote], None],
     backoff: Backoff | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> None:
@@ -159,7 +159,7 @@ async def supervise(
 
     Every batch goes to ``deliver`` (which may wait: that is how a slow consumer pauses the producer), and
     the cursor of the last delivered batch is where a reconnect resumes. State changes go to ``report``, and
-    so does a batch's note, as an event, before its lines.
+    so does a batch's note (a :class:`SourceNote`), before its lines.
     """
     backoff = backoff or Backoff()
     cursor: Cursor | None = None
@@ -173,7 +173,7 @@ async def supervise(
                 report(StateChange(source.name, State.STREAMING))
                 backoff.reset()
             if received.note:
-                report(StateChange(source.name, State.EVENT, received.note))
+                report(SourceNote(source.name, received.note))
             if received.lines:
                 await deliver(source.name, received)
             cursor = received.cursor
