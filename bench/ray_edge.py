@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:
 from bench.corpus import load_captures, node_logs  # noqa: E402
 from sparktui.core import catalogue as cat  # noqa: E402
 from sparktui.core.analysis.diagnosis import Diagnosis  # noqa: E402
-from sparktui.core.edge.nodes import RayEdge  # noqa: E402
+from sparktui.core.edge.head import RayEdge  # noqa: E402
 from sparktui.core.pipeline import Input, run  # noqa: E402
 from sparktui.core.sources.ray import RayLogs, RayLogSource, ray_log_sources  # noqa: E402
 from tests.servers.raynodes import ADDRESS, RayNode, start_cluster  # noqa: E402

@@ -51,7 +51,7 @@ from sparktui.core.words import size, span
 from sparktui.richtext import print_text
 
 if TYPE_CHECKING:  # imported where they are used: a run reading files needs neither Ray's edge nor an export
-    from sparktui.core.edge.nodes import RayEdge
+    from sparktui.core.edge.head import RayEdge
 
 NAME = "diagnose"
 
@@ -179,7 +179,7 @@ def _main(args: argparse.Namespace, fail_on: Severity) -> int:
 
 def _edge(args: argparse.Namespace, found: Catalogue) -> RayEdge:
     """The edge scan of the one ``ray://`` source, with the files and containers the cluster file names."""
-    from sparktui.core.edge.nodes import RayEdge
+    from sparktui.core.edge.head import RayEdge
 
     try:
         address, glob = ray_uri(args.sources[0])

@@ -27,7 +27,7 @@ import pytest
 
 from sparktui.core import catalogue as cat
 from sparktui.core import cluster as clusterfile
-from sparktui.core.edge.nodes import RayEdge
+from sparktui.core.edge.head import RayEdge
 from sparktui.core.edge.targets import FILE, cluster_logs
 from sparktui.core.pipeline import run
 from sparktui.core.sources.open import Opener, SshContainer

@@ -16,7 +16,7 @@ HERE = Path(__file__).parent
 
 
 def test_edge_modules_import_without_ray() -> None:
-    probe = "import sys, sparktui.core.edge.nodes, sparktui.core.pipeline; print('ray' in sys.modules)"
+    probe = "import sys, sparktui.core.edge.head, sparktui.core.pipeline; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
 

@@ -1,6 +1,6 @@
 """What runs on a node: the scan half of the analysis over that node's own log files, as one Ray actor.
 
-:class:`NodeScan` is placed on its node by :mod:`~sparktui.core.edge.nodes` and started in the working
+:class:`NodeScan` is placed on its node by :mod:`~sparktui.core.edge.head` and started in the working
 directory that Ray unpacked there from the :mod:`~sparktui.core.edge.shipment`: it loads the catalogue
 shipped with it, refuses to run when its digest is not the one the driver sent (old and new catalogues
 never mix), and compiles the rules once. :meth:`NodeScan.scan` is a streaming generator: batches of

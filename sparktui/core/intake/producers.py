@@ -1,6 +1,6 @@
 """The producers of the sources this process reaches itself: a source or a group of them read here
 (:class:`Local`), and files nobody is shown, scanned in worker processes (:class:`Pool`). The Ray edge
-(:class:`~sparktui.core.edge.nodes.RayEdge`) is the third kind, built on the same contract.
+(:class:`~sparktui.core.edge.head.RayEdge`) is the third kind, built on the same contract.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ CHECK_SOURCE = "check"
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class NodeToCheck:
     """A node to check: its name, and whether it is the head (where the server listens, Ray's head runs)."""
 
     name: str
@@ -160,7 +160,7 @@ async def run(plan: Plan, checks: Sequence[Rule], *, trust: bool = False, audit:
                 raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust)
     runner = SshRunner(nodes)
-    targets = [Target(name, name == plan.head) for name in plan.targets]
+    targets = [NodeToCheck(name, name == plan.head) for name in plan.targets]
     try:
         result = await preflight(runner, targets, plan.request, plan.launch, checks, audit)
     finally:
@@ -180,7 +180,7 @@ async def run(plan: Plan, checks: Sequence[Rule], *, trust: bool = False, audit:
 
 async def preflight(
     runner: Runner,
-    targets: Sequence[Target],
+    targets: Sequence[NodeToCheck],
     request: Request,
     launch: Launch | None,
     checks: Sequence[Rule],

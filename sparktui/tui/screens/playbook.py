@@ -76,7 +76,7 @@ class _Recorded(AuditLog):
 
 
 @dataclass
-class _Progress:
+class _RunEntries:
     """Which entry of a run is which: the steps in order, then the verification, then the rollback."""
 
     steps: int
@@ -153,7 +153,7 @@ class PlaybookScreen(ModalScreen[None]):
         self.status = Static(id="play-status")
         self.output = RichLog(id="play-output", wrap=True, max_lines=10_000)
         self._rendered: Rendered | str | None = None
-        self._progress = _Progress(0, 0)
+        self._progress = _RunEntries(0, 0)
         self._answer: asyncio.Future[bool] | None = None
 
     def rendered(self) -> Rendered | str:
@@ -371,7 +371,7 @@ class PlaybookScreen(ModalScreen[None]):
 
     def _start(self, rendered: Rendered, note: str = "") -> None:
         self.query_one("#playbook").add_class("-ran")
-        self._progress = _Progress(len(rendered.commands), len(rendered.rollback))
+        self._progress = _RunEntries(len(rendered.commands), len(rendered.rollback))
         self.output.write(Text(f"── {self.playbook.title}: {len(rendered.commands)} commands", style="bold"))
         if note:
             self.output.write(Text(note, style="yellow"))

@@ -76,7 +76,7 @@ _EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?(?:\w+Error|\w+Exception|CatalogueMis
 
 
 @dataclass(slots=True)
-class _Progress:
+class _TargetScan:
     """How far a node's scan of one target got: its last hand-over (and, streamed, its reader's cursor),
     and whether the target is done. ``ray`` is the pulled source of a Ray log, ``log`` the cluster file's
     source of a file or container: what reads the rest of it where the node's scan cannot."""
@@ -140,9 +140,9 @@ class RayEdge(Producer):
         sources = await retrying(self.name, self._list, sink.report, ended=lambda s: f"{len(s)} sources")
         if not sources:
             return
-        nodes: dict[str, list[_Progress]] = {}
+        nodes: dict[str, list[_TargetScan]] = {}
         for source in sources:
-            nodes.setdefault(source.node_id, []).append(_Progress(ray=source))
+            nodes.setdefault(source.node_id, []).append(_TargetScan(ray=source))
         elsewhere, others, added = self._cluster_logs(nodes)
         # Listed as the logs would be pulled: Ray's, then the cluster file's, node by node in its order.
         ray = [p for files in nodes.values() for p in files if p.ray is not None]
@@ -170,8 +170,8 @@ class RayEdge(Producer):
             await asyncio.to_thread(self._ray.shutdown)
 
     def _cluster_logs(
-        self, nodes: dict[str, list[_Progress]]
-    ) -> tuple[dict[str, list[_Progress]], list[str], list[_Progress]]:
+        self, nodes: dict[str, list[_TargetScan]]
+    ) -> tuple[dict[str, list[_TargetScan]], list[str], list[_TargetScan]]:
         """Add to each Ray node's targets the files and containers the cluster file names for it; returns
         the cluster file's nodes that are no alive Ray node, with theirs, the sources of other kinds, and
         every target added, in the cluster file's order."""
@@ -179,15 +179,15 @@ class RayEdge(Producer):
             return {}, [], []
         by_name = {files[0].target.node: files for files in nodes.values()}
         matched = match_nodes(by_name, self.cluster)
-        elsewhere: dict[str, list[_Progress]] = {}
+        elsewhere: dict[str, list[_TargetScan]] = {}
         others: list[str] = []
-        added: list[_Progress] = []
+        added: list[_TargetScan] = []
         for node in self.cluster.nodes:
             logs, theirs = cluster_logs(self.cluster, node)
             others += theirs
             ray_name = next((r for r, n in matched.items() if n == node), None)
             files = by_name[ray_name] if ray_name is not None else elsewhere.setdefault(node.name, [])
-            theirs_here = [_Progress(log=log) for log in logs]
+            theirs_here = [_TargetScan(log=log) for log in logs]
             files += theirs_here
             added += theirs_here
         return {n: files for n, files in elsewhere.items() if files}, others, added
@@ -224,7 +224,7 @@ class RayEdge(Producer):
             logging_level=logging.ERROR,
         )
 
-    async def _node(self, node_id: str, files: list[_Progress], digest: str, sink: Sink) -> None:
+    async def _node(self, node_id: str, files: list[_TargetScan], digest: str, sink: Sink) -> None:
         """One node: its actor placed and checked in time, then its stream until it ends or breaks."""
         node = files[0].target.node
         try:
@@ -256,14 +256,14 @@ class RayEdge(Producer):
             await asyncio.to_thread(self._ray.kill, actor)
 
     def _take(
-        self, item: Item, node_id: str, files: list[_Progress], by_name: dict[str, _Progress], sink: Sink
+        self, item: Item, node_id: str, files: list[_TargetScan], by_name: dict[str, _TargetScan], sink: Sink
     ) -> None:
         if isinstance(item, StateChange | SourceNote):
             sink.report(item)
             return
         if isinstance(item, Found):  # a Ray log the node found since: listed, then its lines; pulled like the others
             t = item.target
-            found = _Progress(ray=RayLogSource(self.name, node_id, t.where, node_name=t.node, follow=self.follow))
+            found = _TargetScan(ray=RayLogSource(self.name, node_id, t.where, node_name=t.node, follow=self.follow))
             files.append(found)
             by_name[t.name] = found
             sink.listed([(t.name, t.node)])
@@ -280,7 +280,7 @@ class RayEdge(Producer):
             progress.last = item
         sink.scanned(item)
 
-    def _place(self, node_id: str, node: str, files: list[_Progress], digest: str) -> ActorHandle | str:
+    def _place(self, node_id: str, node: str, files: list[_TargetScan], digest: str) -> ActorHandle | str:
         """The node's actor once it said it is up; or why not, when it did not say so in time."""
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -308,7 +308,7 @@ class RayEdge(Producer):
             return None
         return Later((self.glob,) if self.glob else DEFAULT_GLOBS, source_name(self.name, node, ""))
 
-    async def _fall_back(self, files: list[_Progress], why: str, sink: Sink, node: str | None = None) -> None:
+    async def _fall_back(self, files: list[_TargetScan], why: str, sink: Sink, node: str | None = None) -> None:
         """Say why the node's scan could not run there, then pull what its actor did not hand over: Ray's
         logs through the log API, the cluster file's files and containers over SSH."""
         node = node or files[0].target.node
@@ -319,7 +319,7 @@ class RayEdge(Producer):
         note = NodeNote(source_name(self.name, node, NOTE_FILE), node, line)
         await asyncio.gather(sink.read(note), *(self._pull(p, sink) for p in files if not p.done))
 
-    async def _pull(self, progress: _Progress, sink: Sink) -> None:
+    async def _pull(self, progress: _TargetScan, sink: Sink) -> None:
         """The rest of one target, read here: from the byte after its last hand-over (a file), or from its
         reader's last cursor (a container)."""
         start = progress.last.read_bytes if progress.last is not None else 0
