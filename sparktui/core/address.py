@@ -16,7 +16,7 @@ class Address(NamedTuple):
     port: int | None
 
 
-def parse_address(target: str) -> Address:
+def ssh_address(target: str) -> Address:
     """``[user@]host[:port]`` taken apart (an IPv6 address in brackets: ``[fe80::1]:22``, its host without
     them). Raises :class:`ValueError` with a one-line message for a bad port."""
     try:

@@ -33,7 +33,7 @@ from pathlib import Path
 import regex
 
 from sparktui.core import dirs, tomlfile
-from sparktui.core.address import Address, parse_address
+from sparktui.core.address import Address, ssh_address
 from sparktui.core.errors import Invalid
 from sparktui.core.kinds import fits
 from sparktui.core.tomlfile import Table
@@ -61,7 +61,7 @@ class Node:
     address: Address = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "address", parse_address(self.ssh))
+        object.__setattr__(self, "address", ssh_address(self.ssh))
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sparktui.cli import main
-from sparktui.core.address import parse_address
+from sparktui.core.address import ssh_address
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy import render as rd
 from sparktui.core.remedy.approvals import Approvals
@@ -192,7 +192,7 @@ def test_translate_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_an_unusable_node_address_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert parse_address("nvidia@[fe80::1]:2222") == ("nvidia", "fe80::1", 2222)
+    assert ssh_address("nvidia@[fe80::1]:2222") == ("nvidia", "fe80::1", 2222)
     code = main(["play", "free-port", "--node", "spark-a:99999", "--set", "port=8000", "--yes"])
     assert code == 2
     assert capsys.readouterr().err.strip().endswith("spark-a:99999: the port must be a number from 1 to 65535")

@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sparktui.core.address import parse_address
+from sparktui.core.address import ssh_address
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.inventory.containers import ContainerInfo, discover_containers
 from sparktui.core.remote import docker, ssh
@@ -55,7 +55,7 @@ async def look(target: str, *, trust_new_host_key: bool = False) -> NodeLook:
     """What runs on one node; a node that cannot be reached comes back with ``problem`` set."""
     seen = NodeLook(target)
     try:
-        user, host, port = parse_address(target)
+        user, host, port = ssh_address(target)
     except ValueError as exc:
         seen.problem = str(exc)
         return seen
@@ -187,7 +187,7 @@ def _network_lines(head: NodeLook, workers: list[NodeLook]) -> list[str]:
 def _node_name(look: NodeLook, taken: set[str]) -> str:
     """The host name where it names the node alone, else the address it was reached at."""
     try:
-        address = parse_address(look.target)[1]
+        address = ssh_address(look.target)[1]
     except ValueError:
         address = ""
     for name in (look.hostname, address):

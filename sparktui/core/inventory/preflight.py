@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from sparktui.core.address import parse_address
+from sparktui.core.address import ssh_address
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused
@@ -155,7 +155,7 @@ async def run(plan: Plan, checks: Sequence[Rule], *, trust: bool = False, audit:
     for name, target in plan.targets.items():
         if target:
             try:
-                user, host, port = parse_address(target)
+                user, host, port = ssh_address(target)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust)

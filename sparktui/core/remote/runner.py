@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import asyncssh
 
-from sparktui.core.address import parse_address
+from sparktui.core.address import ssh_address
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.remote.command import Command
@@ -100,7 +100,7 @@ class SshRunner(Runner):
         nodes = {}
         for name, target in targets.items():
             try:
-                user, host, port = parse_address(target)
+                user, host, port = ssh_address(target)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sparktui.core.address import parse_address
+from sparktui.core.address import ssh_address
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused
@@ -42,7 +42,7 @@ async def capture(
     for name, target in targets.items():
         if target:
             try:
-                user, host, port = parse_address(target)
+                user, host, port = ssh_address(target)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust_new_host_key)
