@@ -51,6 +51,8 @@ ALL_SCENARIOS=(
   model-path-missing
   model-weights-truncated
   shm-too-small-tp2
+  quantization-fp8
+  quantization-awq-unquantized-model
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -291,6 +293,12 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0|1; /dev/shm: tmpfs of 1 MiB (unshare --mount)"
       SHM_MIB=1 VLLM_CPU_OMP_THREADS_BIND='0|1' run_server shm-too-small-tp2 240 1 \
         --model "$BASE" "${COMMON[@]}" --tensor-parallel-size 2 ;;
+    quantization-fp8)
+      # FP8 weights quantized at load, asked of the CPU build.
+      run_server quantization-fp8 180 1 --model "$BASE" "${COMMON[@]}" --quantization fp8 ;;
+    quantization-awq-unquantized-model)
+      # --quantization awq on a model that holds no AWQ weights (a flag copied from another model's launch).
+      run_server quantization-awq-unquantized-model 180 0 --model "$BASE" "${COMMON[@]}" --quantization awq ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
