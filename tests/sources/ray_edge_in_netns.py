@@ -82,6 +82,10 @@ def nodes(engine: DockerEngine) -> Iterator[list[RayNode]]:
         found = start_cluster(root, workers=3, env=envs)
         for index, (node, capture) in enumerate(zip(found, CAPTURES, strict=True)):
             shutil.copy(FIXTURES / capture, node.log(worker_log(index)))
+        # The head's autoscaler prints its first status a few seconds in: the tests read the logs more than
+        # once and compare, so they start once it has (else one read may hold it and the next not).
+        monitor = found[0].log("monitor.log")
+        wait_until(lambda: monitor.exists() and "Autoscaler status: " in monitor.read_text(), 60, "the first status")
         yield found
     finally:
         for node in found:
