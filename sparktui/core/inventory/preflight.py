@@ -14,10 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from sparktui.core.address import ssh_address
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
-from sparktui.core.errors import Refused
 from sparktui.core.events import Finding, Position, finding_dict
 from sparktui.core.inventory import collect, fabric, rules
 from sparktui.core.inventory.drift import Drift, drift
@@ -27,7 +25,6 @@ from sparktui.core.inventory.rules import Outcome, Rule, shown
 from sparktui.core.inventory.script import PROBE_BUDGET, Request
 from sparktui.core.launch.serve import Launch, LaunchError, parse_launch
 from sparktui.core.remote.runner import Runner, SshRunner
-from sparktui.core.remote.ssh import SshNode
 
 VERDICT_ORDER = ("ready", "slow", "block")
 #: The verdict a firing check of each kind gives.
@@ -151,15 +148,7 @@ async def run(plan: Plan, checks: Sequence[Rule], *, trust: bool = False, audit:
     """Check ``plan``'s nodes over SSH connections of their own (this machine for "local"), then read the
     launch again with the head's own vLLM parser where the probe found it (which flags take no value).
     Raises :class:`Refused` for a node that is no SSH target."""
-    nodes = {}
-    for name, target in plan.targets.items():
-        if target:
-            try:
-                user, host, port = ssh_address(target)
-            except ValueError as exc:
-                raise Refused(str(exc)) from None
-            nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust)
-    runner = SshRunner(nodes)
+    runner = SshRunner.to(plan.targets, trust_new_host_key=trust)
     targets = [NodeToCheck(name, name == plan.head) for name in plan.targets]
     try:
         result = await preflight(runner, targets, plan.request, plan.launch, checks, audit)

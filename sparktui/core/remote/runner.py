@@ -94,16 +94,19 @@ class SshRunner(Runner):
         self.local = LocalRunner()
 
     @classmethod
-    def to(cls, targets: Mapping[str, str]) -> SshRunner:
-        """A runner for nodes named by ``targets`` (name -> ``[user@]host[:port]`` or a ~/.ssh/config alias);
-        connections open on first use."""
+    def to(cls, targets: Mapping[str, str], *, trust_new_host_key: bool = False) -> SshRunner:
+        """A runner for nodes named by ``targets`` (name -> ``[user@]host[:port]`` or a ~/.ssh/config alias; an
+        empty target is this machine, run as "local"); connections open on first use. Raises :class:`Refused`
+        for a target that is no address."""
         nodes = {}
         for name, target in targets.items():
+            if not target:
+                continue
             try:
                 user, host, port = ssh_address(target)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
-            nodes[name] = SshNode(host, user=user, port=port, name=name)
+            nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust_new_host_key)
         return cls(nodes)
 
     async def close(self) -> None:

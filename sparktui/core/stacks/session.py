@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sparktui.core.address import ssh_address
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
-from sparktui.core.errors import Refused
 from sparktui.core.stacks.gather import NodeStacks, Progress, gather
 from sparktui.core.stacks.script import Request
 
@@ -36,17 +34,8 @@ async def capture(
     """Every node of ``targets`` at once, each within ``timeout`` seconds. Raises :class:`Refused` for a
     target that is no SSH target."""
     from sparktui.core.remote.runner import SshRunner  # asyncssh: only when a capture runs
-    from sparktui.core.remote.ssh import SshNode
 
-    nodes = {}
-    for name, target in targets.items():
-        if target:
-            try:
-                user, host, port = ssh_address(target)
-            except ValueError as exc:
-                raise Refused(str(exc)) from None
-            nodes[name] = SshNode(host, user=user, port=port, name=name, trust_new_host_key=trust_new_host_key)
-    runner = SshRunner(nodes)
+    runner = SshRunner.to(targets, trust_new_host_key=trust_new_host_key)
     try:
         return await gather(runner, list(targets), request, timeout=timeout, progress=progress, audit=audit)
     finally:
