@@ -227,7 +227,7 @@ def test_one_end_at_mtu_9000_the_other_at_1500_blocks(tmp_path: Path) -> None:
     b = spark(tmp_path, "spark-b", "10.20.21.20", MAC_B)
     found = fabric_findings([a, b])
     assert set(found) == {"rdma-mtu-differs"}
-    assert "spark-a: 10.20.21.0/24=4096, spark-b: 10.20.21.0/24=1024" in found["rdma-mtu-differs"].detail
+    assert "spark-a: 10.20.21.0/24=4096; spark-b: 10.20.21.0/24=1024" in found["rdma-mtu-differs"].detail
 
 
 def test_nccl_ib_hca_naming_the_cage_with_no_cable_blocks(tmp_path: Path) -> None:

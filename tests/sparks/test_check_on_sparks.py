@@ -94,7 +94,7 @@ def test_each_planted_problem_is_named_with_its_remedy_and_blocks(
         assert named[signature]["nodes"] == nodes, signature
         assert remedy in named[signature]["remediations"], signature
     assert named["shm-too-small"]["verdict"] == "slow"
-    assert "spark-a: 2.60.0, spark-b: none" in named["drift-ray-version"]["detail"]
+    assert "spark-a: 2.60.0; spark-b: none" in named["drift-ray-version"]["detail"]
     assert "spark-b: 3.12" in named["drift-python-version"]["detail"]
     assert f"NCCL_SOCKET_IFNAME={only_on_a}" in named["iface-nccl-socket-missing"]["detail"]
     arch = [n for n in found["not_checked"] if n["check"] == "model-arch-unknown-to-vllm"]  # type: ignore[attr-defined]

@@ -60,7 +60,7 @@ def test_a_moved_gid_under_a_pinned_index_an_uncabled_hca_and_mtus_that_differ_b
     said = f"NCCL_IB_GID_INDEX=3 on spark-b, where that index holds rocep1s0f1:1/3=IPv4 {b.address} IB/RoCE v1; "
     assert said + "there the IPv4 RoCE v2 GID is at rocep1s0f1:1=4" in str(pinned["detail"])
     subnet = ipaddress.ip_network(f"{a.address}/24", strict=False)
-    assert f"spark-a: {subnet}=4096, spark-b: {subnet}=1024" in str(named["rdma-mtu-differs"]["detail"])
+    assert f"spark-a: {subnet}=4096; spark-b: {subnet}=1024" in str(named["rdma-mtu-differs"]["detail"])
     facts = found["nodes"]["spark-b"]["facts"]  # type: ignore[index]
     assert facts["rdma.gid_index"] == ["roceP2p1s0f1:1=none", "rocep1s0f1:1=4"]
     assert facts["rdma.port_states"] == [
@@ -82,9 +82,45 @@ def test_a_node_with_link_local_gids_only_blocks_and_an_empty_gid_index_is_said(
     assert set(named) == {"rdma-no-shared-ipv4-gid", "rdma-gid-index-empty"}
     assert named["rdma-no-shared-ipv4-gid"]["verdict"] == "block"
     subnet = ipaddress.ip_network(f"{a.address}/24", strict=False)
-    assert f"spark-a: {subnet}, spark-b: none" in str(named["rdma-no-shared-ipv4-gid"]["detail"])
+    assert f"spark-a: {subnet}; spark-b: none" in str(named["rdma-no-shared-ipv4-gid"]["detail"])
     assert named["rdma-gid-index-empty"]["verdict"] == "advice"
     assert "NCCL ignores an empty value" in str(named["rdma-gid-index-empty"]["detail"])
+
+
+#: Two rails' subnets of their own, added to the nodes' interface for the crossed-cables test only.
+RAIL_ONE, RAIL_TWO = ipaddress.ip_network("10.231.1.0/24"), ipaddress.ip_network("10.231.2.0/24")
+
+
+@pytest.fixture
+def two_rails(sparks: Sparks) -> Iterator[None]:
+    """Each node's interface holds an address on each rail's subnet (.1 on spark-a, .2 on spark-b)."""
+    added = [(n, f"{net[host]}/24") for n, host in (("spark-a", 1), ("spark-b", 2)) for net in (RAIL_ONE, RAIL_TWO)]
+    for name, given in added:
+        sparks[name].run(f"ip addr add {given} dev {IFACE}")
+    try:
+        yield
+    finally:
+        for name, given in added:
+            sparks[name].run(f"ip addr del {given} dev {IFACE}", check=False)
+
+
+def test_crossed_cables_put_one_port_name_on_two_subnets_and_block(
+    sparks: Sparks, tmp_path: Path, two_rails: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """spark-a's rocep1s0f1 is on rail one and its twin on rail two; spark-b is cabled the other way round, so
+    NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 pairs each port with a peer it cannot reach."""
+    one_a, two_a, one_b, two_b = (str(net[host]) for host in (1, 2) for net in (RAIL_ONE, RAIL_TWO))
+    trees = {
+        "spark-a": spark_ports(one_a, MAC_A, twin=two_a),
+        "spark-b": spark_ports(two_b, MAC_B, twin=one_b),
+    }
+    with mounted(sparks, tmp_path, trees):
+        code, found = checked(capsys, "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 vllm serve /m --tensor-parallel-size 2")
+    assert code == 1 and found["verdict"] == "block"
+    crossed = fabric(found)["rdma-port-subnets-differ"]
+    assert crossed["verdict"] == "block"
+    detail = str(crossed["detail"])
+    assert f"rocep1s0f1:1={RAIL_ONE}; spark-b: roceP2p1s0f1:1={RAIL_ONE}, rocep1s0f1:1={RAIL_TWO}" in detail
 
 
 def test_without_a_tree_the_nodes_have_no_rdma_and_nccl_will_use_sockets(

@@ -346,11 +346,12 @@ def _field(text: str) -> Expression:
 
 def render(template: str, facts: Mapping[str, Value], nodes: Mapping[str, Mapping[str, Value]]) -> str:
     """``template`` with each ``{expression}`` (a fact, or e.g. ``{missing(launch.flags, probe.vllm_flags)}``)
-    replaced by its value, and each ``{by_node:fact.name}`` by every node's value of that fact."""
+    replaced by its value, and each ``{by_node:fact.name}`` by every node's value of that fact (nodes apart by
+    "; ", as a value may be a list written with commas)."""
 
     def field(m: re.Match[str]) -> str:
         if m[1]:
-            return ", ".join(f"{node}: {shown(values.get(m[2]))}" for node, values in nodes.items())
+            return "; ".join(f"{node}: {shown(values.get(m[2]))}" for node, values in nodes.items())
         value, _ = evaluate(_field(m[2]), Scope(facts, nodes))
         return shown(None if value is UNKNOWN else value)
 
