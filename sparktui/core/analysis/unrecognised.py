@@ -6,8 +6,10 @@ A failure line that no signature names becomes a finding of the fallback signatu
 a family (a port in use, out of memory, ...). Where another signature already names an error of the same
 category on one of its nodes, that finding says it better and the fallback's is left out; one that no family
 could sort is left out where any other error is named on one of its nodes. An error that only says a rank
-waited for a peer or lost it (``waits_for_peers``) explains neither. What is kept quotes the failure
-and, for a Python traceback, names the frame that raised it."""
+waited for a peer or lost it (``waits_for_peers``) explains neither, except for a process's exit status: a
+positive one (not a signal) only reports the error the process printed before it, so any error named on its
+nodes before it, a wait for peers included, explains it. What is kept quotes the failure and, for a Python
+traceback, names the frame that raised it."""
 
 from __future__ import annotations
 
@@ -36,14 +38,29 @@ def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> l
     named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR and not f.waits_for_peers]
     # (category, node) of every error a signature names, and "" for any category on a node
     explained = {(c, n) for f in named for c in (f.category, "") for n in f.nodes}
+    errors = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR]
     kept = []
     for f in findings:
         sig = fallback(f)
         if sig is None:
             kept.append(f)
-        elif not any(("" if sig.fallback else f.category, n) in explained for n in f.nodes):
+        elif any(("" if sig.fallback else f.category, n) in explained for n in f.nodes):
+            continue
+        elif not (_exit_status(f) and any(_before(e, f) and set(e.nodes) & set(f.nodes) for e in errors)):
             kept.append(told(f))
     return kept
+
+
+def _exit_status(f: Finding) -> bool:
+    """Whether ``f`` is a process's positive exit status (``exitcode: 1``), with no signal named."""
+    return f.facts.get("exit", "").isdigit() and "signal" not in f.facts
+
+
+def _before(e: Finding, f: Finding) -> bool:
+    """Whether ``e`` was first seen before ``f``: earlier in the same source, else by the logs' clocks."""
+    if e.first_seen.source == f.first_seen.source:
+        return e.first_seen.line < f.first_seen.line
+    return e.time is not None and f.time is not None and e.time < f.time
 
 
 def told(finding: Finding) -> Finding:
