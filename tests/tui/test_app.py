@@ -18,7 +18,7 @@ from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.progress import EMPTY, ProgressScreen
 from sparktui.tui.session import Session
-from sparktui.tui.widgets.findings import COLUMNS, STACKS
+from sparktui.tui.widgets.findings import STACKS
 from sparktui.tui.widgets.logpane import LogPane
 
 from ..conftest import FIXTURES
@@ -268,8 +268,7 @@ async def test_the_findings_table_marks_the_stalls_a_capture_of_the_stacks_is_fo
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_done(pilot, app)
         table = app.findings_table
-        column = [label for label, _ in COLUMNS].index(STACKS)
-        marks = {f.signature: str(table.get_row_at(i)[column]) for i, f in enumerate(table.findings)}
+        marks = {f.signature: table.get_cell(f.signature, STACKS).plain for f in table.findings}
         assert marks == {"nccl-second-communicator-not-joined": "W", "server-port-in-use": ""}
         assert str(table.columns[STACKS].label) == "W"
 
@@ -301,6 +300,6 @@ async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
         await wait_done(pilot, app)
         assert app.diagnosis is not None
         assert [f.signature for f in app.diagnosis.findings] == ["vllm-serving-stalled"]
-        assert str(app.findings_table.get_row_at(0)[[label for label, _ in COLUMNS].index(STACKS)]) == "W"
+        assert app.findings_table.get_cell("vllm-serving-stalled", STACKS).plain == "W"
         status = str(app.query_one("#status").render())
         assert "cpu-node 0.0 tok/s · 1 running · KV 0%" in status, status
