@@ -42,7 +42,7 @@ def test_wheel_contains_every_signature_and_stage_file(tmp_path: Path) -> None:
     for path in [p for p in (ROOT / "sparktui" / "demo").rglob("*") if p.is_file()]:
         assert str(path.relative_to(ROOT)) in names, path
     assert "sparktui/tui/sparktui.tcss" in names
-    for path in (ROOT / "sparktui").rglob("*.bash"):  # the scripts sent to nodes
+    for path in [*(ROOT / "sparktui").rglob("*.bash"), *(ROOT / "sparktui").rglob("*.sh")]:  # sent to nodes
         assert str(path.relative_to(ROOT)) in names, path
 
 

@@ -85,7 +85,6 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
             if not path.exists():
                 raise UsageError(f"{path}: no such file or directory")
             folder = (path if path.is_dir() else path.parent).resolve()
-            wanted |= {p.resolve() for p in path.glob("*.toml")} if path.is_dir() else {path.resolve()}
             if folder.name in _OWN:
                 if folder != home / folder.name:
                     raise UsageError(f"{path}: sparktui reads {folder.name}/ only from its own catalogue ({home})")
@@ -98,6 +97,7 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
                     extra.append(folder.parent)
             elif folder != home:
                 extra.append(folder)
+            wanted |= _named(path)
     results = [
         *_signatures(cat.load(extra), wanted),
         *_checks(checks_extra, wanted),
@@ -111,6 +111,19 @@ def _test(args: argparse.Namespace, shown: Console) -> int:
     passed = len(results) - failed
     shown.print(Text(f"{passed} passed, {failed} failed", style="green" if not failed else "red"))
     return 1 if failed else 0
+
+
+def _named(path: Path) -> set[Path]:
+    """The catalogue files a path names (a ``.toml`` file, or those of a folder); a path that names none is
+    refused, so that a mistyped folder is not reported as a catalogue that passed."""
+    if path.is_dir():
+        named = {p.resolve() for p in path.glob("*.toml")}
+        if not named:
+            raise UsageError(f"{path}: no catalogue file (*.toml) in this folder")
+        return named
+    if path.suffix != ".toml":
+        raise UsageError(f"{path}: not a catalogue file (*.toml)")
+    return {path.resolve()}
 
 
 def _signatures(found: cat.Catalogue, wanted: set[Path] | None) -> Iterator[list[str]]:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -166,9 +167,12 @@ def _main(args: argparse.Namespace, fail_on: Severity) -> int:
     for warning in diagnosis.warnings:
         if warning not in found.refused:  # those were said when the catalogue loaded
             problems.print(Text(display(f"sparktui: {warning}"), style="yellow"))
-    # What is printed is redacted as a report is (a token in an evidence line, a private key's body in its
-    # context): output that is pasted into tickets and CI logs; --no-redact keeps the secrets.
-    _print(args, diagnosis if args.no_redact else Incident(diagnosis).redacted(Redactor()).diagnosis)
+    # A bundle's capture of the stacks is folded into the stall findings it was taken for and the grids, as
+    # the replay and the export show them. What is printed is redacted as a report is (a token in an evidence
+    # line, a private key's body in its context): output that is pasted into tickets and CI logs; --no-redact
+    # keeps the secrets.
+    shown = incident.folded().diagnosis
+    _print(args, shown if args.no_redact else Incident(shown).redacted(Redactor()).diagnosis)
     if args.report:
         _report(args, incident, problems)
     if any(s.error for s in diagnosis.sources):
@@ -233,7 +237,9 @@ def _files(
     diagnosis = _analyse(reading, args, problems, "reading", states=False)
     single = Path(args.sources[0]) if len(args.sources) == 1 else None
     if single is not None and bundle.is_bundle(single):
-        return diagnosis, Incident.of_bundle(bundle.load(single), diagnosis, command=args.launch)
+        return diagnosis, Incident.of_bundle(
+            bundle.load(single), diagnosis, command=args.launch, unread=partial(_warn, problems)
+        )
     title = "sparktui diagnose " + " ".join(args.sources)
     return diagnosis, Incident(diagnosis, title=title, logs=tuple(sources), command=args.launch)
 
@@ -263,7 +269,13 @@ def _follow(
         problems.print(
             Text(f"sparktui: received lines kept in {spool.path} ({kept}; sparktui replay / diagnose it)", style="dim")
         )
-    return diagnosis, Incident.of_bundle(bundle.load(spool.path), diagnosis, command=args.launch)
+    return diagnosis, Incident.of_bundle(
+        bundle.load(spool.path), diagnosis, command=args.launch, unread=partial(_warn, problems)
+    )
+
+
+def _warn(problems: Console, text: str) -> None:
+    problems.print(Text(display(f"sparktui: {text}"), style="yellow"))
 
 
 def _spool(args: argparse.Namespace) -> Spool:

@@ -121,7 +121,7 @@ class SparkApp(App[None]):
         self._playbook_problem = "; ".join(problems)
         # Held here, not queried: a query looks at the screen on top, which may be a modal.
         self.nodes_area = NodesArea()
-        self.findings_table = FindingsTable()
+        self.findings_table = FindingsTable(self.stacks.is_stall)
         self.filter_field = FilterBar()
         self.status_bar = StatusBar(replay=self.source.bundle is not None, readonly=readonly)
         self.collector = Collector()

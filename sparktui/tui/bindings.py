@@ -157,17 +157,28 @@ def palette() -> list[Key]:
     return [k for k in KEYS if k.screen == "app" and k.palette]
 
 
+def cockpit_key(action: str) -> Key:
+    """The cockpit's key for ``action``."""
+    return next(k for k in KEYS if k.action == action and k.screen == "app")
+
+
+def key_label(action: str) -> str:
+    """How the cockpit's key for ``action`` is written (the help screen's way)."""
+    k = cockpit_key(action)
+    return k.label or k.key
+
+
 def forwarded(action: str) -> list[BindingType]:
     """The cockpit's key for ``action`` on a modal screen (which the cockpit's own keys do not reach), acting
     as in the cockpit."""
-    k = next(k for k in KEYS if k.action == action and k.screen == "app")
+    k = cockpit_key(action)
     return [Binding(k.key, f"app.{action}", k.short or k.description, show=False)]
 
 
 def closing(action: str) -> list[BindingType]:
     """A modal screen's way out: escape, q, and the cockpit's key for ``action``, which opened it (so the key
     toggles the screen)."""
-    opening = next(k.key for k in KEYS if k.action == action and k.screen == "app")
+    opening = cockpit_key(action).key
     return [Binding(key, "dismiss", "Close") for key in ("escape", "q", opening)]
 
 

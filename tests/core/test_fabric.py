@@ -82,7 +82,8 @@ def test_the_active_mtu_of_roce_follows_the_network_devices(netdev: int, active:
 def run_fabric(ib: Path, net: Path) -> tuple[str, int]:
     """The script's fabric section, run by sh over ``ib`` and ``net`` as it runs on a node."""
     head = f"have() {{ command -v \"$1\" >/dev/null 2>&1; }}\nib='{ib}'\nsysnet='{net}'\n"
-    done = subprocess.run(["sh", "-c", head + script.FABRIC], capture_output=True, text=True, timeout=60)
+    program = head + script.FABRIC + "fabric_part\n"
+    done = subprocess.run(["sh", "-c", program], capture_output=True, text=True, timeout=60)
     return done.stdout + done.stderr, done.returncode
 
 

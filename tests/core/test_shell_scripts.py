@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -12,11 +13,17 @@ from sparktui.core.remote import ssh as remote_ssh
 from sparktui.core.sources import ssh as ssh_sources
 from sparktui.core.stacks import script as stacks
 
+from ..conftest import ROOT
+
 INVENTORY_REQUESTS = {
     "node only": Request(probe=False),
     "image, containers, model, probe": Request(image="vllm/vllm-openai:v0.11.0", containers=("vllm",), model="/m"),
     "a model repository id": Request(model="Qwen/Qwen3-8B", probe=False),
 }
+
+
+#: The shell files in the package (sent to nodes as they are, or with the values they run with before them).
+SHIPPED = sorted(p for pattern in ("*.sh", "*.bash") for p in (ROOT / "sparktui").rglob(pattern))
 
 
 def parses(shell: str, program: str) -> str:
@@ -27,7 +34,16 @@ def parses(shell: str, program: str) -> str:
 
 @pytest.mark.parametrize("name", INVENTORY_REQUESTS)
 def test_the_inventory_script_parses(name: str) -> None:
-    assert parses("bash", script(INVENTORY_REQUESTS[name], nonce())) == ""
+    # run as sh -c on the nodes (POSIX sh: dash here)
+    for shell in ("sh", "bash"):
+        assert parses(shell, script(INVENTORY_REQUESTS[name], nonce())) == ""
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_shell_file_shipped_parses(path: Path) -> None:
+    """A .sh file is POSIX sh, a .bash file bash; each parses as its own file too (what sparktui sends is
+    checked above, as sent)."""
+    assert parses("sh" if path.suffix == ".sh" else "bash", path.read_text(encoding="utf-8")) == ""
 
 
 @pytest.mark.parametrize("request_", [stacks.Request(), stacks.Request(native=True, containers=("vllm", "a b"))])

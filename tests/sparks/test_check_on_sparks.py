@@ -187,7 +187,7 @@ async def test_in_the_cockpit_i_checks_the_cluster_and_x_reports_it(sparks: Spar
         table = app.findings_table
         await until(lambda: any(f.signature == "drift-image-build" for f in table.findings), 20, "the image drift")
         row = next(i for i, f in enumerate(table.findings) if f.signature == "drift-image-build")
-        assert table.get_row_at(row)[1].plain == "check: block"  # the verdict among the findings
+        assert table.get_cell("drift-image-build", "severity").plain == "check: block"  # the verdict among them
         table.move_cursor(row=row)
         await pilot.press("enter")
         await until(lambda: "copy-image-to-nodes" in shown(app.screen), 20, "the copy playbook")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from sparktui.cli import main
 from sparktui.core import catalogue as cat
 from sparktui.core import settings
 from sparktui.core.analysis.diagnosis import Diagnosis
@@ -142,3 +143,30 @@ def test_the_stacks_settings(tmp_path: Path) -> None:
     path.write_text("[stacks]\ncapture = true\n")
     with pytest.raises(settings.SettingsError, match="capture"):
         settings.load(path)
+
+
+def test_diagnose_on_an_exported_bundle_folds_its_capture_in(
+    diagnosis: Diagnosis, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`sparktui diagnose BUNDLE` shows the bundle's capture in the stall finding and the grid, as the replay
+    and the export do (and a capture that cannot be read is said, in one line, and left out)."""
+    logs = tuple(FileSource(HANG / f"rank{r}.log", f"spark-{'ab'[r]}/nccl.log", f"spark-{'ab'[r]}") for r in (0, 1))
+    export(Incident(diagnosis, logs=logs, stacks=capture()), tmp_path / "report")
+    exported = tmp_path / "report" / "bundle"
+    assert main(["diagnose", "--quiet", "--json", str(exported)]) == 1
+    data = json.loads(capsys.readouterr().out)
+    detail = next(f["detail"] for f in data["findings"] if f["signature"] == STALL)
+    assert detail.count("Now (every rank's stack, read by py-spy at 05:00:07 UTC)") == 1 and odd_sentence() in detail
+    assert [g["columns"][-1] for g in data["progress"]] == [NOW]
+
+    assert main(["diagnose", "--quiet", "--report", str(tmp_path / "again"), str(exported)]) == 1
+    capsys.readouterr()
+    again = json.loads((tmp_path / "again" / "report.json").read_text())
+    assert next(f["detail"] for f in again["findings"] if f["signature"] == STALL) == detail  # folded once
+
+    (exported / snapshot.FILE).write_text("{")
+    assert main(["diagnose", "--quiet", "--json", str(exported)]) == 1
+    shown = capsys.readouterr()
+    assert "Now (every rank's stack" not in shown.out
+    (line,) = shown.err.splitlines()
+    assert line.startswith("sparktui: the bundle's capture of the stacks is left out: ") and "not JSON" in line

@@ -18,6 +18,7 @@ from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
 from sparktui.tui.screens.progress import EMPTY, ProgressScreen
 from sparktui.tui.session import Session
+from sparktui.tui.widgets.findings import STACKS
 from sparktui.tui.widgets.logpane import LogPane
 
 from ..conftest import FIXTURES
@@ -260,6 +261,18 @@ async def test_a_remediation_key_shows_the_exact_commands(tmp_path: Path) -> Non
         assert rendered.commands[0].command == 'ss -Hltnp "sport = :"8000'
 
 
+async def test_the_findings_table_marks_the_stalls_a_capture_of_the_stacks_is_for(tmp_path: Path) -> None:
+    """The stall finding has the cockpit's key for the stacks (W) in its row; the port in use has nothing."""
+    line = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
+    app = make_app(Session("t", bundle.load(make_bundle(tmp_path / "b", {"server.log": line})), speed=0))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, app)
+        table = app.findings_table
+        marks = {f.signature: table.get_cell(f.signature, STACKS).plain for f in table.findings}
+        assert marks == {"nccl-second-communicator-not-joined": "W", "server-port-in-use": ""}
+        assert str(table.columns[STACKS].label) == "W"
+
+
 async def test_narrow_terminals_show_one_node_at_a_time(hang_app: SparkApp) -> None:
     async with hang_app.run_test(size=(90, 40)) as pilot:
         await wait_done(pilot, hang_app)
@@ -287,5 +300,6 @@ async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
         await wait_done(pilot, app)
         assert app.diagnosis is not None
         assert [f.signature for f in app.diagnosis.findings] == ["vllm-serving-stalled"]
+        assert app.findings_table.get_cell("vllm-serving-stalled", STACKS).plain == "W"
         status = str(app.query_one("#status").render())
         assert "cpu-node 0.0 tok/s · 1 running · KV 0%" in status, status

@@ -8,10 +8,12 @@ probe (:mod:`sparktui.core.inventory.image_probe`, fed on stdin to ``docker exec
 engine container, or else to ``docker run --rm -i`` of the image). A tool that is missing is a section
 that says so (``nvidia-smi: not installed``, exit 127), never a failed script.
 
-Each section is framed by ``@@NONCE begin NAME`` and ``@@NONCE end NAME CODE``, with a random nonce for
-each run, so nothing a command prints can open or close a section. Every value given to the script (the
-image, the model, container names) is shell-quoted; the probe travels as a quoted here-document whose
-delimiter carries the nonce.
+The script is two files beside this module, ``fabric.sh`` and ``inventory.sh`` (their heads say what they
+do); this module only puts the values they run with before them, each one shell-quoted (the image, the
+model, container names, and the probe's source itself), and strips their comment lines, which every node's
+process list would otherwise show. Each section is framed by ``@@NONCE begin NAME`` and
+``@@NONCE end NAME CODE``, with a random nonce for each run, so nothing a command prints can open or close a
+section.
 """
 
 from __future__ import annotations
@@ -108,30 +110,24 @@ def probe_source() -> str:
 
 def script(request: Request, run: str) -> str:
     """The inventory script for one node, framed with nonce ``run``."""
-    q = shlex.quote
-    head = [
-        f"N={q(run)}",
-        f"image={q(request.image)}",
-        f"model={q(request.model)}",
-        f"set -- {' '.join(q(c) for c in request.containers)}".rstrip(),
-        f"auto={0 if request.containers else 1}",
-        f"budget={int(request.probe_budget)}",
-        f"limit={CONFIG_LIMIT}",
-        f"fmt_images={q(_IMAGES)}",
-        f"fmt_ps={q(_CONTAINERS)}",
-        f"ib={q(IB_ROOT)}",
-        f"sysnet={q(NET_ROOT)}",
-    ]
-    helpers = _HELPERS.replace("@RAY_TIMEOUT@", str(RAY_STATUS_TIMEOUT)).replace("@ENGINE_WORDS@", ENGINE_WORDS)
-    probe = _NO_PROBE
-    if request.probe:
-        heredoc = f"SPARKTUI_PROBE_{run}"
-        source = probe_source()
-        if any(line.strip() == heredoc for line in source.splitlines()):  # cannot happen with a random nonce
-            raise ValueError("the probe contains its own delimiter")
-        probe = _PROBE.replace("@HEREDOC@", heredoc).replace("@SOURCE@", source.rstrip("\n"))
-    quick = _QUICK.replace("@FABRIC@", FABRIC.strip("\n"))
-    return "\n".join(head) + "\n" + helpers + probe + _START + quick + _FINISH
+    values = {
+        "N": run,
+        "image": request.image,
+        "model": request.model,
+        "auto": "0" if request.containers else "1",
+        "budget": str(int(request.probe_budget)),
+        "limit": str(CONFIG_LIMIT),
+        "fmt_images": _IMAGES,
+        "fmt_ps": _CONTAINERS,
+        "ib": IB_ROOT,
+        "sysnet": NET_ROOT,
+        "ray_timeout": str(RAY_STATUS_TIMEOUT),
+        "engine_words": ENGINE_WORDS,
+        "src": probe_source().rstrip("\n") if request.probe else "",
+    }
+    head = [f"{name}={shlex.quote(value)}" for name, value in values.items()]
+    head.append(f"set -- {' '.join(shlex.quote(c) for c in request.containers)}".rstrip())
+    return "\n".join(head) + "\n" + FABRIC + _BODY
 
 
 def split(lines: list[str], run: str) -> Output:
@@ -168,176 +164,14 @@ _CONTAINERS = (
     '"Command":{{json .Command}},"State":{{json .State}},"Ports":{{json .Ports}}}'
 )
 
-# The script's body: helpers; the engine container and image chosen (silently); ``ray status`` and the probe
-# started in the background (each into a file of a private temporary folder, removed at the end), since
-# they take seconds (Ray's CLI imports Ray; vLLM's imports take longer) while every other section takes
-# milliseconds; the quick sections; then the two slow ones, waited for. Where no temporary folder can be
-# made, the slow ones run in turn. `b NAME` opens a section, `e NAME` closes it with the status of the last
-# command; `missing TOOL` says a tool is not installed (status 127).
-_HELPERS = r"""
-b() { echo "@@$N begin $1"; }
-e() { echo "@@$N end $1 $?"; }
-have() { command -v "$1" >/dev/null 2>&1; }
-missing() { echo "$1: not installed"; return 127; }
-cap() { if have timeout; then timeout "$@"; else shift; "$@"; fi; }
-c=
-if have docker; then
-  for name in "$@"; do
-    if [ "$(docker inspect --type container -f '{{.State.Running}}' -- "$name" 2>/dev/null)" = true ]; then
-      c=$name; break
-    fi
-  done
-  if [ -z "$c" ] && [ "$auto" = 1 ]; then
-    c=$(docker ps --no-trunc --format '{{.Names}} {{.Image}} {{.Command}}' 2>/dev/null \
-      | grep -Ei '@ENGINE_WORDS@' | head -n 1 | cut -d ' ' -f 1)
-  fi
-fi
-img=$image
-if [ -z "$img" ] && [ -n "$c" ]; then
-  img=$(docker inspect --type container -f '{{.Config.Image}}' -- "$c" 2>/dev/null)
-fi
-ray_part() {
-  if [ -n "$c" ]; then cap @RAY_TIMEOUT@ docker exec "$c" ray status 2>&1
-  elif have ray; then cap @RAY_TIMEOUT@ ray status 2>&1
-  else missing ray; fi
-}
-"""
 
-_START = r"""
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sparktui-inventory.XXXXXX" 2>/dev/null) || tmp=
-if [ -n "$tmp" ]; then
-  { ray_part >"$tmp/ray" 2>&1; echo $? >"$tmp/ray.rc"; } &
-  { probe_part >"$tmp/probe" 2>&1; echo $? >"$tmp/probe.rc"; } &
-fi
-"""
+def _shell(name: str) -> str:
+    """The shell file ``name`` beside this module, as sent: without its comment lines."""
+    text = Path(__file__).with_name(name).read_text(encoding="utf-8")
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
 
-_QUICK = r"""
-b host; { uname -s; uname -r; uname -m; uname -n; } 2>&1; head -c 4096 /proc/cmdline 2>/dev/null; e host
-b os; cat /etc/os-release 2>&1; e os
-b gpus
-if have nvidia-smi; then
-  nvidia-smi --query-gpu=index,name,memory.total,driver_version,compute_cap,pci.bus_id \
-    --format=csv,noheader,nounits 2>&1 \
-  || nvidia-smi --query-gpu=index,name,memory.total,driver_version,pci.bus_id --format=csv,noheader,nounits 2>&1
-else missing nvidia-smi; fi; e gpus
-b cuda
-if have nvidia-smi; then nvidia-smi --version 2>&1 || nvidia-smi 2>&1 | head -n 6; else missing nvidia-smi; fi; e cuda
-b ip
-if have ip; then ip -j -p addr show 2>/dev/null || ip -o addr show 2>&1; else missing ip; fi; e ip
-b rdma
-if have ibdev2netdev; then echo '# ibdev2netdev'; ibdev2netdev 2>&1
-elif have rdma; then echo '# rdma link'; rdma link show 2>&1
-else
-  echo '# sysfs'
-  for d in /sys/class/infiniband/*/device/net/*; do [ -e "$d" ] && echo "${d#/sys/class/infiniband/}"; done; true
-fi; e rdma
-b fabric
-@FABRIC@
-e fabric
-b shm; df -Pk /dev/shm 2>&1; e shm
-b docker_version
-if have docker; then docker version --format '{{json .}}' 2>&1; else missing docker; fi; e docker_version
-b docker_images
-if have docker; then docker images --digests --no-trunc --format "$fmt_images" 2>&1; else missing docker; fi
-e docker_images
-b docker_ps
-if have docker; then docker ps --no-trunc --format "$fmt_ps" 2>&1; else missing docker; fi; e docker_ps
-b container
-if [ -n "$c" ]; then docker inspect --type container -- "$c" 2>&1; else echo "no engine container running"; false; fi
-e container
-b image
-if [ -z "$img" ]; then echo "no image named"; false
-elif have docker; then docker image inspect -- "$img" 2>&1
-else missing docker; fi; e image
-case $model in
-  "") p= ;;
-  /*) p=$model ;;
-  *) hub=${HF_HUB_CACHE:-${HF_HOME:-$HOME/.cache/huggingface}/hub}
-     p=$hub/models--$(printf '%s' "$model" | sed 's|/|--|g')
-     if [ -f "$p/refs/main" ]; then p=$p/snapshots/$(cat "$p/refs/main")
-     else for s in "$p"/snapshots/*; do [ -d "$s" ] && p=$s && break; done; fi ;;
-esac
-b model
-if [ -z "$p" ]; then echo "no model named"; false
-elif [ -f "$p/config.json" ]; then
-  echo "path $p"; ls -1 "$p" 2>&1 | head -n 200 | sed 's/^/file /'
-  echo "config"; head -c "$limit" "$p/config.json" | base64
-else echo "path $p"; echo "no config.json"; false; fi; e model
-b disk
-if [ -n "$p" ]; then
-  d=$p; while [ ! -e "$d" ] && [ "$d" != / ]; do d=$(dirname "$d"); done; df -Pk "$d" 2>&1
-else df -Pk "${HF_HOME:-$HOME/.cache/huggingface}" 2>/dev/null || df -Pk "$HOME" 2>&1; fi; e disk
-b ports; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}'; e ports
-"""
 
-#: The fabric section's body, over ``$ib`` (/sys/class/infiniband) and ``$sysnet`` (/sys/class/net): one
-#: tab-separated line per fact, read with the shell's own ``read`` (no process per file: a ConnectX port
-#: has 256 GID slots). ``net DEV NETDEV`` (the device's network devices), ``port DEV N FILE VALUE`` (state,
-#: phys_state, link_layer, rate), ``gid DEV N INDEX GID TYPE NETDEV`` for each GID that is not empty (an
-#: empty slot's type and netdev cannot even be read), ``mtu NETDEV MTU`` for each network device named;
-#: then ``ibv_devinfo`` where it is installed (the active MTU of InfiniBand ports is in no sysfs file).
-FABRIC = r"""
-nets=
-if [ -d "$ib" ]; then
-  for d in "$ib"/*; do
-    [ -d "$d" ] || continue
-    dev=${d##*/}
-    for n in "$d"/device/net/*; do
-      [ -e "$n" ] || continue
-      printf 'net\t%s\t%s\n' "$dev" "${n##*/}"; nets="$nets ${n##*/}"
-    done
-    for p in "$d"/ports/*; do
-      [ -d "$p" ] || continue
-      port=${p##*/}
-      for f in state phys_state link_layer rate; do
-        v=; read -r v 2>/dev/null <"$p/$f"
-        printf 'port\t%s\t%s\t%s\t%s\n' "$dev" "$port" "$f" "$v"
-      done
-      for g in "$p"/gids/*; do
-        [ -f "$g" ] || continue
-        i=${g##*/}; v=
-        read -r v 2>/dev/null <"$g"
-        case $v in ''|0000:0000:0000:0000:0000:0000:0000:0000) continue ;; esac
-        t=; n=
-        read -r t 2>/dev/null <"$p/gid_attrs/types/$i"
-        read -r n 2>/dev/null <"$p/gid_attrs/ndevs/$i"
-        printf 'gid\t%s\t%s\t%s\t%s\t%s\t%s\n' "$dev" "$port" "$i" "$v" "$t" "$n"
-        [ -n "$n" ] && nets="$nets $n"
-      done
-    done
-  done
-fi
-for n in $(printf '%s\n' $nets | sort -u); do
-  v=; read -r v 2>/dev/null <"$sysnet/$n/mtu"; printf 'mtu\t%s\t%s\n' "$n" "$v"
-done
-if [ -d "$ib" ] && have ibv_devinfo; then echo '# ibv_devinfo'; ibv_devinfo 2>&1; fi
-true
-"""
-
-_FINISH = r"""
-if [ -n "$tmp" ]; then
-  wait
-  b ray_status; cat "$tmp/ray"; (exit "$(cat "$tmp/ray.rc" 2>/dev/null || echo 1)"); e ray_status
-  b probe; cat "$tmp/probe"; (exit "$(cat "$tmp/probe.rc" 2>/dev/null || echo 1)"); e probe
-  rm -rf "$tmp"
-else
-  b ray_status; ray_part; e ray_status
-  b probe; probe_part; e probe
-fi
-"""
-
-_NO_PROBE = 'probe_part() { echo "probe not asked for"; return 1; }\n'
-_PROBE = r"""src=$(cat <<'@HEREDOC@'
-@SOURCE@
-@HEREDOC@
-)
-probe_part() {
-  if [ -n "$c" ]; then
-    echo "via container $c"
-    printf '%s\n' "$src" | docker exec -i "$c" python3 - "$budget" "$model" 2>&1
-  elif [ -n "$img" ] && docker image inspect -- "$img" >/dev/null 2>&1; then
-    echo "via image $img"
-    printf '%s\n' "$src" | docker run --rm -i --network none --entrypoint python3 -- "$img" - "$budget" "$model" 2>&1
-  else echo "nothing to probe: no engine container running and no image here"; return 1; fi
-}
-"""
+#: The fabric section's function, fabric_part (its file's head says what it prints), and the rest of the
+#: script, as sent.
+FABRIC = _shell("fabric.sh")
+_BODY = _shell("inventory.sh")

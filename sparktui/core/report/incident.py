@@ -78,12 +78,15 @@ class Incident:
         command: str = "",
         audit: Sequence[AuditEntry] = (),
         environment: Environment | None = None,
+        unread: Callable[[str], None] = lambda _: None,
     ) -> Incident:
         """The incident of a replayed bundle or a live session's spool, with its title, description, logs and
-        capture of the stacks (one that cannot be read is left out: the cockpit said why when it opened)."""
+        capture of the stacks (one that cannot be read is left out, and ``unread`` told why: the cockpit said
+        it when it opened)."""
         try:
             stacks = snapshot.read(bundle.path)
-        except SnapshotError:
+        except SnapshotError as exc:
+            unread(f"the bundle's capture of the stacks is left out: {exc}")
             stacks = None
         return cls(
             diagnosis,

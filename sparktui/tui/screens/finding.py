@@ -34,7 +34,7 @@ from sparktui.core.report.incident import redacted_finding
 from sparktui.core.words import listed
 from sparktui.richtext import evidence, evidence_lines, finding_head
 from sparktui.tui import clipboard
-from sparktui.tui.bindings import FINDING, bindings, forwarded
+from sparktui.tui.bindings import FINDING, bindings, forwarded, key_label
 from sparktui.tui.screens.playbook import RISK_STYLE, PlaybookScreen, PlayContext
 from sparktui.tui.stacks import Captures
 
@@ -179,7 +179,7 @@ class FindingScreen(ModalScreen[None]):
                 text.append(f" {book.title}  ", style="")
                 text.append(f"[{book.risk}]\n", style=RISK_STYLE.get(book.risk, ""))
         if self.stall:
-            text.append(" W ", style="reverse bold")
+            text.append(f" {key_label('stacks')} ", style="reverse bold")
             text.append(" Where every rank is now: its stack on the nodes (py-spy)  ")
             text.append("[read-only]\n", style=RISK_STYLE.get("read-only", ""))
         if self.playbooks:

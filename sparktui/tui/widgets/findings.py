@@ -1,10 +1,11 @@
 """The findings panel: ranked as `sparktui diagnose` ranks them, then the pre-launch check's (``I``), whose
-severity column shows their verdict."""
+severity column shows their verdict. The stall findings, those a capture of every rank's stack is taken for,
+are marked with the cockpit's key for it (``W``) in a column of its own."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual.timer import Timer
@@ -12,10 +13,13 @@ from textual.widgets import DataTable
 
 from sparktui.core.events import Finding
 from sparktui.richtext import SEVERITY_STYLE, VERDICT_STYLE
+from sparktui.tui.bindings import key_label
 from sparktui.tui.feed import COUNTS_EVERY
 
+#: The cockpit's key that reads every rank's stack, written in the column that marks the stall findings.
+STACKS = key_label("stacks")
 #: The table's columns: label (and key) and width.
-COLUMNS = (("#", 3), ("severity", 10), ("finding", 64), ("nodes", 22), ("count", 6), ("since", 8))
+COLUMNS = (("#", 3), (STACKS, 1), ("severity", 10), ("finding", 61), ("nodes", 22), ("count", 6), ("since", 8))
 #: The columns that change by themselves while lines arrive.
 TICKING = frozenset({"count", "since"})
 
@@ -23,8 +27,9 @@ TICKING = frozenset({"count", "since"})
 class FindingsTable(DataTable[Text]):
     """The findings panel, most likely root cause first, then the pre-launch check's findings."""
 
-    def __init__(self) -> None:
+    def __init__(self, is_stall: Callable[[Finding], bool] = lambda _: False) -> None:
         super().__init__(id="findings", cursor_type="row", zebra_stripes=True)
+        self.is_stall = is_stall  # whether a capture of the stacks is taken for a finding
         self.findings: Sequence[Finding] = ()
         self._shown: dict[str, tuple[Text, ...]] = {}  # the cells on screen, per finding
         self._pending: dict[str, tuple[Text, ...]] = {}  # cells to show when counts may change again
@@ -93,12 +98,12 @@ class FindingsTable(DataTable[Text]):
             self._shown[sig] = cells
         self._pending = {}
 
-    @staticmethod
-    def _cells(rank: int, f: Finding, clock: float, seen_at: dict[str, float]) -> tuple[Text, ...]:
+    def _cells(self, rank: int, f: Finding, clock: float, seen_at: dict[str, float]) -> tuple[Text, ...]:
         since = _age(clock - seen_at[f.signature]) if f.signature in seen_at else ""
         verdict = f.verdict
         return (
             Text(str(rank)),
+            Text(STACKS, style="bold") if self.is_stall(f) else Text(""),
             Text(f"check: {verdict}", style=VERDICT_STYLE.get(verdict, ""))
             if verdict
             else Text(f.severity.label, style=SEVERITY_STYLE[f.severity]),

@@ -1,6 +1,6 @@
 """A healthy Ray job that kills one of its actors on purpose, then ends: the GCS and the raylet log the kill
 and the job's teardown at INFO and WARNING level, quoting the RpcError of the socket the killed worker closed.
-Run by actor_killed.sh, inside a network namespace with only loopback."""
+Run by local_job.sh actor-killed, inside a network namespace with only loopback."""
 
 import sys
 import time

@@ -1,7 +1,7 @@
 """A Ray job whose task keeps allocating memory until Ray's memory monitor kills its worker: the raylet logs
 the kill, and the driver ends with the task's OutOfMemoryError, as a job that does not catch it does.
-oom_killed.sh sets the monitor's threshold a little above what the machine uses now, so a few hundred MiB are
-enough. Run by oom_killed.sh, inside a network namespace with only loopback."""
+local_job.sh sets the monitor's threshold a little above what the machine uses now, so a few hundred MiB are
+enough. Run by local_job.sh oom-killed, inside a network namespace with only loopback."""
 
 import sys
 
