@@ -14,12 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EXCEPTION = ROOT / "tests" / "fixtures" / "nccl4" / "four-hosts-rank-exception"
 CATALOGUE = cat.load()
 
-# Ray's raylet, as its binary words it (tools/messages/tables/ray.tsv), behind its C++ log prefix
-RAYLET_PORT = (
-    "[2025-10-14 08:01:12,004 C 2291 2291] grpc_server.cc:143:  Failed to start the grpc server. The specified port"
-    " is 8076. This means that Ray's core components will not be able to function correctly. If the server startup"
-    " error message is `Address already in use`, it indicates the server fails to start because the port is already"
-    " used by other processes"
+# gRPC's core refusing the raylet's port, as it printed it inside Ray 2.60's raylet (the first line of
+# raylet.err in the real capture tests/fixtures/ray/raylet-port-taken); no signature names gRPC's own words
+GRPC_PORT = (
+    (ROOT / "tests/fixtures/ray/raylet-port-taken/head-session/raylet.err").read_text(encoding="utf-8").splitlines()[0]
 )
 # vLLM's own lines, from the real capture tests/fixtures/vllm/healthy/server.log
 SHUTDOWN = "(APIServer pid=25297) INFO 11-30 04:47:58 [launcher.py:254] [shutdown] API server: shutdown triggered"
@@ -52,7 +50,7 @@ def test_the_exception_ranks_before_the_timeouts_it_caused() -> None:
 
 
 def test_a_family_files_it_by_its_words() -> None:
-    first = diagnose(("head", RAYLET_PORT)).findings[0]
+    first = diagnose(("head", GRPC_PORT)).findings[0]
     assert (first.signature, first.category) == ("unrecognised-failure-port-in-use", "port_in_use")
     assert first.remediations == ("free-port",)
 
@@ -73,9 +71,9 @@ def test_a_message_wrapped_over_lines_is_filed_by_all_of_it() -> None:
 
 def test_a_signature_of_the_same_category_on_the_node_says_it_better() -> None:
     uvicorn = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use"
-    found = diagnose(("head", f"{uvicorn}\n{RAYLET_PORT}")).findings
+    found = diagnose(("head", f"{uvicorn}\n{GRPC_PORT}")).findings
     assert [f.signature for f in found] == ["server-port-in-use"]
-    elsewhere = diagnose(("head", uvicorn), ("worker", RAYLET_PORT)).findings
+    elsewhere = diagnose(("head", uvicorn), ("worker", GRPC_PORT)).findings
     assert {f.signature for f in elsewhere} == {"server-port-in-use", "unrecognised-failure-port-in-use"}
 
 
@@ -86,7 +84,7 @@ def test_what_fails_after_an_orderly_shutdown_stays_quiet() -> None:
 
 def test_diagnose_exits_1_on_it(tmp_path: Path) -> None:
     log = tmp_path / "raylet.out"
-    log.write_text(RAYLET_PORT + "\n", encoding="utf-8")
+    log.write_text(GRPC_PORT + "\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "sparktui", "diagnose", "--quiet", str(log)], capture_output=True, text=True, cwd=ROOT
     )

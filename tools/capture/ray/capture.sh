@@ -17,8 +17,9 @@
 #
 # The script is idempotent: each scenario directory is deleted and written anew, every
 # node gets its own --temp-dir under $RAY_CAPTURE_TMP (default /tmp/ray-capture),
-# and every Ray process is stopped (`ray stop --force` with both venvs) after each
-# scenario and on exit.
+# and every Ray process of the capture (those whose command line names $RAY_CAPTURE_TMP) is
+# stopped after each scenario and on exit. `ray stop` is not used: it stops every Ray process of
+# the machine, in other namespaces too.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,7 +35,8 @@ MAX_BYTES=1000000  # session logs above this are not copied
 
 ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mismatch-reverse
   driver-version-mismatch worker-wrong-port gpu-placement-group-infeasible
-  gpu-placement-group-pending gpu-placement-group-infeasible-old driver-local-instance)
+  gpu-placement-group-pending gpu-placement-group-infeasible-old driver-local-instance
+  head-port-taken raylet-port-taken driver-node-ip-unknown)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -58,10 +60,11 @@ done
 NEW_VER=$("$NEW/bin/python" -c 'import ray; print(ray.__version__)')
 OLD_VER=$("$OLD/bin/python" -c 'import ray; print(ray.__version__)')
 
-ray_procs() { pgrep -a -f "ray/core/src/ray/(raylet/raylet|gcs/gcs_server)" || true; }
+# The capture's own Ray processes: every one of them names a path under $TMP.
+ray_procs() { pgrep -a -f -- "$TMP/" | grep -v -- "^$$ " || true; }
 
 if [ -n "$(ray_procs)" ]; then
-  echo "capture.sh: Ray processes are already running on this machine; stop them first:" >&2
+  echo "capture.sh: Ray processes of an earlier capture (under $TMP) are still running; stop them first:" >&2
   ray_procs >&2
   exit 1
 fi
@@ -75,15 +78,15 @@ stop_all() {
   done
   STARTED_PIDS=()
   mkdir -p "$TMP"
-  "$NEW/bin/ray" stop --force >>"$TMP/stop.log" 2>&1
-  "$OLD/bin/ray" stop --force >>"$TMP/stop.log" 2>&1
-  # `ray stop` also stops a local instance started by ray.init(); wait until all are gone.
+  # A local instance started by ray.init() lives under $TMP too (RAY_TMPDIR).
+  pkill -TERM -f -- "$TMP/"
   local i
   for i in $(seq 1 20); do
     [ -z "$(ray_procs)" ] && return 0
+    [ "$i" -eq 10 ] && pkill -KILL -f -- "$TMP/"
     sleep 1
   done
-  echo "capture.sh: warning: Ray processes still running after ray stop:" >&2
+  echo "capture.sh: warning: Ray processes still running after SIGTERM and SIGKILL:" >&2
   ray_procs >&2
 }
 trap stop_all EXIT
@@ -295,6 +298,45 @@ scenario_driver_local_instance() {
     "$NEW/bin/python" -u "$HERE/init_driver.py" --mode auto
   run_to driver-init-local.log env RAY_TMPDIR="$TMP/driver" \
     "$NEW/bin/python" -u "$HERE/init_driver.py" --mode local
+  stop_all
+}
+
+# hold_port PORT: a listener of this script's own holds PORT (all addresses of the namespace) until stop_all.
+hold_port() {
+  "$NEW/bin/python" -c 'import socket, sys, time
+s = socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(); time.sleep(900)' "$1" &
+  STARTED_PIDS+=($!)
+  local i
+  for i in $(seq 1 50); do ss -ltn "sport = :$1" | grep -q LISTEN && return 0; sleep 0.1; done
+  echo "capture.sh: nothing listens on $1 after 5 s" >&2
+  return 1
+}
+
+# Another program already holds the port the head's GCS is told to use.
+scenario_head_port_taken() {
+  new_scenario head-port-taken
+  hold_port "$PORT"
+  start_head head.log "$NEW"
+  copy_session head head-session "${SESSION_FILES[@]}"
+  stop_all
+}
+
+# Another program already holds the raylet's gRPC port (--node-manager-port).
+scenario_raylet_port_taken() {
+  new_scenario raylet-port-taken
+  hold_port 8076
+  start_head head.log "$NEW" --node-manager-port 8076
+  sleep 10   # whatever the raylet and the monitor write once it is refused
+  copy_session head head-session "${SESSION_FILES[@]}"
+  stop_all
+}
+
+# A driver that says it runs on an address no node of the cluster has.
+scenario_driver_node_ip_unknown() {
+  new_scenario driver-node-ip-unknown
+  start_head head.log "$NEW"
+  run_to driver.log timeout -k 5 150 "$NEW/bin/python" -u "$HERE/init_driver.py" \
+    --mode address --address "$HEAD_IP:$PORT" --node-ip 127.0.0.9
   stop_all
 }
 

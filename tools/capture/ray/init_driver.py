@@ -8,6 +8,9 @@
   `ConnectionError: Could not find any running Ray instance. ...`.
 * `--mode address --address HOST:PORT`: `ray.init(address=HOST:PORT)`, used to
   connect a driver of one Ray version to a cluster of another.
+* `--node-ip IP` (with `--mode address`): the driver says it runs on IP, an address
+  no node of the cluster has (as on a multi-homed host where the driver and its
+  raylet pick different interfaces).
 
 Lines that this script prints itself start with `init_driver:`.
 """
@@ -22,6 +25,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["local", "auto", "address"], required=True)
     ap.add_argument("--address")
+    ap.add_argument("--node-ip")
     args = ap.parse_args()
 
     print(f"init_driver: ray {ray.__version__}, python {sys.version.split()[0]}, mode={args.mode}", flush=True)
@@ -30,8 +34,9 @@ def main() -> int:
         ray.init()
     else:
         address = "auto" if args.mode == "auto" else args.address
-        print(f"init_driver: ray.init(address={address!r})", flush=True)
-        ray.init(address=address)
+        given = {"_node_ip_address": args.node_ip} if args.node_ip else {}
+        print(f"init_driver: ray.init(address={address!r}, {given})", flush=True)
+        ray.init(address=address, **given)
 
     print(f"init_driver: cluster_resources={ray.cluster_resources()}", flush=True)
     print(f"init_driver: nodes alive={sum(1 for n in ray.nodes() if n['Alive'])}", flush=True)
