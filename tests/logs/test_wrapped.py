@@ -24,6 +24,10 @@ WRAPPERS: dict[str, Callable[[str, str], str]] = {
     "compose-pasted-crlf": lambda name, line: f"> {name}-1  | {line}\r",
     # kubectl logs --prefix, one pod per file
     "kubectl": lambda name, line: f"[pod/{name}/engine] {line}",
+    # srun --label: the task's number (every file one task)
+    "srun-label": lambda name, line: f"0: {line}",
+    # pdsh: the host in front of every line
+    "pdsh": lambda name, line: f"{name}: {line}",
 }
 
 
