@@ -53,6 +53,8 @@ ALL_SCENARIOS=(
   shm-too-small-tp2
   quantization-fp8
   quantization-awq-unquantized-model
+  hub-unreachable
+  hub-offline-not-cached
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -134,6 +136,10 @@ run_server() {
     cmd=("$PY" "$HERE/vllm_cli.py" serve "$@")        # = `vllm serve ...`
   else
     cmd=("$PY" -m vllm.entrypoints.openai.api_server "$@")
+  fi
+  if [[ -n "${NO_NETWORK:-}" ]]; then
+    # A network namespace of its own with only the loopback up: no route out, no name resolves.
+    cmd=(unshare --net sh -c 'ip link set lo up && exec "$@"' sh "${cmd[@]}")
   fi
   if [[ -n "${SHM_MIB:-}" ]]; then
     cmd=(unshare --mount --propagation private sh -c 'mount -t tmpfs -o size="$0" tmpfs /dev/shm && exec "$@"' \
@@ -299,6 +305,19 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
     quantization-awq-unquantized-model)
       # --quantization awq on a model that holds no AWQ weights (a flag copied from another model's launch).
       run_server quantization-awq-unquantized-model 180 0 --model "$BASE" "${COMMON[@]}" --quantization awq ;;
+    hub-unreachable)
+      # A model named by its Hub id on a node that cannot reach the Hub, with nothing in its cache.
+      rm -rf "$MODELS/hf-empty" && mkdir -p "$MODELS/hf-empty"
+      # (HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE set to 0 here: the libraries try the Hub)
+      EXTRA_ENV_NOTE="HF_HUB_OFFLINE=0 TRANSFORMERS_OFFLINE=0 HF_HOME=<empty folder>; a network namespace with only lo (unshare --net)"
+      HF_HUB_OFFLINE=0 TRANSFORMERS_OFFLINE=0 HF_HOME="$MODELS/hf-empty" NO_NETWORK=1 run_server hub-unreachable 180 0 \
+        --model Qwen/Qwen2.5-0.5B-Instruct "${COMMON[@]}" ;;
+    hub-offline-not-cached)
+      # HF_HUB_OFFLINE=1 (as air-gapped nodes set it) with a model that was never downloaded to this node.
+      rm -rf "$MODELS/hf-empty" && mkdir -p "$MODELS/hf-empty"
+      EXTRA_ENV_NOTE="HF_HOME=<empty folder>"
+      HF_HOME="$MODELS/hf-empty" run_server hub-offline-not-cached 180 0 \
+        --model Qwen/Qwen2.5-0.5B-Instruct "${COMMON[@]}" ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
