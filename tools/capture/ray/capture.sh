@@ -36,7 +36,8 @@ MAX_BYTES=1000000  # session logs above this are not copied
 ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mismatch-reverse
   driver-version-mismatch worker-wrong-port gpu-placement-group-infeasible
   gpu-placement-group-pending gpu-placement-group-infeasible-old driver-local-instance
-  head-port-taken raylet-port-taken driver-node-ip-unknown)
+  head-port-taken raylet-port-taken driver-node-ip-unknown
+  head-port-taken-old raylet-port-taken-old driver-node-ip-unknown-old)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -312,33 +313,39 @@ s = socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(); time.sle
   return 1
 }
 
-# Another program already holds the port the head's GCS is told to use.
-scenario_head_port_taken() {
-  new_scenario head-port-taken
+# Another program already holds the port the head's GCS is told to use. port_taken NAME VENV
+port_taken() {
+  new_scenario "$1"
   hold_port "$PORT"
-  start_head head.log "$NEW"
+  start_head head.log "$2"
   copy_session head head-session "${SESSION_FILES[@]}"
   stop_all
 }
+scenario_head_port_taken() { port_taken head-port-taken "$NEW"; }
+scenario_head_port_taken_old() { port_taken "head-port-taken-ray$OLD_VER" "$OLD"; }
 
-# Another program already holds the raylet's gRPC port (--node-manager-port).
-scenario_raylet_port_taken() {
-  new_scenario raylet-port-taken
+# Another program already holds the raylet's gRPC port (--node-manager-port). raylet_port_taken NAME VENV
+raylet_port_taken() {
+  new_scenario "$1"
   hold_port 8076
-  start_head head.log "$NEW" --node-manager-port 8076
+  start_head head.log "$2" --node-manager-port 8076
   sleep 10   # whatever the raylet and the monitor write once it is refused
   copy_session head head-session "${SESSION_FILES[@]}"
   stop_all
 }
+scenario_raylet_port_taken() { raylet_port_taken raylet-port-taken "$NEW"; }
+scenario_raylet_port_taken_old() { raylet_port_taken "raylet-port-taken-ray$OLD_VER" "$OLD"; }
 
-# A driver that says it runs on an address no node of the cluster has.
-scenario_driver_node_ip_unknown() {
-  new_scenario driver-node-ip-unknown
-  start_head head.log "$NEW"
-  run_to driver.log timeout -k 5 150 "$NEW/bin/python" -u "$HERE/init_driver.py" \
+# A driver that says it runs on an address no node of the cluster has. node_ip_unknown NAME VENV
+node_ip_unknown() {
+  new_scenario "$1"
+  start_head head.log "$2"
+  run_to driver.log timeout -k 5 150 "$2/bin/python" -u "$HERE/init_driver.py" \
     --mode address --address "$HEAD_IP:$PORT" --node-ip 127.0.0.9
   stop_all
 }
+scenario_driver_node_ip_unknown() { node_ip_unknown driver-node-ip-unknown "$NEW"; }
+scenario_driver_node_ip_unknown_old() { node_ip_unknown "driver-node-ip-unknown-ray$OLD_VER" "$OLD"; }
 
 scenarios=("$@")
 [ ${#scenarios[@]} -eq 0 ] && scenarios=("${ALL_SCENARIOS[@]}")
