@@ -225,6 +225,12 @@ scenario four-hosts world-size-mismatch-rank3 "$limit" TERM "healthy --init eage
 scenario two-hosts-2ranks healthy-eager "$limit" TERM "healthy --init eager"
 scenario two-hosts-2ranks healthy-lazy "$limit" TERM "healthy --init lazy"
 scenario two-hosts-2ranks-own-hostid healthy-eager "$limit" TERM "healthy --init eager"
+# What a run shows without NCCL_DEBUG=INFO, as most are started: NCCL's warnings only. (A first-collective
+# hang captured so printed nothing of NCCL's but its version line before the ranks were killed: its logs
+# and a cut run's read the same, so it is not kept as a fixture; see README.)
+scenario four-hosts rank-exception-debug-warn "$wd_limit" TERM \
+    "rank-fails --init eager --fail-how exception --pg-timeout-s 30" NCCL_DEBUG=WARN
+scenario four-hosts healthy-eager-debug-warn "$limit" TERM "healthy --init eager" NCCL_DEBUG=WARN
 w1=("${wave_pids[@]}")
 wave_pids=()
 note "wave 1: $n_started scenarios started"
