@@ -27,6 +27,10 @@ from sparktui.core.inventory import image_probe
 RAY_STATUS_TIMEOUT = 20
 #: Seconds the in-image probe has in all (each of its parts has its own share; see image_probe).
 PROBE_BUDGET = 60
+#: Seconds past its budget the probe's ``docker exec`` or ``docker run`` may take before it is cut off: an
+#: engine that never starts the probe (an exec hung in the runtime, a python3 that does not return) ends in
+#: "no answer within N s" instead of holding the whole check.
+PROBE_GRACE = 15
 #: The most bytes of a config.json read (they are small; a huge one is not a config).
 CONFIG_LIMIT = 1 << 20
 #: Where the kernel lists RDMA devices and network devices (sysfs): what the fabric section reads.
@@ -129,7 +133,11 @@ def script(request: Request, run: str) -> str:
         source = probe_source()
         if any(line.strip() == heredoc for line in source.splitlines()):  # cannot happen with a random nonce
             raise ValueError("the probe contains its own delimiter")
-        probe = _PROBE.replace("@HEREDOC@", heredoc).replace("@SOURCE@", source.rstrip("\n"))
+        probe = (
+            _PROBE.replace("@PROBE_GRACE@", str(PROBE_GRACE))
+            .replace("@HEREDOC@", heredoc)
+            .replace("@SOURCE@", source.rstrip("\n"))
+        )
     quick = _QUICK.replace("@FABRIC@", FABRIC.strip("\n"))
     return "\n".join(head) + "\n" + helpers + probe + _START + quick + _FINISH
 
@@ -331,13 +339,16 @@ _PROBE = r"""src=$(cat <<'@HEREDOC@'
 @SOURCE@
 @HEREDOC@
 )
+late() { [ "$1" != 124 ] || echo "no answer within $t s"; return "$1"; }
 probe_part() {
+  t=$((budget + @PROBE_GRACE@))
   if [ -n "$c" ]; then
     echo "via container $c"
-    printf '%s\n' "$src" | docker exec -i "$c" python3 - "$budget" "$model" 2>&1
+    printf '%s\n' "$src" | cap "$t" docker exec -i "$c" python3 - "$budget" "$model" 2>&1 || late $?
   elif [ -n "$img" ] && docker image inspect -- "$img" >/dev/null 2>&1; then
     echo "via image $img"
-    printf '%s\n' "$src" | docker run --rm -i --network none --entrypoint python3 -- "$img" - "$budget" "$model" 2>&1
+    printf '%s\n' "$src" | cap "$t" docker run --rm -i --network none --entrypoint python3 -- "$img" \
+      - "$budget" "$model" 2>&1 || late $?
   else echo "nothing to probe: no engine container running and no image here"; return 1; fi
 }
 """
