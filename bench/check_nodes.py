@@ -71,7 +71,7 @@ def setup(sparks: Sparks) -> str:
         plant.engine(node, IMAGE, shm_size="2g")
     a.run(f"docker exec vllm_node ray start --head --port=6379 --node-ip-address={a.address} --disable-usage-stats")
     b.run(f"docker exec vllm_node ray start --address={a.address}:6379 --node-ip-address={b.address}")
-    wait_until(lambda: a.run("docker exec vllm_node ray status", check=False).stdout.count(" node_") == 2, "Ray")
+    wait_until(lambda: a.run("docker exec vllm_node ray status", check=False).stdout.count(" node_") == 2, 120, "Ray")
     return f"vllm serve {model} --tensor-parallel-size 2 --distributed-executor-backend ray --port 18080"
 
 

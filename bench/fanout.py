@@ -541,7 +541,7 @@ def streaming(cluster: Cluster, root: Path, args: argparse.Namespace, background
         for alias in files
     ]
     try:
-        wait_until(lambda: all((masters / alias).exists() for alias in files), "ssh's master connections", 60)
+        wait_until(lambda: all((masters / alias).exists() for alias in files), 60, "ssh's master connections")
         runs = {"ssh cat": ssh_cat(cluster, files, masters, [p.pid for p in opened])}
     finally:
         for p in opened:

@@ -1,6 +1,7 @@
 # The inventory script (sparktui/core/inventory/script.py), in POSIX sh, sent as `sh -c` after the lines that
 # set its values, each shell-quoted: N (the run's nonce), image, model, the containers as "$@", auto (1: none
-# named, look for one), budget (the probe's seconds), limit (the most bytes of config.json), fmt_images and
+# named, look for one), budget (the probe's seconds), grace (the seconds past it after which the probe's
+# docker exec or run is cut off), limit (the most bytes of config.json), fmt_images and
 # fmt_ps (docker's formats), ib and sysnet (sysfs), ray_timeout, engine_words (the words of an engine
 # container, for grep -E), src (the in-image probe's Python, "" when not asked for); and after fabric.sh,
 # which defines fabric_part.
@@ -37,14 +38,17 @@ ray_part() {
   elif have ray; then cap "$ray_timeout" ray status 2>&1
   else missing ray; fi
 }
+late() { [ "$1" != 124 ] || echo "no answer within $t s"; return "$1"; }
 probe_part() {
+  t=$((budget + grace))
   if [ -z "$src" ]; then echo "probe not asked for"; return 1
   elif [ -n "$c" ]; then
     echo "via container $c"
-    printf '%s\n' "$src" | docker exec -i "$c" python3 - "$budget" "$model" 2>&1
+    printf '%s\n' "$src" | cap "$t" docker exec -i "$c" python3 - "$budget" "$model" 2>&1 || late $?
   elif [ -n "$img" ] && docker image inspect -- "$img" >/dev/null 2>&1; then
     echo "via image $img"
-    printf '%s\n' "$src" | docker run --rm -i --network none --entrypoint python3 -- "$img" - "$budget" "$model" 2>&1
+    printf '%s\n' "$src" | cap "$t" docker run --rm -i --network none --entrypoint python3 -- "$img" \
+      - "$budget" "$model" 2>&1 || late $?
   else echo "nothing to probe: no engine container running and no image here"; return 1; fi
 }
 

@@ -29,6 +29,10 @@ from sparktui.core.inventory import image_probe
 RAY_STATUS_TIMEOUT = 20
 #: Seconds the in-image probe has in all (each of its parts has its own share; see image_probe).
 PROBE_BUDGET = 60
+#: Seconds past its budget the probe's ``docker exec`` or ``docker run`` may take before it is cut off: an
+#: engine that never starts the probe (an exec hung in the runtime, a python3 that does not return) ends in
+#: "no answer within N s" instead of holding the whole check.
+PROBE_GRACE = 15
 #: The most bytes of a config.json read (they are small; a huge one is not a config).
 CONFIG_LIMIT = 1 << 20
 #: Where the kernel lists RDMA devices and network devices (sysfs): what the fabric section reads.
@@ -116,6 +120,7 @@ def script(request: Request, run: str) -> str:
         "model": request.model,
         "auto": "0" if request.containers else "1",
         "budget": str(int(request.probe_budget)),
+        "grace": str(PROBE_GRACE),
         "limit": str(CONFIG_LIMIT),
         "fmt_images": _IMAGES,
         "fmt_ps": _CONTAINERS,
