@@ -194,3 +194,6 @@ def test_ctrl_c_ends_diagnose_on_a_fifo_with_no_writer(tmp_path: Path) -> None:
             run.kill()
             raise AssertionError("diagnose did not end after ctrl+c") from None
     assert b"Traceback" not in err
+    # Trial 12b N44: the FIFO was tried and never read, which is said (exit 2), not taken for a quiet log.
+    assert run.returncode == 2, err
+    assert b"rank0.fifo: never read: it never opened" in err, err

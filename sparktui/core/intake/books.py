@@ -62,6 +62,7 @@ class Books:
         self._handed: dict[str, int] = {}  # lines of each source scanned elsewhere, so far
         self._orders: dict[str, InOrder] = {}  # a source merged in order -> the order it is merged in
         self._streamed: set[str] = set()  # the sources that were streamed (opened, connected) at least once
+        self._begun: set[str] = set()  # the sources scanned elsewhere whose scan began (they were being opened)
 
     # -- what producers hand over (through their ports) ---------------------------------------------
 
@@ -82,6 +83,10 @@ class Books:
         self._elsewhere.add(name)
         self._place(name, order)
         self.report(StateChange(name, State.CONNECTING))
+
+    def began(self, name: str) -> None:
+        """The scan of ``name``, made elsewhere, has begun (see :meth:`Sink.began`)."""
+        self._begun.add(name)
 
     async def read(self, source: LiveSource, order: InOrder | None, after: Scanned | None) -> None:
         """Supervise ``source`` here to its end; merged in order, its end is marked behind its last batch. A
@@ -225,14 +230,17 @@ class Books:
         """Each source read here that is still connecting or retrying at the end and was never opened or
         connected in the whole session fails with why: an input that could not be read is said, never taken
         for a quiet one. A source whose scan was to be made elsewhere and never began was not tried (a stop came
-        first): it did not fail."""
-        for name in self._here:
+        first): it did not fail; one whose scan began and never got past its opening (a FIFO with no writer) was
+        tried, and is said."""
+        for name in [*self._here, *sorted(self._begun - self._here.keys())]:
             last = states.get(name)
             if name in self._streamed or last is None or last.state not in (State.CONNECTING, State.RETRYING):
                 continue
-            if last.state is State.CONNECTING and name in self._elsewhere:
+            if last.state is State.CONNECTING and name in self._elsewhere and name not in self._begun:
                 continue
             why = last.detail.partition("; retrying in ")[0] if last.state is State.RETRYING else ""
+            if not why and name in self._begun:
+                why = "it never opened (a FIFO or a pipe whose writer never came?)"
             reason = f"never read: {why}" if why else "never read: it did not answer (still connecting)"
             self.analyzer.source_failed(name, f"{name}: {reason}")
 
@@ -279,6 +287,9 @@ class Port(Sink):
         self.used = True
         for name, node in sources:
             self.books.expect(name, node, self.order)
+
+    def began(self, name: str) -> None:
+        self.books.began(name)
 
     def scanned(self, item: Scanned | Done) -> None:
         self.books.handed(item, self.order)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from sparktui.core.analysis.handover import Done
 from sparktui.core.analysis.pool import ScanPool, Task, scan_file, workers_for
 from sparktui.core.analysis.scan import Rules
 from sparktui.core.catalogue import Catalogue
@@ -74,11 +75,19 @@ class Pool(Producer):
         results = pool.results() if pool is not None else (r for t in tasks for r in scan_file(self.rules, t))
         sink.listed([(f.name, f.node) for f in self.files])
         handed = DaemonNext(results, "scan")
+        # Scanned here, the files are taken one after another, in order: the first not yet done is being read.
+        waiting = [f.name for f in self.files] if pool is None else []
         try:
             # Each next hand-over is waited for on a daemon thread: a worker's, or a block read and scanned there
             # (a FIFO with no writer keeps that thread waiting, not the loop nor the exit, and a stop is heard).
-            while (item := await handed.next()) is not None:
+            while True:
+                if waiting:
+                    sink.began(waiting[0])
+                if (item := await handed.next()) is None:
+                    break
                 sink.scanned(item)
+                if isinstance(item, Done) and waiting and item.source == waiting[0]:
+                    waiting.pop(0)
         finally:
             handed.close()
             if pool is not None:

@@ -36,6 +36,11 @@ class Sink(ABC):
         each is connecting until its first hand-over."""
 
     @abstractmethod
+    def began(self, name: str) -> None:
+        """The scan of a listed source has begun: it is being opened. One still connecting at the end was then
+        tried and never read (a FIFO with no writer), not left for a stop that came first."""
+
+    @abstractmethod
     def scanned(self, item: Scanned | Done) -> None:
         """A hand-over of a scan made elsewhere, or the end of one of its sources (with the error that ended
         it, where one did)."""
