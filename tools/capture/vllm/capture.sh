@@ -55,6 +55,8 @@ ALL_SCENARIOS=(
   quantization-awq-unquantized-model
   hub-unreachable
   hub-offline-not-cached
+  flag-unknown
+  flag-bad-choice
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -318,6 +320,12 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       EXTRA_ENV_NOTE="HF_HOME=<empty folder>"
       HF_HOME="$MODELS/hf-empty" run_server hub-offline-not-cached 180 0 \
         --model Qwen/Qwen2.5-0.5B-Instruct "${COMMON[@]}" ;;
+    flag-unknown)
+      # A flag this vLLM does not have (copied from another release's launch line), as `vllm serve` parses it.
+      LAUNCH=cli run_server flag-unknown 120 0 "$BASE" "${COMMON[@]}" --enable-flux-capacitor ;;
+    flag-bad-choice)
+      # A value outside a flag's choices.
+      LAUNCH=cli run_server flag-bad-choice 120 0 "$BASE" "${COMMON[@]}" --dtype float8 ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
