@@ -37,7 +37,7 @@ ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mis
   driver-version-mismatch worker-wrong-port gpu-placement-group-infeasible
   gpu-placement-group-pending gpu-placement-group-infeasible-old driver-local-instance
   head-port-taken raylet-port-taken driver-node-ip-unknown
-  head-port-taken-old raylet-port-taken-old driver-node-ip-unknown-old)
+  head-port-taken-old raylet-port-taken-old driver-node-ip-unknown-old start-flag-unknown)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -346,6 +346,15 @@ node_ip_unknown() {
 }
 scenario_driver_node_ip_unknown() { node_ip_unknown driver-node-ip-unknown "$NEW"; }
 scenario_driver_node_ip_unknown_old() { node_ip_unknown "driver-node-ip-unknown-ray$OLD_VER" "$OLD"; }
+
+# ray start with a flag Ray does not have (one of another release), and with a value its option refuses:
+# Ray's CLI is click's, so it says so in click's words, and starts nothing.
+scenario_start_flag_unknown() {
+  new_scenario start-flag-unknown
+  run_to start-flag.log "$NEW/bin/ray" start --head --port "$PORT" --temp-dir "$TMP/head" --enable-flux-capacitor
+  run_to start-bad-value.log "$NEW/bin/ray" start --head --port not-a-port --temp-dir "$TMP/head"
+  stop_all
+}
 
 scenarios=("$@")
 [ ${#scenarios[@]} -eq 0 ] && scenarios=("${ALL_SCENARIOS[@]}")
