@@ -33,8 +33,8 @@ torch::Tensor add_one_(torch::Tensor x) {
 CPP = "torch::Tensor add_one_(torch::Tensor x);"
 
 major, minor = torch.cuda.get_device_capability(0)
-print(f"arch_missing: torch {torch.__version__}, GPU {torch.cuda.get_device_name(0)} sm_{major}{minor}, "
-      f"kernels built for {ARCH}", flush=True)
+gpu = torch.cuda.get_device_name(0)
+print(f"arch_missing: torch {torch.__version__}, GPU {gpu} sm_{major}{minor}, kernels built for {ARCH}", flush=True)
 ext = load_inline("sparktui_arch_missing", CPP, cuda_sources=CUDA, functions=["add_one_"], verbose=False)
 x = torch.zeros(1024, device="cuda")
 ext.add_one_(x)
