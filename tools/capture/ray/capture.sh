@@ -313,28 +313,25 @@ s = socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(); time.sle
   return 1
 }
 
-# Another program already holds the port the head's GCS is told to use. port_taken NAME VENV
+# Another program already holds a port the head needs: port_taken NAME VENV PORT SETTLE [ray start args].
+# SETTLE seconds let the raylet and the monitor write what they write once it is refused.
 port_taken() {
-  new_scenario "$1"
-  hold_port "$PORT"
-  start_head head.log "$2"
+  local name=$1 venv=$2 port=$3 settle=$4
+  shift 4
+  new_scenario "$name"
+  hold_port "$port"
+  start_head head.log "$venv" "$@"
+  sleep "$settle"
   copy_session head head-session "${SESSION_FILES[@]}"
   stop_all
 }
-scenario_head_port_taken() { port_taken head-port-taken "$NEW"; }
-scenario_head_port_taken_old() { port_taken "head-port-taken-ray$OLD_VER" "$OLD"; }
-
-# Another program already holds the raylet's gRPC port (--node-manager-port). raylet_port_taken NAME VENV
-raylet_port_taken() {
-  new_scenario "$1"
-  hold_port 8076
-  start_head head.log "$2" --node-manager-port 8076
-  sleep 10   # whatever the raylet and the monitor write once it is refused
-  copy_session head head-session "${SESSION_FILES[@]}"
-  stop_all
+# the GCS's own port, and the raylet's gRPC port (--node-manager-port)
+scenario_head_port_taken() { port_taken head-port-taken "$NEW" "$PORT" 0; }
+scenario_head_port_taken_old() { port_taken "head-port-taken-ray$OLD_VER" "$OLD" "$PORT" 0; }
+scenario_raylet_port_taken() { port_taken raylet-port-taken "$NEW" 8076 10 --node-manager-port 8076; }
+scenario_raylet_port_taken_old() {
+  port_taken "raylet-port-taken-ray$OLD_VER" "$OLD" 8076 10 --node-manager-port 8076
 }
-scenario_raylet_port_taken() { raylet_port_taken raylet-port-taken "$NEW"; }
-scenario_raylet_port_taken_old() { raylet_port_taken "raylet-port-taken-ray$OLD_VER" "$OLD"; }
 
 # A driver that says it runs on an address no node of the cluster has. node_ip_unknown NAME VENV
 node_ip_unknown() {
