@@ -77,6 +77,24 @@ def test_a_signature_of_the_same_category_on_the_node_says_it_better() -> None:
     assert {f.signature for f in elsewhere} == {"server-port-in-use", "unrecognised-failure-port-in-use"}
 
 
+def test_on_a_log_that_names_no_node_its_own_signature_says_it_better() -> None:
+    """A log whose first lines read as notes names no node (the real capture tests/fixtures/cuda/device-assert
+    starts with the GPU's assertion lines): the source stands for it, so the named finding still explains the
+    fallback's on the same log, and not one on another log."""
+    log = (ROOT / "tests/fixtures/cuda/device-assert/run.log").read_text(encoding="utf-8")
+    analyzer = Analyzer(CATALOGUE)
+    analyzer.add_source("run.log", "")
+    analyzer.feed("run.log", log)
+    found = analyzer.finish().findings
+    assert [(f.signature, f.nodes) for f in found] == [("cuda-device-side-assert", ())]
+    cuda_line = next(line for line in log.splitlines() if "cudaErrorAssert" in line)
+    analyzer = Analyzer(CATALOGUE)
+    for name, text in (("run.log", log.replace(cuda_line, "")), ("other.log", cuda_line)):
+        analyzer.add_source(name, "")
+        analyzer.feed(name, text)
+    assert [f.signature for f in analyzer.finish().findings] == ["cuda-device-side-assert", "unrecognised-failure"]
+
+
 def test_what_fails_after_an_orderly_shutdown_stays_quiet() -> None:
     assert not diagnose(("node", f"{SHUTDOWN}\n{AFTER_SHUTDOWN}")).findings
     assert diagnose(("node", f"{AFTER_SHUTDOWN}\n{SHUTDOWN}")).findings

@@ -37,18 +37,24 @@ def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> l
     # (a rank that only waited for a peer, or lost it, explains nothing of what the peer did)
     named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR and not f.waits_for_peers]
     # (category, node) of every error a signature names, and "" for any category on a node
-    explained = {(c, n) for f in named for c in (f.category, "") for n in f.nodes}
+    explained = {(c, n) for f in named for c in (f.category, "") for n in _places(f)}
     errors = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR]
     kept = []
     for f in findings:
         sig = fallback(f)
         if sig is None:
             kept.append(f)
-        elif any(("" if sig.fallback else f.category, n) in explained for n in f.nodes):
+        elif any(("" if sig.fallback else f.category, n) in explained for n in _places(f)):
             continue
-        elif not (_exit_status(f) and any(_before(e, f) and set(e.nodes) & set(f.nodes) for e in errors)):
+        elif not (_exit_status(f) and any(_before(e, f) and set(_places(e)) & set(_places(f)) for e in errors)):
             kept.append(told(f))
     return kept
+
+
+def _places(f: Finding) -> tuple[str, ...]:
+    """Where ``f`` was seen: its nodes, else (a log whose first lines read as notes names no node) the source
+    it was first seen in, which no node name can be mistaken for."""
+    return tuple(f.nodes) if f.nodes else (f"\x00{f.first_seen.source}",)
 
 
 def _exit_status(f: Finding) -> bool:

@@ -5,6 +5,9 @@
 #   arch-missing          a kernel built for another architecture (arch_missing.py; ARCH [8.0])
 #   more-ranks-than-gpus  torchrun --nproc-per-node 2 of ranks.py on a node with one GPU
 #   no-gpu-visible        the same job with CUDA_VISIBLE_DEVICES naming no GPU of the node
+#   cutlass-arch-missing  a kernel launched through CUTLASS's cluster launcher, built for another architecture
+#                         (cutlass_arch_missing.py; ARCH [10.0]; CUTLASS_INCLUDE, the CUTLASS headers' folder)
+#   device-assert         a token id past an embedding's vocabulary, looked up on the GPU (device_assert.py)
 # Writes OUTDIR/SCENARIO/{run.log,meta.txt}: run.log is stdout and stderr as printed, meta.txt the command,
 # the versions and the exit status. PYTHON picks the interpreter [python3]. Everything listens on 127.0.0.1.
 set -u
@@ -36,12 +39,16 @@ capture() { # SCENARIO ENV... -- CMD...
 }
 
 torchrun=("$PY" -m torch.distributed.run --nproc-per-node 2 --master-addr 127.0.0.1 --master-port 29591 "$HERE/ranks.py")
-for s in "${@:-arch-missing more-ranks-than-gpus no-gpu-visible}"; do
+for s in "${@:-arch-missing more-ranks-than-gpus no-gpu-visible cutlass-arch-missing device-assert}"; do
   for one in $s; do
     case "$one" in
       arch-missing) capture arch-missing "ARCH=${ARCH:-8.0}" -- "$PY" "$HERE/arch_missing.py" ;;
       more-ranks-than-gpus) capture more-ranks-than-gpus CUDA_VISIBLE_DEVICES=0 -- "${torchrun[@]}" ;;
       no-gpu-visible) capture no-gpu-visible CUDA_VISIBLE_DEVICES=7 -- "${torchrun[@]}" ;;
+      cutlass-arch-missing)
+        capture cutlass-arch-missing "ARCH=${ARCH:-10.0}" "CUTLASS_INCLUDE=${CUTLASS_INCLUDE:?CUTLASS_INCLUDE: the CUTLASS headers}" \
+          -- "$PY" "$HERE/cutlass_arch_missing.py" ;;
+      device-assert) capture device-assert -- "$PY" "$HERE/device_assert.py" ;;
       *) echo "capture.sh: unknown scenario $one" >&2; exit 2 ;;
     esac
   done

@@ -215,6 +215,8 @@ scenario four-hosts first-collective-hang-buffered-stdbuf-sigkill "$limit" KILL 
 scenario four-hosts first-collective-hang-watchdog-runtime-connect-0-buffered "$wd_limit" TERM \
     "first-collective-hang --init eager --pg-timeout-s 30" $rc0 buffered
 scenario four-hosts rank-exception "$wd_limit" TERM "rank-fails --init eager --fail-how exception --pg-timeout-s 30"
+scenario four-hosts rank-device-assert "$wd_limit" TERM \
+    "rank-fails --init eager --fail-how device-assert --pg-timeout-s 30"
 scenario two-hosts-2ranks-own-hostid first-collective-hang "$limit" TERM "first-collective-hang --init eager"
 scenario four-hosts healthy-eager "$limit" TERM "healthy --init eager"
 scenario four-hosts healthy-eager-runtime-connect-0 "$limit" TERM "healthy --init eager" $rc0
@@ -231,6 +233,8 @@ scenario two-hosts-2ranks-own-hostid healthy-eager "$limit" TERM "healthy --init
 scenario four-hosts rank-exception-debug-warn "$wd_limit" TERM \
     "rank-fails --init eager --fail-how exception --pg-timeout-s 30" NCCL_DEBUG=WARN
 scenario four-hosts healthy-eager-debug-warn "$limit" TERM "healthy --init eager" NCCL_DEBUG=WARN
+scenario four-hosts rank-device-assert-debug-warn "$wd_limit" TERM \
+    "rank-fails --init eager --fail-how device-assert --pg-timeout-s 30" NCCL_DEBUG=WARN
 w1=("${wave_pids[@]}")
 wave_pids=()
 note "wave 1: $n_started scenarios started"

@@ -28,6 +28,9 @@ Behaviours (first argument):
     ``oom-stay``: the same allocation until the OOM, but the error is caught, its traceback
     printed, the memory released, and the process stays alive without joining the collective
     (a worker that is wedged after an error), so the peers can only time out.
+    ``device-assert``: it looks up a token id past the end of an embedding on the GPU, so PyTorch's
+    indexing kernel fails its device-side assertion and the next wait for the GPU raises (the process
+    exits 1), as an engine whose tokenizer and model disagree does.
 
 ``--init eager`` passes the rank's GPU as ``device_id`` to ``init_process_group``: the world NCCL
 communicator is then created inside ``init_process_group`` and ``new_group`` splits its
@@ -58,7 +61,7 @@ if TYPE_CHECKING:
     import torch.distributed as dist
 
 BEHAVIOURS = ("healthy", "first-collective-hang", "rank-fails")
-FAIL_HOWS = ("exception", "oom", "oom-stay")
+FAIL_HOWS = ("exception", "oom", "oom-stay", "device-assert")
 
 # The elements of every checked all_reduce: 1 Mi float32 values = 4 MiB.
 NUMEL = 1 << 20
@@ -265,7 +268,13 @@ class Rank:
             say("raising an exception just before all_reduce #1 on group world")
             raise RuntimeError(f"scenario: simulated worker failure on rank {self.launch.rank} before all_reduce #1")
         if self.settings.backend != "nccl":
-            raise SystemExit("scenario.py: --fail-how oom needs the nccl backend (a GPU)")
+            raise SystemExit(f"scenario.py: --fail-how {how} needs the nccl backend (a GPU)")
+        if how == "device-assert":
+            embedding = self.torch.nn.Embedding(1000, 64, device=self.device)
+            say("looking up token id 1003 in an embedding of 1000 tokens")
+            hidden = embedding(self.torch.tensor([1003], device=self.device))
+            say(f"the lookup finished (not expected): {hidden[0, 0].item():g}")
+            return
         blocks: list[Any] = []
         say(f"allocating GPU memory in blocks of {OOM_BLOCK_BYTES >> 30} GiB until CUDA runs out")
         try:
