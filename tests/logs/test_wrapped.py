@@ -1,7 +1,7 @@
 """The judgement does not depend on how a log reached sparktui: every captured fixture, its lines wrapped the
 way collectors and people wrap them (diagnostics/formats/prefixes.toml), gives the same first finding, and a
-healthy one stays quiet. Wrappers that add a time are left out: a time made up here would contradict the
-program's own clock, which a real collector's does not."""
+healthy one stays quiet. A wrapper that adds a time is tried only on fixtures of one log: across logs, a time
+made up here would contradict the programs' own clocks, which a real collector's does not."""
 
 from __future__ import annotations
 
@@ -31,6 +31,22 @@ WRAPPERS: dict[str, Callable[[str, str], str]] = {
 }
 
 
+def _stamp(index: int) -> str:
+    """A collector's RFC 3339 time for a log's line ``index``: a millisecond a line, from 10:00."""
+    return f"2026-12-04T10:{index // 60000 % 60:02d}:{index // 1000 % 60:02d}.{index % 1000:03d}000000Z"
+
+
+#: Wrappers that put a time before every line, each as a collector writes it, tried on fixtures of one log.
+TIMED: dict[str, Callable[[int, str], str]] = {
+    # kubectl logs --timestamps, docker logs -t, a GitHub Actions log
+    "rfc3339": lambda index, line: f"{_stamp(index)} {line}",
+    # a Buildkite log pasted into an issue
+    "buildkite": lambda index, line: f"  | [{_stamp(index)[:19]}Z] {line}",
+}
+#: The fixtures whose lines are one log (besides the capture's notes, meta.txt).
+SINGLE = [name for name in DIRS if len([p for p in (FIXTURES / name).rglob("*.log") if p.is_file()]) == 1]
+
+
 def wrapped(case: Path, into: Path, wrapper: Callable[[str, str], str]) -> Path:
     """A copy of the fixture ``case`` in ``into`` with every non-empty line of its logs wrapped."""
     for path in sorted(p for p in case.rglob("*") if p.is_file()):
@@ -55,3 +71,29 @@ def test_every_fixture_wrapped_is_judged_as_it_is_bare(wrapper: str, catalogue: 
         if "root" in want and (not findings or findings[0].signature != want["root"]):
             wrong.append(f"{name}: {[f.signature for f in findings[:2]]}, not {want['root']}")
     assert wrong == []
+
+
+@pytest.mark.parametrize("wrapper", TIMED)
+def test_every_fixture_of_one_log_behind_a_collectors_time_is_judged_as_it_is_bare(
+    wrapper: str, catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """A time before every line starts no new message: the words under an exception are still read."""
+    wrong = []
+    for name in SINGLE:
+        want = EXPECTED[name]
+        case, into = FIXTURES / name, tmp_path / name
+        for path in sorted(p for p in case.rglob("*") if p.is_file()):
+            copy = into / path.relative_to(case)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+            copy.write_text(
+                "\n".join(TIMED[wrapper](i, line) if line else line for i, line in enumerate(lines)), "utf-8"
+            )
+        sources, problems = file_sources([str(into)])
+        assert not problems, problems
+        findings = diagnose_files(sources, catalogue).findings
+        if want.get("quiet") and any(f.severity >= Severity.ERROR for f in findings):
+            wrong.append(f"{name}: loud: {[f.signature for f in findings]}")
+        if "root" in want and (not findings or findings[0].signature != want["root"]):
+            wrong.append(f"{name}: {[f.signature for f in findings[:2]]}, not {want['root']}")
+    assert len(SINGLE) > 30 and wrong == []

@@ -134,12 +134,16 @@ class Rules:
     def continued(self, owner: int, lines: Sequence[str], index: int) -> list[str]:
         """The lines after ``lines[index]`` that go on with its message (a logger that wraps at the terminal's
         width, as Rich's does; a message of several lines), at most :data:`CONTINUED`: up to a blank line, a
-        line that says its own program, level or time, or a failure line of its own."""
+        line that says its own program or level, a line that says a time where the failure line said none,
+        or a failure line of its own. (Where the failure line says a time too, a collector put one before
+        every line, as ``kubectl logs --timestamps`` and ``docker logs -t`` do: a time then starts no new
+        message.)"""
         shapes = self.shapes[owner]
+        timed = classify(lines[index]).time is not None
         found = []
         for text in lines[index + 1 : index + 1 + CONTINUED]:
             said = classify(text)
-            if not text.strip() or said.program != "other" or said.level or said.time is not None:
+            if not text.strip() or said.program != "other" or said.level or (said.time is not None and not timed):
                 break
             if any(shape.search(text) for shape in shapes):
                 break
