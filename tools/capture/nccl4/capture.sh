@@ -127,7 +127,8 @@ wave_pids=()
 # A SETTING is VAR=VALUE (every rank), RANKS:VAR=VALUE (only the listed ranks, e.g. 3: or 0,1,2:)
 # or one of the words buffered (PYTHONUNBUFFERED is not set) and stdbuf (the program runs under
 # `stdbuf -oL -eL`, which line-buffers C stdio, i.e. NCCL's stdout, but not Python's own buffer).
-# SIGNAL is what `timeout` sends at LIMIT.
+# SIGNAL is what `timeout` sends at LIMIT. shm=SIZE gives every rank a /dev/shm of its own, a tmpfs of SIZE
+# (as `docker run --shm-size` does), in a mount namespace of its own.
 scenario() {
     local topo=$1 name=$2 tmo=$3 sig=$4 args=$5
     shift 5
@@ -140,10 +141,11 @@ scenario() {
     local -a hosts argv
     read -r -a hosts <<<"$(hosts_of "$topo")"
     read -r -a argv <<<"$args"
-    local buffered=0 line_buf=0 s
+    local buffered=0 line_buf=0 shm="" s
     for s in "$@"; do
         [[ $s == buffered ]] && buffered=1
         [[ $s == stdbuf ]] && line_buf=1
+        [[ $s == shm=* ]] && shm=${s#shm=}
     done
     local common="NCCL_DEBUG=INFO NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1"
     [[ $buffered == 1 ]] && common+=" (PYTHONUNBUFFERED not set)" || common+=" PYTHONUNBUFFERED=1"
@@ -172,7 +174,7 @@ scenario() {
         [[ $buffered == 1 ]] || env+=(PYTHONUNBUFFERED=1)
         for s in "$@"; do
             case $s in
-                buffered | stdbuf) ;;
+                buffered | stdbuf | shm=*) ;;
                 *:*=*)
                     local who=${s%%:*}
                     [[ ",$who," == *",$rank,"* ]] && env+=("${s#*:}")
@@ -183,6 +185,8 @@ scenario() {
         done
         local -a cmd=(env "${env[@]}" "$py" "$prog" "${argv[@]}" "${extra[@]}")
         [[ $line_buf == 1 ]] && cmd=(env "${env[@]}" stdbuf -oL -eL "$py" "$prog" "${argv[@]}" "${extra[@]}")
+        # shellcheck disable=SC2016
+        [[ -n $shm ]] && cmd=(unshare -m sh -c 'mount -t tmpfs -o "size=$0" tmpfs /dev/shm && exec "$@"' "$shm" "${cmd[@]}")
         [[ $uts == 1 ]] && cmd=(unshare -u sh -c "$uts_prog" "$host" "${cmd[@]}")
         {
             echo "rank${rank}_host=$([[ $uts == 1 ]] && echo "$host" || hostname)"
@@ -233,6 +237,10 @@ scenario two-hosts-2ranks-own-hostid healthy-eager "$limit" TERM "healthy --init
 scenario four-hosts rank-exception-debug-warn "$wd_limit" TERM \
     "rank-fails --init eager --fail-how exception --pg-timeout-s 30" NCCL_DEBUG=WARN
 scenario four-hosts healthy-eager-debug-warn "$limit" TERM "healthy --init eager" NCCL_DEBUG=WARN
+# A /dev/shm as small as a container's that was started without --shm-size or --ipc=host, and smaller
+scenario four-hosts dev-shm-64k-eager "$limit" TERM "healthy --init eager" shm=64k
+scenario four-hosts dev-shm-64k-lazy "$limit" TERM "healthy --init lazy" shm=64k
+scenario four-hosts dev-shm-64k-eager-debug-warn "$limit" TERM "healthy --init eager" shm=64k NCCL_DEBUG=WARN
 scenario four-hosts rank-device-assert-debug-warn "$wd_limit" TERM \
     "rank-fails --init eager --fail-how device-assert --pg-timeout-s 30" NCCL_DEBUG=WARN
 w1=("${wave_pids[@]}")
