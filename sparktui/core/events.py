@@ -81,6 +81,13 @@ class Finding:
     waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
 
+    def seen_after(self, other: Finding) -> bool:
+        """Whether this finding was first seen after ``other``: by the logs' clocks where both say a time,
+        else further down the same source (unknown: no)."""
+        if self.time is not None and other.time is not None:
+            return self.time > other.time
+        return self.first_seen.source == other.first_seen.source and self.first_seen.line > other.first_seen.line
+
 
 def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
     """A finding as the JSON outputs write it (``diagnose --json``, ``check --json``, the reports), ``rank``

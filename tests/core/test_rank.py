@@ -94,6 +94,10 @@ CASES = {
         [F("error", OTHER, time=9.0), F("waited", WAITED, severity=CRITICAL, time=5.0, waits=True)],
         ["waited", "error"],
     ),
+    "without clocks, an error further down the same log is seen after the wait": (
+        [F("error", OTHER, line=9), F("waited", WAITED, severity=CRITICAL, line=2, waits=True)],
+        ["waited", "error"],
+    ),
     "a wait below the cause it declares, seen after it": (
         [F("waited", WAITED, time=1.0, waits=True), F("driver", NAMED, time=9.0)],
         ["driver", "waited"],

@@ -335,7 +335,7 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
             f.waits_for_peers
             and not g.waits_for_peers
             and g.severity >= Severity.ERROR
-            and not _later(g, f)
+            and not g.seen_after(f)
             and f.category not in theirs
             and f.signature not in theirs
         )
@@ -367,11 +367,6 @@ def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[st
     return sorted(findings, key=key)
 
 
-def _later(f: Finding, g: Finding) -> bool:
-    """Whether the logs' clocks say ``f`` was first seen after ``g`` (unknown: no)."""
-    return f.time is not None and g.time is not None and f.time > g.time
-
-
 def name_consequences(ranked: list[Finding], nodes: Sequence[str]) -> list[Finding]:
     """Say on the root finding which nodes then waited for it: "the ranks on node-a and node-b then timed out
     or lost their peer (4 findings below), 29 s later". Where the root is itself a wait, name the nodes of
@@ -389,7 +384,7 @@ def name_consequences(ranked: list[Finding], nodes: Sequence[str]) -> list[Findi
             f"({'it' if one else 'they'} never called this collective, or {'is' if one else 'are'} stuck before it)."
         )
         return [replace(root, detail=f"{root.detail} {note}" if root.detail else note), *ranked[1:]]
-    waiting = [f for f in ranked[1:] if f.waits_for_peers and not _later(root, f)]
+    waiting = [f for f in ranked[1:] if f.waits_for_peers and not root.seen_after(f)]
     nodes = list(dict.fromkeys(n for f in waiting for n in f.nodes if n not in root.nodes))
     if not nodes:
         return ranked

@@ -46,7 +46,7 @@ def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> l
             kept.append(f)
         elif any(("" if sig.fallback else f.category, n) in explained for n in _places(f)):
             continue
-        elif not (_exit_status(f) and any(_before(e, f) and set(_places(e)) & set(_places(f)) for e in errors)):
+        elif not (_exit_status(f) and any(f.seen_after(e) and set(_places(e)) & set(_places(f)) for e in errors)):
             kept.append(told(f))
     return kept
 
@@ -60,13 +60,6 @@ def _places(f: Finding) -> tuple[str, ...]:
 def _exit_status(f: Finding) -> bool:
     """Whether ``f`` is a process's positive exit status (``exitcode: 1``), with no signal named."""
     return f.facts.get("exit", "").isdigit() and "signal" not in f.facts
-
-
-def _before(e: Finding, f: Finding) -> bool:
-    """Whether ``e`` was first seen before ``f``: earlier in the same source, else by the logs' clocks."""
-    if e.first_seen.source == f.first_seen.source:
-        return e.first_seen.line < f.first_seen.line
-    return e.time is not None and f.time is not None and e.time < f.time
 
 
 def told(finding: Finding) -> Finding:
