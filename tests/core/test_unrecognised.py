@@ -95,6 +95,15 @@ def test_on_a_log_that_names_no_node_its_own_signature_says_it_better() -> None:
     assert [f.signature for f in analyzer.finish().findings] == ["cuda-device-side-assert", "unrecognised-failure"]
 
 
+def test_an_exit_status_only_reports_the_exception_its_process_printed_before() -> None:
+    """torchrun's `failed (exitcode: 1)` after the rank's own ValueError, which no signature names (the real
+    capture tests/fixtures/torchrun/rank-raises-restarts): the exception is the finding, not the exit status."""
+    log = (ROOT / "tests/fixtures/torchrun/rank-raises-restarts/torchrun.log").read_text(encoding="utf-8")
+    found = diagnose(("node", log)).findings
+    assert found[0].facts["exception"] == "ValueError"
+    assert not [f for f in found if f.facts.get("exit") == "1"]
+
+
 def test_what_fails_after_an_orderly_shutdown_stays_quiet() -> None:
     assert not diagnose(("node", f"{SHUTDOWN}\n{AFTER_SHUTDOWN}")).findings
     assert diagnose(("node", f"{AFTER_SHUTDOWN}\n{SHUTDOWN}")).findings

@@ -7,9 +7,9 @@ a family (a port in use, out of memory, ...). Where another signature already na
 category on one of its nodes, that finding says it better and the fallback's is left out; one that no family
 could sort is left out where any other error is named on one of its nodes. An error that only says a rank
 waited for a peer or lost it (``waits_for_peers``) explains neither, except for a process's exit status: a
-positive one (not a signal) only reports the error the process printed before it, so any error named on its
-nodes before it, a wait for peers included, explains it. What is kept quotes the failure and, for a Python
-traceback, names the frame that raised it."""
+positive one (not a signal) only reports the error the process printed before it, so any error found on its
+nodes before it, named or not, a wait for peers included, explains it. What is kept quotes the failure and,
+for a Python traceback, names the frame that raised it."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> l
     named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR and not f.waits_for_peers]
     # (category, node) of every error a signature names, and "" for any category on a node
     explained = {(c, n) for f in named for c in (f.category, "") for n in _places(f)}
-    errors = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR]
+    # (what a process printed before it exited, named or not, is what its exit status reports)
+    errors = [f for f in findings if f.severity >= Severity.ERROR and not _exit_status(f)]
     kept = []
     for f in findings:
         sig = fallback(f)
