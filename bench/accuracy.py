@@ -9,7 +9,9 @@ several at a time:
     the label's ``category`` or one of its ``accept`` categories.
   * fixtures (``--fixtures``, default ``<repo>/tests/fixtures``): every ``<group>/<case>/`` directory, judged by
     ``expected.toml``. A ``root`` case is right when the first finding has that signature; its category (for
-    grouping) is the one the JSON output gives that signature. ``quiet = true`` cases are healthy.
+    grouping) is the one the JSON output gives that signature. ``quiet = true`` cases are healthy. A capture
+    scored before anyone studied it says so: ``unseen = { date = "YYYY-MM-DD", right = true|false }``, whether
+    its first finding then had the category now expected; they are reported per date, then and now.
 A healthy case is right when no finding has severity ``error`` or ``critical``; one that has is a false positive.
 
 The wild corpus is reported per collection batch (a label's ``batch``, 1 where it has none): a batch that nobody
@@ -57,6 +59,7 @@ class Case:
     accept: tuple[str, ...] = ()
     root: str | None = None
     batch: int | None = None  # the wild corpus's collection batch; None for a fixture
+    unseen: tuple[str, bool] | None = None  # a fixture scored before study: the date, and whether it was right
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ class Result:
     accept: list[str] = field(default_factory=list)
     root: str | None = None
     batch: int | None = None
+    unseen: tuple[str, bool] | None = None
 
 
 def wild_cases(corpus: Path) -> list[Case]:
@@ -112,10 +116,13 @@ def fixture_cases(fixtures: Path) -> tuple[list[Case], list[str]]:
     for directory in sorted(p for p in fixtures.glob("*/*") if p.is_dir()):
         name = f"{directory.parent.name}/{directory.name}"
         entry = expected.get(name, {})
+        unseen = (str(entry["unseen"]["date"]), bool(entry["unseen"]["right"])) if "unseen" in entry else None
         if entry.get("quiet"):
-            cases.append(Case(corpus="fixtures", name=name, path=directory, healthy=True, category=HEALTHY))
+            case = Case(corpus="fixtures", name=name, path=directory, healthy=True, category=HEALTHY, unseen=unseen)
+            cases.append(case)
         elif "root" in entry:
-            cases.append(Case(corpus="fixtures", name=name, path=directory, healthy=False, root=entry["root"]))
+            case = Case(corpus="fixtures", name=name, path=directory, healthy=False, root=entry["root"], unseen=unseen)
+            cases.append(case)
         else:
             unlabelled.append(name)
     return cases, unlabelled
@@ -168,6 +175,7 @@ def judge(case: Case, run: Run, categories: dict[str, str]) -> Result:
         accept=list(case.accept),
         root=case.root,
         batch=case.batch,
+        unseen=case.unseen,
     )
 
 
@@ -218,6 +226,17 @@ def report(title: str, results: list[Result], unlabelled: list[str], sealed: boo
     print()
 
 
+def report_unseen(results: list[Result]) -> None:
+    """The fixtures scored before anyone studied them, per date: right first then, and now."""
+    if any(r.unseen is not None for r in results):
+        print("== fixtures scored before study ==")
+    for date in sorted({r.unseen[0] for r in results if r.unseen is not None}):
+        batch = [r for r in results if r.unseen is not None and r.unseen[0] == date]
+        then = sum(r.unseen[1] for r in batch if r.unseen is not None)
+        now = sum(r.correct for r in batch)
+        print(f"  captured {date}, scored before study: {then} of {len(batch)} right then, {now} now")
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, metavar="DIR", help="wild corpus directory")
@@ -262,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
             title = f"wild batch {batch} ({args.corpus})"
             report(title, [r for r in wild if r.batch == batch], [], sealed=batch in args.sealed)
     if "fixtures" in selected:
-        report(f"fixtures ({args.fixtures})", [r for r in results if r.corpus == "fixtures"], unlabelled)
+        fixture_results = [r for r in results if r.corpus == "fixtures"]
+        report(f"fixtures ({args.fixtures})", fixture_results, unlabelled)
+        report_unseen(fixture_results)
     print(f"{len(cases)} cases in {elapsed:.1f} s ({workers} workers)")
     if args.json:
         shown = [r for r in results if r.batch not in args.sealed]
