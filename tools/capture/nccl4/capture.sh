@@ -237,6 +237,10 @@ scenario two-hosts-2ranks-own-hostid healthy-eager "$limit" TERM "healthy --init
 scenario four-hosts rank-exception-debug-warn "$wd_limit" TERM \
     "rank-fails --init eager --fail-how exception --pg-timeout-s 30" NCCL_DEBUG=WARN
 scenario four-hosts healthy-eager-debug-warn "$limit" TERM "healthy --init eager" NCCL_DEBUG=WARN
+# One node whose NCCL settings differ from the others' (an environment file that was not copied to every node)
+scenario four-hosts proto-ll-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" 3:NCCL_PROTO=LL
+scenario four-hosts buffsize-1m-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" 3:NCCL_BUFFSIZE=1048576
+scenario four-hosts algo-tree-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" 3:NCCL_ALGO=Tree
 # A /dev/shm as small as a container's that was started without --shm-size or --ipc=host, and smaller
 scenario four-hosts dev-shm-64k-eager "$limit" TERM "healthy --init eager" shm=64k
 scenario four-hosts dev-shm-64k-lazy "$limit" TERM "healthy --init lazy" shm=64k
