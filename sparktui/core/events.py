@@ -82,9 +82,9 @@ class Finding:
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
 
     def seen_after(self, other: Finding) -> bool:
-        """Whether this finding was first seen after ``other``: by the logs' clocks where both say a time,
-        else further down the same source (unknown: no)."""
-        if self.time is not None and other.time is not None:
+        """Whether this finding was first seen after ``other``: by the logs' clocks where both say a time and
+        the times differ, else further down the same source (unknown: no)."""
+        if self.time is not None and other.time is not None and self.time != other.time:
             return self.time > other.time
         return self.first_seen.source == other.first_seen.source and self.first_seen.line > other.first_seen.line
 

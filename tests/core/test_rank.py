@@ -98,6 +98,10 @@ CASES = {
         [F("error", OTHER, line=9), F("waited", WAITED, severity=CRITICAL, line=2, waits=True)],
         ["waited", "error"],
     ),
+    "clocks that say the same second: an error further down the same log is seen after the wait": (
+        [F("error", OTHER, time=5.0, line=9), F("waited", WAITED, severity=CRITICAL, time=5.0, line=2, waits=True)],
+        ["waited", "error"],
+    ),
     "a wait below the cause it declares, seen after it": (
         [F("waited", WAITED, time=1.0, waits=True), F("driver", NAMED, time=9.0)],
         ["driver", "waited"],
