@@ -4,7 +4,8 @@
 # Usage: tools/capture/ray/capture.sh [scenario ...]     (default: all scenarios)
 #
 # Needs two virtualenvs (see README.md): RAY_NEW_VENV (default /work/venvs/ray-new)
-# and RAY_OLD_VENV (default /work/venvs/ray-old).
+# and RAY_OLD_VENV (default /work/venvs/ray-old); python-version-mismatch also needs RAY_PY312_VENV
+# (default /work/venvs/ray-py312: the new Ray on another CPython minor version).
 #
 # Everything runs inside a private network namespace (`unshare --net`) that has only
 # the loopback interface. This keeps all Ray traffic on 127.0.0.0/8. It is also needed
@@ -27,6 +28,7 @@ REPO=$(cd "$HERE/../../.." && pwd)
 OUT=${RAY_CAPTURE_OUT:-$REPO/tests/fixtures/ray}
 NEW=${RAY_NEW_VENV:-/work/venvs/ray-new}
 OLD=${RAY_OLD_VENV:-/work/venvs/ray-old}
+PY312=${RAY_PY312_VENV:-/work/venvs/ray-py312}
 TMP=${RAY_CAPTURE_TMP:-/tmp/ray-capture}
 PORT=6379          # head GCS port
 WRONG_PORT=6380    # nothing listens here
@@ -37,7 +39,9 @@ ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mis
   driver-version-mismatch worker-wrong-port gpu-placement-group-infeasible
   gpu-placement-group-pending gpu-placement-group-infeasible-old driver-local-instance
   head-port-taken raylet-port-taken driver-node-ip-unknown
-  head-port-taken-old raylet-port-taken-old driver-node-ip-unknown-old start-flag-unknown)
+  head-port-taken-old raylet-port-taken-old driver-node-ip-unknown-old start-flag-unknown
+  worker-node-killed python-version-mismatch job-submit-wrong-address init-address-auto-no-cluster
+  runtime-env-pip-offline)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -150,12 +154,13 @@ start_head() { # FILE VENV [extra args]
   run_to "$file" $(head_cmd "$@")
 }
 
-start_worker() { # FILE VENV NODE_IP TEMPNAME ADDRESS [timeout-seconds]
+start_worker() { # FILE VENV NODE_IP TEMPNAME ADDRESS [timeout-seconds [extra ray start args]]
   local file=$1 v=$2 ip=$3 name=$4 addr=$5 tmo=${6:-120}
+  shift $(($# < 6 ? $# : 6))
   run_to "$file" timeout -k 5 "$tmo" "$v/bin/ray" start --address "$addr" \
     --node-ip-address "$ip" --num-cpus 1 --num-gpus 0 --object-store-memory 200000000 \
     --dashboard-agent-listen-port 52366 \
-    --temp-dir "$TMP/$name" --disable-usage-stats
+    --temp-dir "$TMP/$name" --disable-usage-stats "$@"
 }
 
 # copy_session TEMPNAME DEST FILES...: copy whole session log files (non-empty, <=1 MB).
@@ -231,6 +236,11 @@ version_mismatch() {
 }
 scenario_worker_version_mismatch() { version_mismatch worker-version-mismatch "$NEW" "$OLD"; }
 scenario_worker_version_mismatch_reverse() { version_mismatch worker-version-mismatch-reverse "$OLD" "$NEW"; }
+# The same Ray release on another CPython minor version (3.12 against the 3.11 head).
+scenario_python_version_mismatch() {
+  [ -x "$PY312/bin/ray" ] || { echo "capture.sh: missing $PY312/bin/ray (see README.md)" >&2; return 1; }
+  version_mismatch python-version-mismatch "$NEW" "$PY312"
+}
 
 # A 2.40 driver (ray.init(address=...)) against a 2.60 head, with no worker involved.
 # (worker-version-mismatch also has such a driver.log; this one stands alone.)
@@ -257,7 +267,7 @@ scenario_worker_wrong_port() {
     --dashboard-agent-listen-port 52366 --temp-dir "$TMP/worker" --disable-usage-stats
   stop_all
   # The same with the older Ray, for the older message texts.
-  start_worker worker-ray$OLD_VER.log "$OLD" 127.0.0.4 worker "$HEAD_IP:$WRONG_PORT" 90
+  start_worker "worker-ray$OLD_VER.log" "$OLD" 127.0.0.4 worker "$HEAD_IP:$WRONG_PORT" 90
   stop_all
 }
 
@@ -290,6 +300,77 @@ placement_group() {
 scenario_gpu_placement_group_infeasible() { placement_group gpu-placement-group-infeasible "$NEW" 0 1; }
 scenario_gpu_placement_group_infeasible_old() { placement_group "gpu-placement-group-infeasible-ray$OLD_VER" "$OLD" 0 1; }
 scenario_gpu_placement_group_pending() { placement_group gpu-placement-group-pending "$NEW" 1 0; }
+
+# The worker node's raylet is killed (SIGKILL, as the kernel's OOM killer or a lost host would) while an actor
+# and a task that a custom resource pins to that node run; the capture lasts until the GCS marks the node dead
+# and the driver has its errors.
+scenario_worker_node_killed() {
+  new_scenario worker-node-killed
+  start_head head.log "$NEW"
+  start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT" 120 --resources '{"pinned": 1}'
+  wait_nodes "$NEW" 2 30 || say "  worker did not show up in ray status"
+  local t0 rc dpid i raylet
+  local cmd=("$NEW/bin/python" -u "$HERE/pinned_driver.py" --address "$HEAD_IP:$PORT" --resource pinned)
+  t0=$(date +%s.%N)
+  timeout -k 5 300 "${cmd[@]}" >"$D/driver.log" 2>&1 </dev/null &
+  dpid=$!
+  STARTED_PIDS+=("$dpid")
+  for i in $(seq 1 120); do
+    grep -q 'actor call and task started' "$D/driver.log" && break
+    sleep 1
+  done
+  sleep 3   # the task's worker process has started by now
+  raylet=$(pgrep -f -- "raylet.*$TMP/worker/" | head -n 1)
+  if [ -n "$raylet" ]; then
+    kill -KILL "$raylet"
+    echo "worker raylet (pid $raylet) killed with SIGKILL after $(elapsed "$t0")s" >>"$D/meta.txt"
+    say "  worker raylet $raylet killed"
+  else
+    say "  no worker raylet found"
+  fi
+  wait "$dpid"; rc=$?
+  printf '%s\trc=%s\t%.1fs\t%s\n' driver.log "$rc" "$(elapsed "$t0")" "${cmd[*]}" >>"$D/meta.txt"
+  say "  driver.log rc=$rc"
+  run_to status.log "$NEW/bin/ray" status --address "$HEAD_IP:$PORT"
+  copy_session head head-session "${SESSION_FILES[@]}"
+  copy_session worker worker-session "${SESSION_FILES[@]}"
+  stop_all
+}
+
+# `ray job submit` to a dashboard address where nothing listens (the head runs; 8266 instead of 8265).
+scenario_job_submit_wrong_address() {
+  new_scenario job-submit-wrong-address
+  start_head head.log "$NEW"
+  run_to job-submit.log timeout -k 5 150 "$NEW/bin/ray" job submit --address http://127.0.0.1:8266 \
+    -- python -c 'print(1)'
+  run_to "job-submit-ray$OLD_VER.log" timeout -k 5 150 "$OLD/bin/ray" job submit \
+    --address http://127.0.0.1:8266 -- python -c 'print(1)'
+  stop_all
+}
+
+# ray.init(address="auto") with no cluster on this node, from both Ray releases.
+scenario_init_address_auto_no_cluster() {
+  new_scenario init-address-auto-no-cluster
+  mkdir -p "$TMP/driver"
+  run_to driver.log env RAY_TMPDIR="$TMP/driver" "$NEW/bin/python" -u "$HERE/init_driver.py" --mode auto
+  run_to "driver-ray$OLD_VER.log" env RAY_TMPDIR="$TMP/driver" \
+    "$OLD/bin/python" -u "$HERE/init_driver.py" --mode auto
+  stop_all
+}
+
+# A job whose runtime environment asks pip for a package, on a node with no network (the namespace has lo only):
+# a local instance started by ray.init(), and the runtime env agent's logs of the failed install.
+scenario_runtime_env_pip_offline() {
+  new_scenario runtime-env-pip-offline
+  mkdir -p "$TMP/driver"
+  run_to driver.log env RAY_TMPDIR="$TMP/driver" timeout -k 5 300 \
+    "$NEW/bin/python" -u "$HERE/init_driver.py" --mode local --pip emoji==2.14.1
+  local logs="$TMP/driver/ray/session_latest/logs"
+  # shellcheck disable=SC2046  # file names Ray chose (runtime_env_setup-<job>.log): no spaces
+  copy_session driver/ray driver-session raylet.out runtime_env_agent.log \
+    $(cd "$logs" 2>/dev/null && ls runtime_env_setup*.log 2>/dev/null)
+  stop_all
+}
 
 scenario_driver_local_instance() {
   new_scenario driver-local-instance

@@ -11,6 +11,8 @@
 * `--node-ip IP` (with `--mode address`): the driver says it runs on IP, an address
   no node of the cluster has (as on a multi-homed host where the driver and its
   raylet pick different interfaces).
+* `--pip PKG`: the job's runtime environment asks for PKG from pip (`runtime_env={"pip": [PKG]}`), which Ray
+  installs on the node before the task runs.
 
 Lines that this script prints itself start with `init_driver:`.
 """
@@ -26,17 +28,19 @@ def main() -> int:
     ap.add_argument("--mode", choices=["local", "auto", "address"], required=True)
     ap.add_argument("--address")
     ap.add_argument("--node-ip")
+    ap.add_argument("--pip")
     args = ap.parse_args()
 
     print(f"init_driver: ray {ray.__version__}, python {sys.version.split()[0]}, mode={args.mode}", flush=True)
+    runtime_env = {"runtime_env": {"pip": [args.pip]}} if args.pip else {}
     if args.mode == "local":
-        print("init_driver: ray.init()", flush=True)
-        ray.init()
+        print(f"init_driver: ray.init({runtime_env or ''})", flush=True)
+        ray.init(**runtime_env)
     else:
         address = "auto" if args.mode == "auto" else args.address
         given = {"_node_ip_address": args.node_ip} if args.node_ip else {}
         print(f"init_driver: ray.init(address={address!r}, {given})", flush=True)
-        ray.init(address=address, **given)
+        ray.init(address=address, **given, **runtime_env)
 
     print(f"init_driver: cluster_resources={ray.cluster_resources()}", flush=True)
     print(f"init_driver: nodes alive={sum(1 for n in ray.nodes() if n['Alive'])}", flush=True)

@@ -58,6 +58,9 @@ ALL_SCENARIOS=(
   hub-offline-not-cached
   flag-unknown
   flag-bad-choice
+  chat-template-missing
+  kv-cache-fp8
+  ray-backend-no-cluster
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -333,6 +336,24 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
     flag-bad-choice)
       # A value outside a flag's choices.
       LAUNCH=cli run_server flag-bad-choice 120 0 "$BASE" "${COMMON[@]}" --dtype float8 ;;
+    chat-template-missing)
+      # A chat template path that is not on this node (a launch line copied from another machine).
+      run_server chat-template-missing 180 1 --model "$BASE" "${COMMON[@]}" \
+        --chat-template /nonexistent/template.jinja ;;
+    kv-cache-fp8)
+      # An FP8 KV cache (a flag copied from a GPU launch), asked of the CPU build: it starts and serves. (Meant to
+      # capture a refused --kv-cache-dtype; vLLM CPU 0.32 also started with nvfp4, fp8_ds_mla, int8_per_token_head
+      # and turboquant_4bit_nc, so no value of the flag fails at start-up here.)
+      run_server kv-cache-fp8 180 1 --model "$BASE" "${COMMON[@]}" --kv-cache-dtype fp8 ;;
+    ray-backend-no-cluster)
+      # The Ray backend with RAY_ADDRESS naming a port where no Ray runs. This venv has no Ray (see
+      # ray-backend-without-ray): RAY_PYTHONPATH names a folder holding Ray 2.60 and msgpack
+      # (pip install --no-deps --target DIR ray==2.60.0 msgpack), put on PYTHONPATH for this run only.
+      # In a namespace with only lo, as tools/capture/ray does, so that Ray's address look-up stays on loopback.
+      EXTRA_ENV_NOTE="RAY_ADDRESS=127.0.0.1:6390 (nothing listens) PYTHONPATH=<ray 2.60> VLLM_CPU_OMP_THREADS_BIND=0|1; unshare --net"
+      RAY_ADDRESS=127.0.0.1:6390 PYTHONPATH="${RAY_PYTHONPATH:-/work/venvs/ray-for-vllm}" NO_NETWORK=1 \
+        VLLM_CPU_OMP_THREADS_BIND='0|1' run_server ray-backend-no-cluster 240 1 --model "$BASE" "${COMMON[@]}" \
+        --distributed-executor-backend ray --tensor-parallel-size 2 ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
