@@ -104,6 +104,14 @@ def test_an_exit_status_only_reports_the_exception_its_process_printed_before() 
     assert not [f for f in found if f.facts.get("exit") == "1"]
 
 
+def test_the_causes_in_a_chain_of_exceptions_go_with_the_named_one_it_ends_in() -> None:
+    """`ray job submit` to an address where nothing answers (the real capture
+    tests/fixtures/ray/job-submit-wrong-address): urllib3's and requests' refused connections, chained by
+    Python to Ray's own ConnectionError, which a signature names, are not findings of their own."""
+    log = (ROOT / "tests/fixtures/ray/job-submit-wrong-address/job-submit.log").read_text(encoding="utf-8")
+    assert [f.signature for f in diagnose(("head", log)).findings] == ["ray-dashboard-unreachable"]
+
+
 def test_what_fails_after_an_orderly_shutdown_stays_quiet() -> None:
     assert not diagnose(("node", f"{SHUTDOWN}\n{AFTER_SHUTDOWN}")).findings
     assert diagnose(("node", f"{AFTER_SHUTDOWN}\n{SHUTDOWN}")).findings

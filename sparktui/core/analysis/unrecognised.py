@@ -8,7 +8,9 @@ category on one of its nodes, that finding says it better and the fallback's is 
 could sort is left out where any other error is named on one of its nodes. An error that only says a rank
 waited for a peer or lost it (``waits_for_peers``) explains neither, except for a process's exit status: a
 positive one (not a signal) only reports the error the process printed before it, so any error found on its
-nodes before it, named or not, a wait for peers included, explains it. What is kept quotes the failure and,
+nodes before it, named or not, a wait for peers included, explains it. An exception that Python chained to
+another below it (``The above exception was the direct cause ...``, ``During handling ...``) is explained by
+a named error found after it on its nodes: the chain ends in that one. What is kept quotes the failure and,
 for a Python traceback, names the frame that raised it."""
 
 from __future__ import annotations
@@ -45,17 +47,39 @@ def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> l
         sig = fallback(f)
         if sig is None:
             kept.append(f)
-        elif any(("" if sig.fallback else f.category, n) in explained for n in _places(f)):
             continue
-        elif not (_exit_status(f) and any(f.seen_after(e) and set(_places(e)) & set(_places(f)) for e in errors)):
+        said = any(("" if sig.fallback else f.category, n) in explained for n in _places(f))
+        # (a cause in a chain of exceptions whose last one a signature names; an exit status after its error)
+        chain = _chained(f) and any(e.seen_after(f) and _meet(e, f) for e in named)
+        reported = _exit_status(f) and any(f.seen_after(e) and _meet(e, f) for e in errors)
+        if not (said or chain or reported):
             kept.append(told(f))
     return kept
+
+
+def _meet(a: Finding, b: Finding) -> bool:
+    """Whether ``a`` and ``b`` were seen in one place (a node, or a log that names none)."""
+    return bool(set(_places(a)) & set(_places(b)))
 
 
 def _places(f: Finding) -> tuple[str, ...]:
     """Where ``f`` was seen: its nodes, else (a log whose first lines read as notes names no node) the source
     it was first seen in, which no node name can be mistaken for."""
     return tuple(f.nodes) if f.nodes else (f"\x00{f.first_seen.source}",)
+
+
+#: What Python prints between the exceptions of a chain: the one above is the cause of (or was being handled
+#: when) the one below, which is the failure the chain ends in.
+_CHAIN = (
+    "The above exception was the direct cause of the following exception",
+    "During handling of the above exception",
+)
+
+
+def _chained(f: Finding) -> bool:
+    """Whether every failure line kept as ``f``'s evidence is followed, in the lines kept after it, by the words
+    that chain it to another exception below: a cause, which that exception speaks for."""
+    return bool(f.evidence) and all(any(c in line for c in _CHAIN for line in e.after) for e in f.evidence)
 
 
 def _exit_status(f: Finding) -> bool:
