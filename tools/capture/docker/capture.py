@@ -27,6 +27,19 @@ SCENARIOS = {
     "image-not-local": ["run", "--rm", "--pull", "never", ENGINE_IMAGE, "vllm", "serve", "Qwen/Qwen3-8B"],
     # --gpus all on an engine without the NVIDIA container toolkit.
     "gpus-without-nvidia-runtime": ["run", "--rm", "--gpus", "all", "--network", "none", "{image}", "true"],
+    # --runtime nvidia on an engine where the NVIDIA container runtime is not registered.
+    "runtime-nvidia-unknown": ["run", "--rm", "--runtime", "nvidia", "--network", "none", "{image}", "true"],
+    # the model folder bind-mounted from a path this node does not have (copied to the head only).
+    "model-mount-missing": [
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--mount",
+        "type=bind,source=/models/Qwen3-8B,target=/models/Qwen3-8B",
+        "{image}",
+        "true",
+    ],
 }
 
 
