@@ -102,6 +102,11 @@ def test_an_exit_status_only_reports_the_exception_its_process_printed_before() 
     found = diagnose(("node", log)).findings
     assert found[0].facts["exception"] == "ValueError"
     assert not [f for f in found if f.facts.get("exit") == "1"]
+    # torchrun stopping the healthy rank (exitcode -15, SIGTERM) once rank 1 was killed
+    killed = (ROOT / "tests/fixtures/torchrun/rank-host-oom/torchrun.log").read_text(encoding="utf-8")
+    found = diagnose(("node", killed)).findings
+    assert found[0].signature == "process-killed-sigkill"
+    assert not [f for f in found if f.facts.get("exit") == "-15"]
 
 
 def test_the_causes_in_a_chain_of_exceptions_go_with_the_named_one_it_ends_in() -> None:

@@ -7,8 +7,9 @@ a family (a port in use, out of memory, ...). Where another signature already na
 category on one of its nodes, that finding says it better and the fallback's is left out; one that no family
 could sort is left out where any other error is named on one of its nodes. An error that only says a rank
 waited for a peer or lost it (``waits_for_peers``) explains neither, except for a process's exit status: a
-positive one (not a signal) only reports the error the process printed before it, so any error found on its
-nodes before it, named or not, a wait for peers included, explains it. An exception that Python chained to
+positive one only reports the error the process printed before it, and -15 a stop asked for (torchrun stops
+the other ranks once one failed), so any error found on its nodes before it, named or not, a wait for peers
+included, explains it. An exception that Python chained to
 another below it (``The above exception was the direct cause ...``, ``During handling ...``) is explained by
 a named error found after it on its nodes: the chain ends in that one. What is kept quotes the failure and,
 for a Python traceback, names the frame that raised it."""
@@ -83,8 +84,11 @@ def _chained(f: Finding) -> bool:
 
 
 def _exit_status(f: Finding) -> bool:
-    """Whether ``f`` is a process's positive exit status (``exitcode: 1``), with no signal named."""
-    return f.facts.get("exit", "").isdigit() and "signal" not in f.facts
+    """Whether ``f`` is an exit status that only reports what came before it: a positive one (``exitcode: 1``,
+    the process's own error) or -15 (SIGTERM: it was asked to stop, as torchrun stops the other ranks once one
+    has failed), with no other signal named."""
+    code = f.facts.get("exit", "")
+    return (code.isdigit() or code == "-15") and "signal" not in f.facts
 
 
 def told(finding: Finding) -> Finding:
