@@ -259,6 +259,25 @@ scenario four-hosts rank-oom "$wd_limit" TERM "rank-fails --init eager --fail-ho
 scenario four-hosts rank-oom-stays "$wd_limit" TERM \
     "rank-fails --init eager --fail-how oom-stay --fail-delay-s 20 --pg-timeout-s 30"
 [[ ${#wave_pids[@]} -gt 0 ]] && wait "${wave_pids[@]}"
+
+# --- wave 3: another process (a stale engine) holds all but 1 GiB of the GPU when the ranks start ----------
+holder_key=four-hosts-gpu-held-by-other-process
+if [[ $holder_key =~ $only ]]; then
+    note "wave 3 starts"
+    "$py" -c 'import sys, time, torch
+free, total = torch.cuda.mem_get_info()
+held = torch.empty(free - (1 << 30), dtype=torch.uint8, device="cuda")
+print(f"holder: holding {held.numel() >> 20} MiB of {total >> 20} MiB", flush=True)
+time.sleep(900)' >"$work/holder.log" 2>&1 &
+    holder=$!
+    for _ in $(seq 1 600); do grep -q holding "$work/holder.log" && break; sleep 0.1; done
+    note "$(cat "$work/holder.log")"
+    wave_pids=()
+    scenario four-hosts gpu-held-by-other-process "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30"
+    [[ ${#wave_pids[@]} -gt 0 ]] && wait "${wave_pids[@]}"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null
+fi
 note "all ranks ended"
 
 legend="exit codes: 0 ok; 1 Python exception; 124 ended by timeout's SIGTERM; 134 SIGABRT (torch took the process down); 137 SIGKILL (timeout -s KILL, or -k 10 s after SIGTERM)"
