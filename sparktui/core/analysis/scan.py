@@ -131,15 +131,14 @@ class Rules:
         families whose words the line holds, else the fallback signature itself."""
         return filed(self.families.get(owner, ()), line, owner)
 
-    def continued(self, owner: int, lines: Sequence[str], index: int) -> list[str]:
+    def continued(self, owner: int, lines: Sequence[str], index: int, timed: bool) -> list[str]:
         """The lines after ``lines[index]`` that go on with its message (a logger that wraps at the terminal's
         width, as Rich's does; a message of several lines), at most :data:`CONTINUED`: up to a blank line, a
         line that says its own program or level, a line that says a time where the failure line said none,
         or a failure line of its own. (Where the failure line says a time too, a collector put one before
         every line, as ``kubectl logs --timestamps`` and ``docker logs -t`` do: a time then starts no new
-        message.)"""
+        message.) ``timed``: whether the failure line said a time."""
         shapes = self.shapes[owner]
-        timed = classify(lines[index]).time is not None
         found = []
         for text in lines[index + 1 : index + 1 + CONTINUED]:
             said = classify(text)
@@ -431,7 +430,7 @@ class Scan:
                 owner = self.rules.family(rule.owner, line)
                 if owner == rule.owner:  # no family in the line: its message may go on below it
                     lines = lines if lines is not None else block.split("\n")
-                    more = self.rules.continued(rule.owner, lines, index)
+                    more = self.rules.continued(rule.owner, lines, index, cls.time is not None)
                     owner = self.rules.family(rule.owner, " ".join((line, *more)))
                 sig = self.rules.signatures[owner]
                 node = self.home(cls)

@@ -9,10 +9,10 @@ could sort is left out where any other error is named on one of its nodes. An er
 waited for a peer or lost it (``waits_for_peers``) explains neither, except for a process's exit status: a
 positive one only reports the error the process printed before it, and -15 a stop asked for (torchrun stops
 the other ranks once one failed), so any error found on its nodes before it, named or not, a wait for peers
-included, explains it. An exception that Python chained to
-another below it (``The above exception was the direct cause ...``, ``During handling ...``) is explained by
-a named error found after it on its nodes: the chain ends in that one. What is kept quotes the failure and,
-for a Python traceback, names the frame that raised it."""
+included, explains it. An exception that Python chained to another below it (``The above exception was the
+direct cause ...``, ``During handling ...``) is explained by a named error found after it on its nodes: the
+chain ends in that one. What is kept quotes the failure and, for a Python traceback, names the frame that
+raised it."""
 
 from __future__ import annotations
 
