@@ -11,7 +11,8 @@ several at a time:
     ``expected.toml``. A ``root`` case is right when the first finding has that signature; its category (for
     grouping) is the one the JSON output gives that signature. ``quiet = true`` cases are healthy. A capture
     scored before anyone studied it says so: ``unseen = { date = "YYYY-MM-DD", right = true|false }``, whether
-    its first finding then had the category now expected; they are reported per date, then and now.
+    its first finding then had the category now expected, with ``wave = N`` where one day saw several waves of
+    captures each studied before the next; they are reported per date and wave, then and now.
 A healthy case is right when no finding has severity ``error`` or ``critical``; one that has is a false positive.
 
 The wild corpus is reported per collection batch (a label's ``batch``, 1 where it has none): a batch that nobody
@@ -116,7 +117,7 @@ def fixture_cases(fixtures: Path) -> tuple[list[Case], list[str]]:
     for directory in sorted(p for p in fixtures.glob("*/*") if p.is_dir()):
         name = f"{directory.parent.name}/{directory.name}"
         entry = expected.get(name, {})
-        unseen = (str(entry["unseen"]["date"]), bool(entry["unseen"]["right"])) if "unseen" in entry else None
+        unseen = (_captured(entry["unseen"]), bool(entry["unseen"]["right"])) if "unseen" in entry else None
         if entry.get("quiet"):
             case = Case(corpus="fixtures", name=name, path=directory, healthy=True, category=HEALTHY, unseen=unseen)
             cases.append(case)
@@ -226,8 +227,14 @@ def report(title: str, results: list[Result], unlabelled: list[str], sealed: boo
     print()
 
 
+def _captured(unseen: dict[str, object]) -> str:
+    """When a wave of captures was scored: its date, and its wave where that day had several."""
+    wave = unseen.get("wave")
+    return f"{unseen['date']}{f' (wave {wave})' if wave else ''}"
+
+
 def report_unseen(results: list[Result]) -> None:
-    """The fixtures scored before anyone studied them, per date: right first then, and now."""
+    """The fixtures scored before anyone studied them, per date and wave: right first then, and now."""
     if any(r.unseen is not None for r in results):
         print("== fixtures scored before study ==")
     for date in sorted({r.unseen[0] for r in results if r.unseen is not None}):

@@ -61,6 +61,18 @@ class Stall:
 
 
 @dataclass(frozen=True, slots=True)
+class Differ:
+    """A failure found from versions: two nodes printed different versions of ``component`` (a key of
+    :data:`COMPONENTS` whose version a stage track reads)."""
+
+    component: str
+
+    @property
+    def fact(self) -> str:
+        return COMPONENTS[self.component][1]
+
+
+@dataclass(frozen=True, slots=True)
 class Metric:
     """A failure found from a server's readings (the lines a metrics source writes, see
     :mod:`sparktui.core.serving.record`): the gauge ``busy`` above zero while the counter ``still`` has not
@@ -122,6 +134,7 @@ class Signature:
     context: Context | None = None
     stall: Stall | None = None
     metric: Metric | None = None
+    differ: Differ | None = None
     match_examples: tuple[Example, ...] = ()
     no_match_examples: tuple[Example, ...] = ()
     log_examples: tuple[Example, ...] = ()
@@ -144,7 +157,9 @@ class Signature:
 
     @property
     def kind(self) -> str:
-        return "stall" if self.stall is not None else "metric" if self.metric is not None else "line"
+        if self.stall is not None:
+            return "stall"
+        return "metric" if self.metric is not None else "differ" if self.differ is not None else "line"
 
     @property
     def explanation(self) -> str:
@@ -527,8 +542,12 @@ def load_signature(path: Path) -> Signature:
         if not common["log_examples"]:
             raise CatalogueError(path, "examples.log", "a metric signature needs log examples (readings)")
         return Signature(**common, metric=_metric(path, r.table("metric")))
+    if kind == "differ":
+        if not common["log_examples"]:
+            raise CatalogueError(path, "examples.log", "a differ signature needs log examples")
+        return Signature(**common, differ=_differ(path, r.table("differ")))
     if kind != "line":
-        raise CatalogueError(path, "kind", f"unknown kind {kind!r} (line, stall or metric)")
+        raise CatalogueError(path, "kind", f"unknown kind {kind!r} (line, stall, metric or differ)")
     match = r.table("match")
     any_ = tuple(_pattern(path, f"match.any[{i}]", p) for i, p in enumerate(match.texts("any")))
     if not any_:
@@ -693,6 +712,17 @@ def _metric(path: Path, m: Table) -> Metric:
     if still not in COUNTERS:
         raise CatalogueError(path, "metric.still", f"unknown counter {still!r} (one of {', '.join(COUNTERS)})")
     return Metric(busy, still, m.seconds("still_for", default=STILL_FOR))
+
+
+def _differ(path: Path, d: Table) -> Differ:
+    d.known(("component",))
+    component = d.text("component")
+    versioned = [c for c, (_, fact) in COMPONENTS.items() if fact]
+    if component not in versioned:
+        raise CatalogueError(
+            path, "differ.component", f"{component!r} has no version in the logs (one of {', '.join(versioned)})"
+        )
+    return Differ(component)
 
 
 def _check_stall_refs(sig: Signature, tracks: Mapping[str, Track]) -> None:

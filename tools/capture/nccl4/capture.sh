@@ -27,7 +27,7 @@
 # its dump wait); BASE_PORT (29600); GOOD_IFNAME (auto: the default route's interface, else the
 # first one that is not lo, else lo); SCENARIO_EXTRA_ARGS (added to every scenario.py command,
 # e.g. "--backend gloo" for a dry run without a GPU); ONLY (a regex: run only the scenario folders
-# whose name matches).
+# whose name matches); OTHER_NCCL (the path of another libnccl.so.2: adds other-nccl-rank3).
 set -u
 
 out=${1:?usage: capture.sh OUTDIR}
@@ -247,6 +247,18 @@ scenario four-hosts dev-shm-64k-lazy "$limit" TERM "healthy --init lazy" shm=64k
 scenario four-hosts dev-shm-64k-eager-debug-warn "$limit" TERM "healthy --init eager" shm=64k NCCL_DEBUG=WARN
 scenario four-hosts rank-device-assert-debug-warn "$wd_limit" TERM \
     "rank-fails --init eager --fail-how device-assert --pg-timeout-s 30" NCCL_DEBUG=WARN
+# Settings copied from another system: an algorithm this fabric has not (NVLS needs NVLink SHARP), a network
+# plugin that is not installed; and torch's blocking wait instead of the watchdog's asynchronous abort.
+scenario four-hosts algo-nvls "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" NCCL_ALGO=NVLS
+scenario four-hosts net-plugin-missing "$limit" TERM "healthy --init eager" NCCL_NET_PLUGIN=libnccl-net-absent.so
+scenario four-hosts first-collective-hang-blocking-wait "$wd_limit" TERM \
+    "first-collective-hang --init eager --pg-timeout-s 30" TORCH_NCCL_BLOCKING_WAIT=1
+# Rank 3's node has another NCCL than the others (another image): OTHER_NCCL names its libnccl.so.2, which
+# rank 3 loads before torch's own (LD_PRELOAD).
+if [[ -n ${OTHER_NCCL:-} ]]; then
+    scenario four-hosts other-nccl-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" \
+        "3:LD_PRELOAD=$OTHER_NCCL"
+fi
 w1=("${wave_pids[@]}")
 wave_pids=()
 note "wave 1: $n_started scenarios started"
