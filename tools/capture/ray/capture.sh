@@ -41,7 +41,7 @@ ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mis
   head-port-taken raylet-port-taken driver-node-ip-unknown
   head-port-taken-old raylet-port-taken-old driver-node-ip-unknown-old start-flag-unknown
   worker-node-killed python-version-mismatch job-submit-wrong-address init-address-auto-no-cluster
-  runtime-env-pip-offline)
+  runtime-env-pip-offline worker-dashboard-port head-node-ip-not-local client-gcs-port)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -431,6 +431,35 @@ scenario_start_flag_unknown() {
   new_scenario start-flag-unknown
   run_to start-flag.log "$NEW/bin/ray" start --head --port "$PORT" --temp-dir "$TMP/head" --enable-flux-capacitor
   run_to start-bad-value.log "$NEW/bin/ray" start --head --port not-a-port --temp-dir "$TMP/head"
+  stop_all
+}
+
+# A worker pointed at the head's dashboard port (8265, HTTP) instead of its GCS port (6379): the address a user
+# copies from the dashboard URL. Cut at 90 s like worker-wrong-port; the same with the older Ray.
+scenario_worker_dashboard_port() {
+  new_scenario worker-dashboard-port
+  start_head head.log "$NEW"
+  start_worker worker.log "$NEW" 127.0.0.4 worker "$HEAD_IP:8265" 90
+  start_worker "worker-ray$OLD_VER.log" "$OLD" 127.0.0.4 worker-old "$HEAD_IP:8265" 90
+  stop_all
+}
+
+# A head told a --node-ip-address that no interface of this host has (an address copied from another node). The
+# namespace has only lo, so nothing can leave the host whatever Ray does with that address.
+scenario_head_node_ip_not_local() {
+  new_scenario head-node-ip-not-local
+  run_to head.log timeout -k 5 150 "$NEW/bin/ray" start --head --node-ip-address 10.254.254.254 --port "$PORT" \
+    --num-cpus 1 --num-gpus 0 --object-store-memory 200000000 --temp-dir "$TMP/head" --disable-usage-stats
+  copy_session head head-session "${SESSION_FILES[@]}"
+  stop_all
+}
+
+# A Ray Client driver (ray.init("ray://...")) given the head's GCS port (6379) instead of the client server's (10001).
+scenario_client_gcs_port() {
+  new_scenario client-gcs-port
+  start_head head.log "$NEW"
+  run_to driver.log timeout -k 5 150 "$NEW/bin/python" -u "$HERE/init_driver.py" \
+    --mode address --address "ray://$HEAD_IP:$PORT"
   stop_all
 }
 

@@ -8,6 +8,7 @@
   `ConnectionError: Could not find any running Ray instance. ...`.
 * `--mode address --address HOST:PORT`: `ray.init(address=HOST:PORT)`, used to
   connect a driver of one Ray version to a cluster of another.
+  A `ray://HOST:PORT` address makes it a Ray Client driver (`client-gcs-port`).
 * `--node-ip IP` (with `--mode address`): the driver says it runs on IP, an address
   no node of the cluster has (as on a multi-homed host where the driver and its
   raylet pick different interfaces).

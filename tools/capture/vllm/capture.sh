@@ -61,6 +61,10 @@ ALL_SCENARIOS=(
   chat-template-missing
   kv-cache-fp8
   ray-backend-no-cluster
+  remote-code-not-trusted
+  tokenizer-config-corrupt
+  batched-tokens-below-max-model-len
+  tensor-parallel-3
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -94,6 +98,33 @@ from transformers.models.qwen2.modeling_qwen2 import (
 class Qwen9ForCausalLM(Qwen2ForCausalLM):
     pass
 EOF
+  # Variant: a model that ships its own code (auto_map names its config and model classes, as many Hub models
+  # do), for a server started without --trust-remote-code. The code itself would load.
+  mk_variant remote-code-needed '
+c["model_type"] = "qwen9"
+c["architectures"] = ["Qwen9ForCausalLM"]
+c["auto_map"] = {"AutoConfig": "configuration_qwen9.Qwen9Config",
+                 "AutoModelForCausalLM": "modeling_qwen9.Qwen9ForCausalLM"}'
+  cat > "$MODELS/remote-code-needed/configuration_qwen9.py" <<'EOF'
+from transformers import Qwen2Config
+
+
+class Qwen9Config(Qwen2Config):
+    model_type = "qwen9"
+EOF
+  cat > "$MODELS/remote-code-needed/modeling_qwen9.py" <<'EOF'
+from transformers import Qwen2ForCausalLM
+
+from .configuration_qwen9 import Qwen9Config
+
+
+class Qwen9ForCausalLM(Qwen2ForCausalLM):
+    config_class = Qwen9Config
+EOF
+  # Variant: tokenizer_config.json cut short (a copy interrupted part-way): no longer valid JSON.
+  mk_variant tokenizer-config-corrupt ''
+  local tok="$MODELS/tokenizer-config-corrupt/tokenizer_config.json"
+  truncate -s $(( $(stat -c %s "$tok") / 2 )) "$tok"
   # Variant: the weights file cut to half its size, as an interrupted download or copy leaves it.
   mk_variant truncated-weights ''
   local weights="$MODELS/truncated-weights/model.safetensors"
@@ -354,6 +385,22 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       RAY_ADDRESS=127.0.0.1:6390 PYTHONPATH="${RAY_PYTHONPATH:-/work/venvs/ray-for-vllm}" NO_NETWORK=1 \
         VLLM_CPU_OMP_THREADS_BIND='0|1' run_server ray-backend-no-cluster 240 1 --model "$BASE" "${COMMON[@]}" \
         --distributed-executor-backend ray --tensor-parallel-size 2 ;;
+    remote-code-not-trusted)
+      # A model with its own code (auto_map) served without --trust-remote-code.
+      run_server remote-code-not-trusted 180 1 --model "$MODELS/remote-code-needed" "${COMMON[@]}" ;;
+    tokenizer-config-corrupt)
+      # tokenizer_config.json truncated to half (not valid JSON any more); the weights and config.json are whole.
+      run_server tokenizer-config-corrupt 180 1 --model "$MODELS/tokenizer-config-corrupt" "${COMMON[@]}" ;;
+    batched-tokens-below-max-model-len)
+      # Chunked prefill turned off with a token budget per step (300) below --max-model-len (512): a prompt of
+      # full length could never be scheduled.
+      run_server batched-tokens-below-max-model-len 180 1 --model "$BASE" "${COMMON[@]}" \
+        --no-enable-chunked-prefill --max-num-batched-tokens 300 ;;
+    tensor-parallel-3)
+      # --tensor-parallel-size 3 (three nodes or GPUs) for a model with 4 attention heads and 2 KV heads.
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0|1|0"
+      VLLM_CPU_OMP_THREADS_BIND='0|1|0' run_server tensor-parallel-3 240 1 --model "$BASE" "${COMMON[@]}" \
+        --tensor-parallel-size 3 ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
