@@ -21,8 +21,8 @@
 #                       killer ends it (root; cgroup v1 or v2 with the memory controller)
 #   nccl-no-gpu         init_process_group("nccl") on a host where torch sees no GPU (the CPU build)
 #   gloo-iface-missing  GLOO_SOCKET_IFNAME names an interface this host does not have (eth9)
-#   gloo-iface-down     GLOO_SOCKET_IFNAME names an interface that exists, with an address, but is down: a dummy
-#                       eth1 in a network namespace of its own (beside the loopback, which is up)
+#   gloo-iface-down     GLOO_SOCKET_IFNAME names an interface that exists, with an address, but is down: eth1,
+#                       one end of a veth pair, in a network namespace of its own (beside the loopback, which is up)
 #   node-rank-duplicated  two "nodes" (network namespaces joined by a veth pair, 10.203.0.1 and .2) each run
 #                       torchrun --nnodes 2 --node-rank 0 (the head's command line copied to the second node), so
 #                       each hosts a store of its own and waits 20 s for the other; writes node0.log and node1.log
@@ -175,7 +175,8 @@ scenario() {
     gloo-iface-down)
       # shellcheck disable=SC2046
       capture gloo-iface-down SCENARIO=allreduce GLOO_SOCKET_IFNAME=eth1 INIT_TIMEOUT=20 -- unshare -n sh -c \
-        'ip link set lo up && ip link add eth1 type dummy && ip addr add 10.203.1.1/24 dev eth1 && exec "$@"' sh \
+        'ip link set lo up && ip link add eth1 type veth peer name eth1-peer && ip addr add 10.203.1.1/24 dev eth1 &&
+         exec "$@"' sh \
         $(torchrun 29584) ;;
     node-rank-duplicated)
       two_netns || return 1
