@@ -14,7 +14,9 @@ interpreter, the venv and /usr (also as /lib and /lib64) bind-mounted read-only 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -51,6 +53,8 @@ SCENARIOS = {
     "container-name-taken": ["run", "-d", "--name", "vllm-head", "--network", "none", "{image}", "vllm", "serve"],
     # a relaunch while the old container still publishes the server's port on this host.
     "host-port-allocated": ["run", "-d", "--name", "vllm-head-2", *PUBLISHED],
+    # a launch publishing the port a server outside docker (a vLLM started by hand) still listens on.
+    "host-port-in-use": ["run", "-d", "--name", "vllm-head", *PUBLISHED],
     # a GPU check in a container started without --gpus, so nothing put nvidia-smi into it.
     "nvidia-smi-not-in-container": ["run", "--rm", "--network", "none", "{image}", "nvidia-smi"],
     # a 1 MiB /dev/shm (--shm-size 1m; docker's default is 64m) and torch sharing a 64 MiB tensor through it.
@@ -79,14 +83,18 @@ SCENARIOS = {
 }
 BEFORE = {
     "container-name-taken": [["create", "--name", "vllm-head", "--network", "none", "{image}", "vllm", "serve"]],
+    "host-port-in-use": [["network", "create", "sparktui-capture"]],
     "host-port-allocated": [
         ["network", "create", "sparktui-capture"],
         ["run", "-d", "--name", "vllm-head", *PUBLISHED],
     ],
 }
+#: Ports a program outside docker listens on (127.0.0.1) while the scenario runs.
+HELD = {"host-port-in-use": 8000}
 AFTER = {
     "container-name-taken": [["rm", "-f", "vllm-head"]],
     "host-port-allocated": [["rm", "-f", "vllm-head", "vllm-head-2"], ["network", "rm", "sparktui-capture"]],
+    "host-port-in-use": [["rm", "-f", "vllm-head"], ["network", "rm", "sparktui-capture"]],
 }
 
 
@@ -113,9 +121,12 @@ def main(wanted: list[str]) -> int:
                     setup = [a.format(**fill) for a in before]
                     subprocess.run(["docker", "-H", engine.base_url, *setup], check=True, capture_output=True)
                 args = [a.format(**fill) for a in SCENARIOS[name]]
-                done = subprocess.run(
-                    ["docker", "-H", engine.base_url, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-                )
+                with contextlib.ExitStack() as held:
+                    if name in HELD:
+                        held.enter_context(socket.create_server(("127.0.0.1", HELD[name])))
+                    done = subprocess.run(
+                        ["docker", "-H", engine.base_url, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+                    )
                 for after in AFTER.get(name, []):
                     subprocess.run(["docker", "-H", engine.base_url, *after], capture_output=True)
                 folder = OUT / name
