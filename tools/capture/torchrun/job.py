@@ -13,8 +13,8 @@
   all-reduce instead, torch 2.13's restarted ranks at times never finished the Gloo set-up of their second attempt);
 - grow: rank 1 joins the memory cgroup LIMIT_CGROUP (its cgroup.procs file) after the first all-reduce and
   allocates host memory 32 MiB at a time until the kernel kills it.
-WORLD_SIZE_OVERRIDE replaces the world size torchrun gave, and INIT_TIMEOUT (seconds) is the process group's
-timeout (set-up and collectives)."""
+WORLD_SIZE_OVERRIDE replaces the world size torchrun gave, INIT_TIMEOUT (seconds) is the process group's
+timeout (set-up and collectives) and BACKEND its back-end (default gloo)."""
 
 import datetime
 import os
@@ -32,7 +32,7 @@ if SCENARIO == "raise" and os.environ.get("RANK") == "1":
 if "WORLD_SIZE_OVERRIDE" in os.environ:
     os.environ["WORLD_SIZE"] = os.environ["WORLD_SIZE_OVERRIDE"]
 timeout = datetime.timedelta(seconds=float(os.environ.get("INIT_TIMEOUT", "1800")))
-dist.init_process_group("gloo", timeout=timeout)
+dist.init_process_group(os.environ.get("BACKEND", "gloo"), timeout=timeout)
 rank = dist.get_rank()
 t = torch.ones(1)
 dist.all_reduce(t)
