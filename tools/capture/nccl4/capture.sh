@@ -206,6 +206,7 @@ scenario() {
 # --- wave 1 ---------------------------------------------------------------------------------------
 note "wave 1 starts"
 rc0=NCCL_RUNTIME_CONNECT=0
+rc0_rank3=3:$rc0
 # The scenarios that hang or time out first, then the quick ones.
 scenario four-hosts first-collective-hang "$limit" TERM "first-collective-hang --init eager"
 scenario four-hosts first-collective-hang-runtime-connect-0 "$limit" TERM "first-collective-hang --init eager" $rc0
@@ -253,6 +254,13 @@ scenario four-hosts algo-nvls "$wd_limit" TERM "healthy --init eager --pg-timeou
 scenario four-hosts net-plugin-missing "$limit" TERM "healthy --init eager" NCCL_NET_PLUGIN=libnccl-net-absent.so
 scenario four-hosts first-collective-hang-blocking-wait "$wd_limit" TERM \
     "first-collective-hang --init eager --pg-timeout-s 30" TORCH_NCCL_BLOCKING_WAIT=1
+# Rank 3's environment differs from the others' (an env file or container set-up not copied to every node): it
+# asks for the IB transport, connects its channels during init, uses IPv6 sockets, or sees no GPU.
+scenario four-hosts net-ib-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" 3:NCCL_NET=IB
+scenario four-hosts runtime-connect-0-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" $rc0_rank3
+scenario four-hosts socket-family-inet6-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" \
+    3:NCCL_SOCKET_FAMILY=AF_INET6
+scenario four-hosts no-gpu-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" 3:CUDA_VISIBLE_DEVICES=
 # Rank 3's node has another NCCL than the others (another image): OTHER_NCCL names its libnccl.so.2, which
 # rank 3 loads before torch's own (LD_PRELOAD).
 if [[ -n ${OTHER_NCCL:-} ]]; then
