@@ -41,7 +41,7 @@ ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mis
   head-port-taken raylet-port-taken driver-node-ip-unknown
   head-port-taken-old raylet-port-taken-old driver-node-ip-unknown-old start-flag-unknown
   worker-node-killed python-version-mismatch job-submit-wrong-address init-address-auto-no-cluster
-  runtime-env-pip-offline worker-dashboard-port head-node-ip-not-local client-gcs-port)
+  runtime-env-pip-offline worker-dashboard-port head-node-ip-not-local client-gcs-port head-dev-shm-small)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -460,6 +460,15 @@ scenario_client_gcs_port() {
   start_head head.log "$NEW"
   run_to driver.log timeout -k 5 150 "$NEW/bin/python" -u "$HERE/init_driver.py" \
     --mode address --address "ray://$HEAD_IP:$PORT"
+  stop_all
+}
+
+# The head started with a /dev/shm of 1 MiB (a tmpfs in a mount namespace of its own), as in a container started
+# without --shm-size or --ipc=host: the object store falls back to the temp dir.
+scenario_head_dev_shm_small() {
+  new_scenario head-dev-shm-small
+  # shellcheck disable=SC2016,SC2046
+  run_to head.log unshare -m sh -c 'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec "$@"' sh $(head_cmd "$NEW")
   stop_all
 }
 
