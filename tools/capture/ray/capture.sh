@@ -245,10 +245,15 @@ scenario_python_version_mismatch() {
 # A 2.40 driver (ray.init(address=...)) against a 2.60 head, with no worker involved.
 # (worker-version-mismatch also has such a driver.log; this one stands alone.)
 scenario_driver_version_mismatch() {
-  new_scenario driver-version-mismatch
+  driver_against_head driver-version-mismatch "$OLD" "$HEAD_IP:$PORT"
+}
+
+# driver_against_head NAME VENV ADDRESS: a head of the new Ray, and a driver of VENV's Ray calling
+# ray.init(address=ADDRESS).
+driver_against_head() {
+  new_scenario "$1"
   start_head head.log "$NEW"
-  run_to driver.log timeout -k 5 150 "$OLD/bin/python" -u "$HERE/init_driver.py" \
-    --mode address --address "$HEAD_IP:$PORT"
+  run_to driver.log timeout -k 5 150 "$2/bin/python" -u "$HERE/init_driver.py" --mode address --address "$3"
   stop_all
 }
 
@@ -456,11 +461,7 @@ scenario_head_node_ip_not_local() {
 
 # A Ray Client driver (ray.init("ray://...")) given the head's GCS port (6379) instead of the client server's (10001).
 scenario_client_gcs_port() {
-  new_scenario client-gcs-port
-  start_head head.log "$NEW"
-  run_to driver.log timeout -k 5 150 "$NEW/bin/python" -u "$HERE/init_driver.py" \
-    --mode address --address "ray://$HEAD_IP:$PORT"
-  stop_all
+  driver_against_head client-gcs-port "$NEW" "ray://$HEAD_IP:$PORT"
 }
 
 # The head started with a /dev/shm of 1 MiB (a tmpfs in a mount namespace of its own), as in a container started
