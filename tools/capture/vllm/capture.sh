@@ -11,7 +11,8 @@
 #
 # The mp-2-nodes-* scenarios run two "nodes" on loopback (one `vllm serve --nnodes 2` each; node 1 headless, its
 # log in node1.log); the later ones (tp-mismatch, master-port-mismatch, model-missing-on-worker,
-# host-ip-not-local) give the two nodes launches that disagree, through two_nodes below.
+# host-ip-not-local, model-differs-on-worker, gloo-iface-missing-on-worker) give the two nodes launches, files or
+# environments that disagree, through two_nodes below.
 #
 # Each scenario writes <OUTDIR>/<scenario>/server.log (the server's stdout+stderr,
 # exactly as printed) and <OUTDIR>/<scenario>/meta.txt (command, env, exit, timing).
@@ -73,6 +74,8 @@ ALL_SCENARIOS=(
   mp-2-nodes-master-port-mismatch
   mp-2-nodes-model-missing-on-worker
   mp-2-nodes-host-ip-not-local
+  mp-2-nodes-model-differs-on-worker
+  mp-2-nodes-gloo-iface-missing-on-worker
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -246,6 +249,8 @@ COMMON=(--host 127.0.0.1 --port "$PORT" --max-model-len 512 --enforce-eager)
 start_side() {
   local logf="$2"; shift 2
   local cmd=("$PY" "$HERE/vllm_cli.py" serve "$@")
+  # SIDE_ENV: an array of NAME=VALUE for this node only.
+  [[ -n "${SIDE_ENV+x}" ]] && cmd=(env "${SIDE_ENV[@]}" "${cmd[@]}")
   [[ -n "${NETNS:-}" ]] && cmd=(ip netns exec "$NETNS" "${cmd[@]}")
   setsid "${cmd[@]}" > "$logf" 2>&1 < /dev/null &
   SIDE_PID=$!
@@ -464,6 +469,18 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       ip netns add "$ns" && ip netns exec "$ns" ip link set lo up
       NETNS="$ns" HEAD_HOST_IP=10.10.0.2 two_nodes mp-2-nodes-host-ip-not-local 0 1
       ip netns delete "$ns" ;;
+    mp-2-nodes-model-differs-on-worker)
+      # Node 1's folder holds another model than node 0's (same tokenizer, same layer and head counts, but
+      # hidden size 64 instead of 128: an older copy left under the same name).
+      if [[ ! -f "$MODELS/tiny-qwen2-hidden64/config.json" ]]; then
+        "$PY" "$HERE/make_model.py" "$MODELS/tiny-qwen2-hidden64" --head-dim 16 || return 1
+      fi
+      two_nodes mp-2-nodes-model-differs-on-worker 0 1 --model-on-worker "$MODELS/tiny-qwen2-hidden64" ;;
+    mp-2-nodes-gloo-iface-missing-on-worker)
+      # Node 1 started with GLOO_SOCKET_IFNAME=enp1s0f0, an interface name from another machine that this one does
+      # not have (node 0 keeps lo).
+      local SIDE_ENV=(GLOO_SOCKET_IFNAME=enp1s0f0)
+      two_nodes mp-2-nodes-gloo-iface-missing-on-worker 0 1 ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
