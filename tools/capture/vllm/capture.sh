@@ -11,8 +11,8 @@
 #
 # The mp-2-nodes-* scenarios run two "nodes" on loopback (one `vllm serve --nnodes 2` each; node 1 headless, its
 # log in node1.log); the later ones (tp-mismatch, master-port-mismatch, model-missing-on-worker,
-# host-ip-not-local, model-differs-on-worker, gloo-iface-missing-on-worker) give the two nodes launches, files or
-# environments that disagree, through two_nodes below.
+# host-ip-not-local, model-differs-on-worker, gloo-iface-missing-on-worker, max-model-len-mismatch,
+# nnodes-mismatch) give the two nodes launches, files or environments that disagree, through two_nodes below.
 #
 # Each scenario writes <OUTDIR>/<scenario>/server.log (the server's stdout+stderr,
 # exactly as printed) and <OUTDIR>/<scenario>/meta.txt (command, env, exit, timing).
@@ -76,6 +76,8 @@ ALL_SCENARIOS=(
   mp-2-nodes-host-ip-not-local
   mp-2-nodes-model-differs-on-worker
   mp-2-nodes-gloo-iface-missing-on-worker
+  mp-2-nodes-max-model-len-mismatch
+  mp-2-nodes-nnodes-mismatch
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -481,6 +483,12 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       # not have (node 0 keeps lo).
       local SIDE_ENV=(GLOO_SOCKET_IFNAME=enp1s0f0)
       two_nodes mp-2-nodes-gloo-iface-missing-on-worker 0 1 ;;
+    mp-2-nodes-max-model-len-mismatch)
+      # Node 1 given --max-model-len 256, node 0 512 (launch lines edited on one node only).
+      two_nodes mp-2-nodes-max-model-len-mismatch 0 1 --max-model-len 256 ;;
+    mp-2-nodes-nnodes-mismatch)
+      # Node 1 told --nnodes 3 (a third node planned, then dropped from node 0's line only).
+      two_nodes mp-2-nodes-nnodes-mismatch 0 1 --nnodes 3 ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
