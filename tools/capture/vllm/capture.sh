@@ -9,6 +9,11 @@
 #   PORT        port for the API server (127.0.0.1 only)    [18431]
 #   OUTDIR      where fixtures go                            [<repo>/tests/fixtures/vllm]
 #
+# The mp-2-nodes-* scenarios run two "nodes" on loopback (one `vllm serve --nnodes 2` each; node 1 headless, its
+# log in node1.log); the later ones (tp-mismatch, master-port-mismatch, model-missing-on-worker,
+# host-ip-not-local, model-differs-on-worker, gloo-iface-missing-on-worker, max-model-len-mismatch,
+# nnodes-mismatch) give the two nodes launches, files or environments that disagree, through two_nodes below.
+#
 # Each scenario writes <OUTDIR>/<scenario>/server.log (the server's stdout+stderr,
 # exactly as printed) and <OUTDIR>/<scenario>/meta.txt (command, env, exit, timing).
 # Scenarios run one at a time; each is bounded by a time limit.
@@ -65,6 +70,14 @@ ALL_SCENARIOS=(
   tokenizer-config-corrupt
   batched-tokens-below-max-model-len
   tensor-parallel-3
+  mp-2-nodes-tp-mismatch
+  mp-2-nodes-master-port-mismatch
+  mp-2-nodes-model-missing-on-worker
+  mp-2-nodes-host-ip-not-local
+  mp-2-nodes-model-differs-on-worker
+  mp-2-nodes-gloo-iface-missing-on-worker
+  mp-2-nodes-max-model-len-mismatch
+  mp-2-nodes-nnodes-mismatch
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -178,6 +191,9 @@ run_server() {
     # A network namespace of its own with only the loopback up: no route out, no name resolves.
     cmd=(unshare --net sh -c 'ip link set lo up && exec "$@"' sh "${cmd[@]}")
   fi
+  if [[ -n "${NETNS:-}" ]]; then
+    cmd=(ip netns exec "$NETNS" "${cmd[@]}")
+  fi
   if [[ -n "${SHM_MIB:-}" ]]; then
     # shellcheck disable=SC2016  # $0 and $@ are the inner shell's
     cmd=(unshare --mount --propagation private sh -c 'mount -t tmpfs -o size="$0" tmpfs /dev/shm && exec "$@"' \
@@ -235,6 +251,9 @@ COMMON=(--host 127.0.0.1 --port "$PORT" --max-model-len 512 --enforce-eager)
 start_side() {
   local logf="$2"; shift 2
   local cmd=("$PY" "$HERE/vllm_cli.py" serve "$@")
+  # SIDE_ENV: an array of NAME=VALUE for this node only.
+  [[ -n "${SIDE_ENV+x}" ]] && cmd=(env "${SIDE_ENV[@]}" "${cmd[@]}")
+  [[ -n "${NETNS:-}" ]] && cmd=(ip netns exec "$NETNS" "${cmd[@]}")
   setsid "${cmd[@]}" > "$logf" 2>&1 < /dev/null &
   SIDE_PID=$!
   SIDE_NOTE="second node: ${cmd[*]} (log: $(basename "$logf"); env VLLM_CPU_OMP_THREADS_BIND=${VLLM_CPU_OMP_THREADS_BIND:-auto})"
@@ -242,16 +261,48 @@ start_side() {
 
 stop_side() {
   [[ -z "${SIDE_PID:-}" ]] && return
+  # Up to SIDE_GRACE seconds for the second node to end by itself (its own time-out) before it is stopped.
+  for _ in $(seq $(( ${SIDE_GRACE:-0} * 2 ))); do
+    [[ "$(ps -o stat= -p "$SIDE_PID" 2>/dev/null)" =~ ^[^Z] ]] || break
+    sleep 0.5
+  done
+  local alive=0  # (an exited child stays a zombie, state Z, until waited for)
+  [[ "$(ps -o stat= -p "$SIDE_PID" 2>/dev/null)" =~ ^[^Z] ]] && alive=1
   kill -INT "$SIDE_PID" 2>/dev/null
   for _ in $(seq 40); do kill -0 "$SIDE_PID" 2>/dev/null || break; sleep 0.5; done
   kill -KILL -- "-$SIDE_PID" 2>/dev/null
   wait "$SIDE_PID" 2>/dev/null
-  log "second node exit status $?"
+  SIDE_RC=$?
+  SIDE_END="exit status $SIDE_RC"
+  (( alive )) && SIDE_END="$SIDE_END (still running when node 0 ended; stopped)"
+  log "second node $SIDE_END"
   SIDE_PID=""
 }
 
 MP2=(--tensor-parallel-size 2 --nnodes 2 --master-addr 127.0.0.1 --master-port 29551)
 DIST_TIMEOUT=(--distributed-timeout-seconds 60 --cpu-distributed-timeout-seconds 60)
+
+# two_nodes SCENARIO BIND0 BIND1 [--model-on-worker PATH] [NODE-1 EXTRA ARGS...]: a 2-node mp launch on
+# loopback (as mp-2-nodes-loopback) with the torch.distributed timeouts cut to 60 s; node 1 (headless, node1.log)
+# gets the extra arguments after the common ones (argparse keeps the last value of a flag given twice), and node 0
+# (server.log) runs with VLLM_HOST_IP=$HEAD_HOST_IP when that is set. Node 0 is given 240 s to become ready; node 1
+# then has up to 90 s to end by itself (its own time-out) before it is stopped. Both run in network namespace
+# $NETNS when that is set. meta.txt records both commands and how each ended.
+two_nodes() {
+  local scen="$1" bind0="$2" bind1="$3"; shift 3
+  local worker_model="$BASE"
+  if [[ "${1:-}" == --model-on-worker ]]; then worker_model="$2"; shift 2; fi
+  mkdir -p "$OUTDIR/$scen"
+  VLLM_CPU_OMP_THREADS_BIND="$bind1" start_side node1 "$OUTDIR/$scen/node1.log" \
+    "$worker_model" "${MP2[@]}" --node-rank 1 --headless --max-model-len 512 --enforce-eager "${DIST_TIMEOUT[@]}" "$@"
+  SIDE_NOTE="$SIDE_NOTE; node 1 extra arguments: ${*:-none}"
+  local host_ip="${HEAD_HOST_IP:-$VLLM_HOST_IP}"
+  EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=$bind0 (node 0 = server.log, VLLM_HOST_IP=$host_ip)${NETNS:+; both nodes in a network namespace with only lo}"
+  LAUNCH=cli VLLM_HOST_IP="$host_ip" VLLM_CPU_OMP_THREADS_BIND="$bind0" run_server "$scen" 240 1 \
+    "$BASE" "${COMMON[@]}" "${MP2[@]}" --node-rank 0 "${DIST_TIMEOUT[@]}"
+  SIDE_GRACE=90 stop_side
+  echo "node 1 end: $SIDE_END" >> "$OUTDIR/$scen/meta.txt"
+}
 
 scenario() {
   EXTRA_ENV_NOTE=""; SIDE_NOTE=""; SIDE_PID=""
@@ -401,6 +452,43 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0|1|0"
       VLLM_CPU_OMP_THREADS_BIND='0|1|0' run_server tensor-parallel-3 240 1 --model "$BASE" "${COMMON[@]}" \
         --tensor-parallel-size 3 ;;
+    mp-2-nodes-tp-mismatch)
+      # Two nodes whose launch lines disagree: node 0 says --tensor-parallel-size 2 (one worker a node), node 1
+      # --tensor-parallel-size 4 (two workers on it, ranks 2 and 3 of a world of 4).
+      two_nodes mp-2-nodes-tp-mismatch 0 '0|1' --tensor-parallel-size 4 ;;
+    mp-2-nodes-master-port-mismatch)
+      # Node 1 told --master-port 29552 while node 0's torch.distributed store listens on 29551.
+      two_nodes mp-2-nodes-master-port-mismatch 0 1 --master-port 29552 ;;
+    mp-2-nodes-model-missing-on-worker)
+      # The model folder was copied to node 0 only: node 1 is given the same path, which it does not have (here a
+      # path that does not exist; node 0 serves the real model).
+      two_nodes mp-2-nodes-model-missing-on-worker 0 1 --model-on-worker "$MODELS/tiny-qwen2-not-copied" ;;
+    mp-2-nodes-host-ip-not-local)
+      # Node 0 started with VLLM_HOST_IP=10.10.0.2, an address it does not have (copied from another node's
+      # environment). Both nodes run in a network namespace of their own holding only lo (ip netns add), so that
+      # the address is nobody's and nothing leaves the machine.
+      local ns="sparktui-cap-hostip-$$"
+      ip netns add "$ns" && ip netns exec "$ns" ip link set lo up
+      NETNS="$ns" HEAD_HOST_IP=10.10.0.2 two_nodes mp-2-nodes-host-ip-not-local 0 1
+      ip netns delete "$ns" ;;
+    mp-2-nodes-model-differs-on-worker)
+      # Node 1's folder holds another model than node 0's (same tokenizer, same layer and head counts, but
+      # hidden size 64 instead of 128: an older copy left under the same name).
+      if [[ ! -f "$MODELS/tiny-qwen2-hidden64/config.json" ]]; then
+        "$PY" "$HERE/make_model.py" "$MODELS/tiny-qwen2-hidden64" --head-dim 16 || return 1
+      fi
+      two_nodes mp-2-nodes-model-differs-on-worker 0 1 --model-on-worker "$MODELS/tiny-qwen2-hidden64" ;;
+    mp-2-nodes-gloo-iface-missing-on-worker)
+      # Node 1 started with GLOO_SOCKET_IFNAME=enp1s0f0, an interface name from another machine that this one does
+      # not have (node 0 keeps lo).
+      local SIDE_ENV=(GLOO_SOCKET_IFNAME=enp1s0f0)
+      two_nodes mp-2-nodes-gloo-iface-missing-on-worker 0 1 ;;
+    mp-2-nodes-max-model-len-mismatch)
+      # Node 1 given --max-model-len 256, node 0 512 (launch lines edited on one node only).
+      two_nodes mp-2-nodes-max-model-len-mismatch 0 1 --max-model-len 256 ;;
+    mp-2-nodes-nnodes-mismatch)
+      # Node 1 told --nnodes 3 (a third node planned, then dropped from node 0's line only).
+      two_nodes mp-2-nodes-nnodes-mismatch 0 1 --nnodes 3 ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
