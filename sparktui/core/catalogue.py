@@ -92,6 +92,8 @@ class Example:
     facts: Mapping[str, str] = field(default_factory=dict)
     fires: bool = True
     stage: str = ""
+    #: A log example of several nodes: each node's own lines, read as a source of that node (``text`` is "").
+    nodes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -779,12 +781,17 @@ def _log_examples(path: Path, examples: Mapping[str, Any]) -> tuple[Example, ...
         raise CatalogueError(path, "examples.log", "must be an array of tables ([[examples.log]])")
     out = []
     for i, item in enumerate(raw):
-        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
-            raise CatalogueError(path, f"examples.log[{i}].text", "needs a string")
+        if not isinstance(item, dict):
+            raise CatalogueError(path, f"examples.log[{i}]", "must be a table")
+        nodes = item.get("nodes", {})
+        if not isinstance(nodes, dict) or not all(isinstance(t, str) for t in nodes.values()):
+            raise CatalogueError(path, f"examples.log[{i}].nodes", "must be a table of each node's lines (strings)")
+        if not isinstance(item.get("text", ""), str) or bool(item.get("text")) == bool(nodes):
+            raise CatalogueError(path, f"examples.log[{i}].text", "needs a string, or nodes instead (one of the two)")
         fires = item.get("fires", True)
         if not isinstance(fires, bool):
             raise CatalogueError(path, f"examples.log[{i}].fires", "must be true or false")
-        out.append(Example(item["text"], fires=fires))
+        out.append(Example(item.get("text", ""), fires=fires, nodes=tuple(nodes.items())))
     return tuple(out)
 
 

@@ -67,6 +67,21 @@ def test_a_good_user_file_loads_on_top_of_the_builtin_catalogue(tmp_path: Path) 
         (('id = "my-sig"', 'id = "other"'), "id", "must equal the file name"),
         (("[[examples.no_match]]\nline = 'INFO: listening on port 8000'\n", ""), "examples.no_match", "at least one"),
         (('title = "Something is already listening"\n', ""), "title", "non-empty string"),
+        (
+            ("[[examples.no_match]]", "[[examples.log]]\nfires = true\n[[examples.no_match]]"),
+            "examples.log[0].text",
+            "or nodes",
+        ),
+        (
+            ("[[examples.no_match]]", "[[examples.log]]\ntext = 'x'\nnodes = { a = 'x' }\n[[examples.no_match]]"),
+            "examples.log[0].text",
+            "one of the two",
+        ),
+        (
+            ("[[examples.no_match]]", "[[examples.log]]\nnodes = { a = 1 }\n[[examples.no_match]]"),
+            "examples.log[0].nodes",
+            "table of each node's lines",
+        ),
     ],
 )
 def test_broken_files_name_file_key_and_reason(tmp_path: Path, change: tuple[str, str], key: str, reason: str) -> None:

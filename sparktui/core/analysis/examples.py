@@ -13,7 +13,7 @@ from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.literals import required_literals
 from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine, budget
 from sparktui.core.analysis.scan import family_words, filed
-from sparktui.core.catalogue import Catalogue, Signature, Track
+from sparktui.core.catalogue import Catalogue, Example, Signature, Track
 from sparktui.core.classify import classify, format_of, peeled_by
 from sparktui.core.formats import Format, Prefix
 from sparktui.core.taxonomy import CATEGORIES
@@ -53,13 +53,13 @@ def check(sig: Signature, catalogue: Catalogue) -> list[str]:
     ids = {sig.id, *(s.id for s in families)}  # a fallback signature's hits are filed under its families
     for engine in ENGINES:
         for i, ex in enumerate(sig.log_examples):
-            fired = _fires(single, ids, ex.text, engine)
+            fired = _fires(single, ids, ex, engine)
             if fired != ex.fires:
                 verb = "did not fire" if ex.fires else "fired"
                 problems.append(f"{sig.path}: examples.log[{i}]: {verb} with the {_name(engine)} engine")
         if sig.context is None and sig.stall is None:
             for i, ex in enumerate(sig.match_examples):
-                if not _fires(single, ids, ex.text, engine):
+                if not _fires(single, ids, ex, engine):
                     problems.append(f"{sig.path}: examples.match[{i}]: no finding through the {_name(engine)} engine")
     return problems
 
@@ -210,10 +210,12 @@ def _line_verdict(sig: Signature, line: str, facts: dict[str, str] | object) -> 
     return ""
 
 
-def _fires(catalogue: Catalogue, ids: set[str], text: str, engine: EngineFactory) -> bool:
+def _fires(catalogue: Catalogue, ids: set[str], example: Example, engine: EngineFactory) -> bool:
+    """Whether a signature of ``ids`` is found in the example's log, each node's lines a source of that node."""
     analyzer = Analyzer(catalogue, engine)
-    analyzer.add_source("example.log", "example")
-    analyzer.feed("example.log", text.strip("\n"))
+    for node, text in example.nodes or (("example", example.text),):
+        analyzer.add_source(f"{node}.log", node)
+        analyzer.feed(f"{node}.log", text.strip("\n"))
     return any(f.signature in ids for f in analyzer.finish().findings)
 
 
