@@ -62,14 +62,13 @@ class Stall:
 
 @dataclass(frozen=True, slots=True)
 class Differ:
-    """A failure found from versions: two nodes printed different versions of ``component`` (a key of
-    :data:`COMPONENTS` whose version a stage track reads)."""
+    """A failure found from values every node of a job must share: two nodes printed different values of
+    ``fact`` (a fact a stage track reads, called ``label`` in a sentence), among the lines that printed the same
+    value of ``within`` where one is named (the same rendezvous: one job, not several read together)."""
 
-    component: str
-
-    @property
-    def fact(self) -> str:
-        return COMPONENTS[self.component][1]
+    fact: str
+    label: str
+    within: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,6 +467,8 @@ def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:
     for sig in signatures.values():
         if sig.stall is not None:
             _check_stall_refs(sig, tracks)
+        if sig.differ is not None:
+            _check_differ_refs(sig, tracks)
     return Catalogue(
         tuple(_with_families(signatures.values())), tuple(tracks.values()), advisories=tuple(advisories.values())
     )
@@ -717,14 +718,18 @@ def _metric(path: Path, m: Table) -> Metric:
 
 
 def _differ(path: Path, d: Table) -> Differ:
-    d.known(("component",))
-    component = d.text("component")
-    versioned = [c for c, (_, fact) in COMPONENTS.items() if fact]
-    if component not in versioned:
-        raise CatalogueError(
-            path, "differ.component", f"{component!r} has no version in the logs (one of {', '.join(versioned)})"
-        )
-    return Differ(component)
+    d.known(("fact", "label", "within"))
+    return Differ(d.text("fact"), d.text("label"), d.text("within", required=False))
+
+
+def _check_differ_refs(sig: Signature, tracks: Mapping[str, Track]) -> None:
+    """A differ signature's facts must be facts a stage track reads (a named group of a stage's pattern)."""
+    assert sig.differ is not None
+    read = {name for t in tracks.values() for st in t.stages for p in st.any for name in regex.compile(p).groupindex}
+    for key in ("fact", "within"):
+        fact = getattr(sig.differ, key)
+        if fact and fact not in read:
+            raise CatalogueError(sig.path, f"differ.{key}", f"no stage track reads a fact {fact!r}")
 
 
 def _check_stall_refs(sig: Signature, tracks: Mapping[str, Track]) -> None:

@@ -8,8 +8,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from sparktui.core.catalogue import Advisory
+from sparktui.core.catalogue import COMPONENTS, Advisory
 from sparktui.core.events import Finding
+
+
+class VersionsSeen:
+    """The versions the logs printed, by the fact that holds them (``nccl_version``...) and node, taken from
+    every stage marker as it arrives (the stage tracker keeps a process's first marker only)."""
+
+    def __init__(self) -> None:
+        self.wanted = frozenset(log for _, log in COMPONENTS.values() if log)
+        self.seen: dict[str, dict[str, list[str]]] = {}
+
+    def add(self, node: str, facts: Mapping[str, str]) -> None:
+        for name in self.wanted & facts.keys():
+            listed = self.seen.setdefault(name, {}).setdefault(node, [])
+            if facts[name] and facts[name] not in listed:
+                listed.append(facts[name])
 
 
 def attach(

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from sparktui.core.analysis.advisories import attach
+from sparktui.core.analysis.advisories import VersionsSeen, attach
 from sparktui.core.analysis.diagnosis import Diagnosis, Pending
+from sparktui.core.analysis.differ import Differences
 from sparktui.core.analysis.findings import (
     STALL_EVIDENCE_MAX,
     Part,
@@ -28,7 +29,6 @@ from sparktui.core.analysis.scan import EVIDENCE_MAX, Disabled, Hits, LateContex
 from sparktui.core.analysis.serving import ServingWatch
 from sparktui.core.analysis.stages import Outage, StageTracker, StallHit
 from sparktui.core.analysis.unrecognised import judge
-from sparktui.core.analysis.versions import VersionsSeen
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Position, SourceSummary
 
@@ -66,9 +66,9 @@ class Correlation:
     def __init__(self, catalogue: Catalogue) -> None:
         self.catalogue = catalogue
         self._signatures = {sig.id: sig for sig in catalogue.signatures}
-        self._differ = [sig for sig in catalogue.signatures if sig.differ is not None]
         self.tracker = StageTracker(catalogue.tracks)
         self.versions = VersionsSeen()
+        self.differences = Differences(catalogue.signatures)
         self.serving = ServingWatch(catalogue.signatures)
         self._sources: dict[str, _Source] = {}
         self._merged: dict[tuple[str, str], _Merged] = {}
@@ -115,7 +115,8 @@ class Correlation:
         self._seen.update(scanned.seen)
         for event in scanned.stages:
             self.tracker.update(event)
-            self.versions.add(event.node, event.facts, event.position, event.text)
+            self.versions.add(event.node, event.facts)
+            self.differences.add(event)
         for context in scanned.context:
             self._after(context)
         for disabled in scanned.disabled:
@@ -172,10 +173,10 @@ class Correlation:
         for still in self.serving.hits():
             metric.setdefault(still.signature.id, []).append(metric_part(still))
         findings += [merge(self._signatures[s], found, order) for s, found in metric.items()]
-        for sig in self._differ:
-            differing = self.versions.differing(sig)
-            if differing is not None:
-                findings.append(merge(sig, [differing], order))
+        for sig in self.differences.signatures:
+            differing = self.differences.parts(sig)
+            if differing:
+                findings.append(merge(sig, differing, order))
         sources = tuple(
             SourceSummary(s.name, s.node, s.lines, s.error, s.hosts, tuple(s.notes)) for s in self._sources.values()
         )

@@ -35,7 +35,7 @@ def test_the_capture_names_the_node_on_another_nccl_first() -> None:
     first = found.findings[0]
     assert first.signature == "nccl-versions-differ" and first.nodes == ("node-d",)
     assert first.detail == "node-d printed NCCL 2.28.3; node-a, node-b and node-c printed 2.28.9."
-    assert first.facts["other_versions"] == "2.28.3" and first.evidence[0].node == "node-d"
+    assert first.facts["other_values"] == "2.28.3" and first.evidence[0].node == "node-d"
 
 
 def test_one_version_everywhere_is_no_difference() -> None:
