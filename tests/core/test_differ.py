@@ -1,11 +1,18 @@
-"""Versions that differ between nodes (``differ`` signatures): the real capture of a rank on another NCCL is
+"""Values that differ between nodes (``differ`` signatures): the real capture of a rank on another NCCL is
 named with the odd node first; one node on one version, or a node that printed two versions beside nodes on
-either, is not a difference."""
+either, is not a difference; world sizes differ only within one rendezvous; a signature naming a fact no track
+reads is refused."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from sparktui.commands.common import catalogue
 from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.catalogue import CatalogueError
+from sparktui.core.catalogue import load as load_catalogue
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.sources.open import file_sources
 
@@ -48,3 +55,37 @@ def test_a_node_that_printed_both_versions_differs_from_neither() -> None:
     assert differing(("node-d", both), ("node-a", version_line("a"))) == []
     found = differing(("node-a", version_line("a")), ("node-d", version_line("d")))
     assert found == ["node-a printed NCCL 2.28.9; node-d printed 2.28.3."]
+
+
+TP_MISMATCH = ROOT / "tests" / "fixtures" / "vllm" / "mp-2-nodes-tp-mismatch"
+HEALTHY = ROOT / "tests" / "fixtures" / "vllm" / "healthy"
+
+
+def world_size_line(path: Path, size: str) -> str:
+    return next(line for line in path.read_text().splitlines() if f"] world_size={size} rank=" in line)
+
+
+def world_size_findings(*logs: tuple[str, str]) -> list[str]:
+    analyzer = Analyzer(catalogue([]))
+    for node, text in logs:
+        analyzer.add_source(f"{node}.log", node)
+        analyzer.feed(f"{node}.log", text + "\n")
+    return [f.detail for f in analyzer.finish().findings if f.signature == "vllm-world-size-differs"]
+
+
+def test_world_sizes_differ_only_within_one_rendezvous() -> None:
+    four = world_size_line(TP_MISMATCH / "node1.log", "4")  # tcp://127.0.0.1:29551
+    two = world_size_line(TP_MISMATCH / "server.log", "2")  # the same rendezvous
+    one = world_size_line(HEALTHY / "server.log", "1")  # another job's, at a file:// address
+    assert world_size_findings(("node1", four), ("node0", two)) == [
+        "node1 printed world size 4 for tcp://127.0.0.1:29551; node0 printed 2."
+    ]
+    assert world_size_findings(("node1", four), ("node2", one)) == []
+
+
+def test_a_differ_signature_names_a_fact_some_track_reads(tmp_path: Path) -> None:
+    text = (ROOT / "diagnostics" / "vllm-world-size-differs.toml").read_text()
+    (tmp_path / "vllm-world-size-differs.toml").write_text(text.replace('fact = "world_size"', 'fact = "wrold_size"'))
+    with pytest.raises(CatalogueError) as caught:
+        load_catalogue([tmp_path])
+    assert caught.value.key == "differ.fact" and "no stage track reads a fact 'wrold_size'" in caught.value.reason
