@@ -176,7 +176,7 @@ class Correlation:
         for sig in self.differences.signatures:
             differing = self.differences.parts(sig)
             if differing:
-                findings.append(merge(sig, differing, order))
+                findings.append(merge(sig, differing, order, EVIDENCE_MAX))
         sources = tuple(
             SourceSummary(s.name, s.node, s.lines, s.error, s.hosts, tuple(s.notes)) for s in self._sources.values()
         )

@@ -63,7 +63,8 @@ class Differences:
         nodes = list(by_node)
         if len(nodes) < 2 or set.intersection(*(set(values) for values in by_node.values())):
             return None
-        # Nodes grouped by what they printed, the smallest group first (the odd ones out), then as first seen.
+        # Nodes grouped by what they printed, the smallest group first (the odd ones out), then as first seen:
+        # the evidence kept (the finding keeps the first few) shows the odd ones.
         groups: dict[tuple[str, ...], list[str]] = {}
         for node in nodes:
             groups.setdefault(tuple(by_node[node]), []).append(node)
