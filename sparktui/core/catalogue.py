@@ -160,7 +160,9 @@ class Signature:
     def kind(self) -> str:
         if self.stall is not None:
             return "stall"
-        return "metric" if self.metric is not None else "differ" if self.differ is not None else "line"
+        if self.metric is not None:
+            return "metric"
+        return "differ" if self.differ is not None else "line"
 
     @property
     def explanation(self) -> str:
@@ -464,11 +466,12 @@ def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:
         for path in sorted(folder.glob("*.toml")):
             sig = load_signature(path)
             signatures[sig.id] = sig
+    read = _facts_read(tracks.values())
     for sig in signatures.values():
         if sig.stall is not None:
             _check_stall_refs(sig, tracks)
         if sig.differ is not None:
-            _check_differ_refs(sig, tracks)
+            _check_differ_refs(sig, read)
     return Catalogue(
         tuple(_with_families(signatures.values())), tuple(tracks.values()), advisories=tuple(advisories.values())
     )
@@ -722,10 +725,14 @@ def _differ(path: Path, d: Table) -> Differ:
     return Differ(d.text("fact"), d.text("label"), d.text("within", required=False))
 
 
-def _check_differ_refs(sig: Signature, tracks: Mapping[str, Track]) -> None:
-    """A differ signature's facts must be facts a stage track reads (a named group of a stage's pattern)."""
+def _facts_read(tracks: Iterable[Track]) -> frozenset[str]:
+    """The facts the stage tracks read: the named groups of their stages' patterns."""
+    return frozenset(name for t in tracks for st in t.stages for p in st.any for name in regex.compile(p).groupindex)
+
+
+def _check_differ_refs(sig: Signature, read: frozenset[str]) -> None:
+    """A differ signature's facts must be facts a stage track reads (``read``)."""
     assert sig.differ is not None
-    read = {name for t in tracks.values() for st in t.stages for p in st.any for name in regex.compile(p).groupindex}
     for key in ("fact", "within"):
         fact = getattr(sig.differ, key)
         if fact and fact not in read:

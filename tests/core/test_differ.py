@@ -27,13 +27,13 @@ def version_line(rank: str) -> str:
     return next(line for line in LINES[rank] if "NCCL INFO NCCL version" in line)
 
 
-def differing(*logs: tuple[str, str]) -> list[str]:
-    """The detail of the finding of differing NCCL versions in logs given as (node, text)."""
+def differing(*logs: tuple[str, str], signature: str = "nccl-versions-differ") -> list[str]:
+    """The details of ``signature``'s findings in logs given as (node, text), each node's a source of its own."""
     analyzer = Analyzer(catalogue([]))
     for node, text in logs:
         analyzer.add_source(f"{node}.log", node)
         analyzer.feed(f"{node}.log", text + "\n")
-    return [f.detail for f in analyzer.finish().findings if f.signature == "nccl-versions-differ"]
+    return [f.detail for f in analyzer.finish().findings if f.signature == signature]
 
 
 def test_the_capture_names_the_node_on_another_nccl_first() -> None:
@@ -66,11 +66,7 @@ def world_size_line(path: Path, size: str) -> str:
 
 
 def world_size_findings(*logs: tuple[str, str]) -> list[str]:
-    analyzer = Analyzer(catalogue([]))
-    for node, text in logs:
-        analyzer.add_source(f"{node}.log", node)
-        analyzer.feed(f"{node}.log", text + "\n")
-    return [f.detail for f in analyzer.finish().findings if f.signature == "vllm-world-size-differs"]
+    return differing(*logs, signature="vllm-world-size-differs")
 
 
 def test_world_sizes_differ_only_within_one_rendezvous() -> None:
