@@ -42,5 +42,7 @@ def test_fixture(name: str, catalogue: Catalogue) -> None:
         root = diagnosis.findings[0]
         assert list(root.nodes) == want["root_nodes"]
         assert sorted({e.node for e in root.evidence}) == sorted(root.nodes)
+    if "root_says" in want:
+        assert str(want["root_says"]) in diagnosis.findings[0].detail
     for sig in want.get("present", []):  # type: ignore[attr-defined]
         assert sig in found, found

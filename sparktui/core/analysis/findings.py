@@ -24,6 +24,8 @@ UNITS_SHOWN = 8
 STALL_EVIDENCE_MAX = 32
 #: Peer groups a stall finding describes in its detail; the others are counted.
 GROUPS_DESCRIBED = 3
+#: The category of a wait for peers that says a peer was lost (its socket closed, a remote error), not waited for.
+LOST_PEER = "engine_crash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,10 +381,18 @@ def name_consequences(ranked: list[Finding], nodes: Sequence[str]) -> list[Findi
         if not quiet or len(quiet) == len(nodes):
             return ranked
         one = len(quiet) == 1
-        note = (
-            f"{join(quiet)} reported no such wait: the others waited for {'it' if one else 'them'} "
-            f"({'it' if one else 'they'} never called this collective, or {'is' if one else 'are'} stuck before it)."
-        )
+        if root.category == LOST_PEER:
+            note = (
+                f"{join(quiet)} reported no such loss: the others lost {'it' if one else 'them'} (a process that died "
+                "or a link that went down; a log that ends with no error of its own points to a kill: the kernel's "
+                "OOM killer, a stopped container, a lost node)."
+            )
+        else:
+            it, are = ("it", "is") if one else ("they", "are")
+            note = (
+                f"{join(quiet)} reported no such wait: the others waited for {'it' if one else 'them'} "
+                f"({it} never called this collective, or {are} stuck before it)."
+            )
         return [replace(root, detail=f"{root.detail} {note}" if root.detail else note), *ranked[1:]]
     waiting = [f for f in ranked[1:] if f.waits_for_peers and not root.seen_after(f)]
     nodes = list(dict.fromkeys(n for f in waiting for n in f.nodes if n not in root.nodes))

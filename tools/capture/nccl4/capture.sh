@@ -267,6 +267,22 @@ if [[ -n ${OTHER_NCCL:-} ]]; then
     scenario four-hosts other-nccl-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" \
         "3:LD_PRELOAD=$OTHER_NCCL"
 fi
+# A rank that dies without last words (SIGKILL: the OOM killer, a lost node), also as most runs print (WARN); a
+# rank that starts after the others' process-group timeout (an image still being pulled on one node); settings
+# that NCCL corrects or ignores (a topology file that is not there, more socket threads than it allows); and the
+# first-collective hang with torch's flight recorder dumping on timeout.
+scenario four-hosts rank-killed "$wd_limit" TERM "rank-fails --init eager --fail-how killed --pg-timeout-s 30"
+scenario four-hosts rank-killed-debug-warn "$wd_limit" TERM \
+    "rank-fails --init eager --fail-how killed --pg-timeout-s 30" NCCL_DEBUG=WARN
+scenario four-hosts late-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30 --late-rank 3 --late-s 45"
+scenario four-hosts topo-file-missing "$limit" TERM "healthy --init eager" NCCL_TOPO_FILE=/etc/nccl/topo-absent.xml
+scenario four-hosts socket-threads-excess "$limit" TERM "healthy --init eager" NCCL_SOCKET_NTHREADS=32 \
+    NCCL_NSOCKS_PERTHREAD=8
+fr_dir=$work/flight-recorder
+mkdir -p "$fr_dir"
+scenario four-hosts first-collective-hang-flight-recorder "$wd_limit" TERM \
+    "first-collective-hang --init eager --pg-timeout-s 30" TORCH_NCCL_DUMP_ON_TIMEOUT=1 \
+    TORCH_NCCL_TRACE_BUFFER_SIZE=2000 "TORCH_FR_DUMP_TEMP_FILE=$fr_dir/rank_"
 w1=("${wave_pids[@]}")
 wave_pids=()
 note "wave 1: $n_started scenarios started"
@@ -278,6 +294,9 @@ scenario four-hosts rank-oom "$wd_limit" TERM "rank-fails --init eager --fail-ho
 # Its OOM comes 20 s later, after rank-oom's failing rank has exited and freed its memory.
 scenario four-hosts rank-oom-stays "$wd_limit" TERM \
     "rank-fails --init eager --fail-how oom-stay --fail-delay-s 20 --pg-timeout-s 30"
+# Rank 3 alone asks NCCL for 64 GiB buffers (NCCL_BUFFSIZE copied from a tuning guide for another system).
+scenario four-hosts buffsize-huge-rank3 "$wd_limit" TERM "healthy --init eager --pg-timeout-s 30" \
+    3:NCCL_BUFFSIZE=68719476736
 [[ ${#wave_pids[@]} -gt 0 ]] && wait "${wave_pids[@]}"
 
 # --- wave 3: another process (a stale engine) holds all but 1 GiB of the GPU when the ranks start ----------

@@ -28,9 +28,14 @@ Behaviours (first argument):
     ``oom-stay``: the same allocation until the OOM, but the error is caught, its traceback
     printed, the memory released, and the process stays alive without joining the collective
     (a worker that is wedged after an error), so the peers can only time out.
+    ``killed``: it sends itself SIGKILL, as the kernel's OOM killer or a lost node ends a process: no
+    last words, its sockets close under the peers.
     ``device-assert``: it looks up a token id past the end of an embedding on the GPU, so PyTorch's
     indexing kernel fails its device-side assertion and the next wait for the GPU raises (the process
     exits 1), as an engine whose tokenizer and model disagree does.
+
+Any behaviour: ``--late-rank R --late-s S`` makes rank R wait S seconds before ``init_process_group``, as a
+node whose container image is still being pulled does.
 
 ``--init eager`` passes the rank's GPU as ``device_id`` to ``init_process_group``: the world NCCL
 communicator is then created inside ``init_process_group`` and ``new_group`` splits its
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import sys
 import time
@@ -61,7 +67,7 @@ if TYPE_CHECKING:
     import torch.distributed as dist
 
 BEHAVIOURS = ("healthy", "first-collective-hang", "rank-fails")
-FAIL_HOWS = ("exception", "oom", "oom-stay", "device-assert")
+FAIL_HOWS = ("exception", "oom", "oom-stay", "device-assert", "killed")
 
 # The elements of every checked all_reduce: 1 Mi float32 values = 4 MiB.
 NUMEL = 1 << 20
@@ -115,6 +121,8 @@ class Settings:
     fail_rank: int
     fail_how: str
     fail_delay_s: float
+    late_rank: int
+    late_s: float
 
 
 def layout(world_size: int) -> tuple[list[list[int]], list[list[int]]]:
@@ -148,6 +156,9 @@ class Rank:
     def init_world(self) -> None:
         import torch.distributed as dist
 
+        if self.launch.rank == self.settings.late_rank and self.settings.late_s > 0:
+            say(f"rank {self.launch.rank} starts late: sleeping {self.settings.late_s:g}s before init_process_group")
+            time.sleep(self.settings.late_s)
         eager = self.settings.init == "eager" and self.settings.backend == "nccl"
         device_id = self.device if eager else None
         say(
@@ -267,6 +278,10 @@ class Rank:
         if how == "exception":
             say("raising an exception just before all_reduce #1 on group world")
             raise RuntimeError(f"scenario: simulated worker failure on rank {self.launch.rank} before all_reduce #1")
+        if how == "killed":
+            say("sending this process SIGKILL just before all_reduce #1 on group world")
+            sys.stdout.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
         if self.settings.backend != "nccl":
             raise SystemExit(f"scenario.py: --fail-how {how} needs the nccl backend (a GPU)")
         if how == "device-assert":
@@ -309,8 +324,10 @@ def parse(argv: Sequence[str]) -> Settings:
     p.add_argument("--fail-rank", type=int, default=2, help="rank-fails: the rank that fails")
     p.add_argument("--fail-how", choices=FAIL_HOWS, default="exception")
     p.add_argument("--fail-delay-s", type=float, default=0.0, help="rank-fails: wait this long before failing")
+    p.add_argument("--late-rank", type=int, default=-1, help="the rank that starts late (default: none)")
+    p.add_argument("--late-s", type=float, default=0.0, help="how long the late rank waits before init")
     a = p.parse_args(list(argv))
-    if a.pg_timeout_s <= 0 or a.hang_s < 0 or a.fail_delay_s < 0:
+    if a.pg_timeout_s <= 0 or a.hang_s < 0 or a.fail_delay_s < 0 or a.late_s < 0:
         p.error("timeouts must be > 0 and sleeps >= 0")
     return Settings(
         behaviour=a.behaviour,
@@ -323,6 +340,8 @@ def parse(argv: Sequence[str]) -> Settings:
         fail_rank=a.fail_rank,
         fail_how=a.fail_how,
         fail_delay_s=a.fail_delay_s,
+        late_rank=a.late_rank,
+        late_s=a.late_s,
     )
 
 
