@@ -58,6 +58,7 @@ class Stall:
     not_reached: str
     after_completed: bool | None = None  # NCCL: only a later (True) or only a first (False) communicator
     peer_reached: str | None = None
+    where: tuple[tuple[str, str], ...] = ()  # facts the unit must have read, with these values (nnodes = "1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,7 +470,7 @@ def load(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Catalogue:
     read = _facts_read(tracks.values())
     for sig in signatures.values():
         if sig.stall is not None:
-            _check_stall_refs(sig, tracks)
+            _check_stall_refs(sig, tracks, read)
         if sig.differ is not None:
             _check_differ_refs(sig, read)
     return Catalogue(
@@ -700,13 +701,15 @@ def _track(path: Path, r: Table, stages: tuple[StageDef, ...]) -> Track:
 
 
 def _stall(path: Path, s: Table) -> Stall:
-    s.known(("track", "reached", "not_reached", "after_completed", "peer_reached"))
+    s.known(("track", "reached", "not_reached", "after_completed", "peer_reached", "where"))
+    where = s.table("where", required=False)
     return Stall(
         track=s.text("track"),
         reached=s.text("reached"),
         not_reached=s.text("not_reached"),
         after_completed=s.flag("after_completed", default=False) if "after_completed" in s.data else None,
         peer_reached=s.text("peer_reached", required=False) or None,
+        where=tuple((fact, where.text(fact)) for fact in where.data),
     )
 
 
@@ -739,8 +742,12 @@ def _check_differ_refs(sig: Signature, read: frozenset[str]) -> None:
             raise CatalogueError(sig.path, f"differ.{key}", f"no stage track reads a fact {fact!r}")
 
 
-def _check_stall_refs(sig: Signature, tracks: Mapping[str, Track]) -> None:
+def _check_stall_refs(sig: Signature, tracks: Mapping[str, Track], read: frozenset[str]) -> None:
+    """A stall signature's track and stages must exist, and the facts of its ``where`` be facts a track reads."""
     assert sig.stall is not None
+    for fact, _ in sig.stall.where:
+        if fact not in read:
+            raise CatalogueError(sig.path, f"stall.where.{fact}", f"no stage track reads a fact {fact!r}")
     track = tracks.get(sig.stall.track)
     if track is None:
         raise CatalogueError(sig.path, "stall.track", f"unknown track {sig.stall.track!r} ({', '.join(tracks)})")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from sparktui.cli import main
@@ -11,12 +14,13 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.findings import STALL_EVIDENCE_MAX
 from sparktui.core.analysis.progress import Cell, Grid, Row
 from sparktui.core.analysis.stages import PENDING_AFTER
-from sparktui.core.catalogue import Catalogue
+from sparktui.core.catalogue import Catalogue, CatalogueError
+from sparktui.core.catalogue import load as load_catalogue
 from sparktui.core.classify import node_in
 from sparktui.core.events import Severity
 from sparktui.core.words import NAMED
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, ROOT
 
 START = (
     "spark-a:2201:2201 [0] NCCL INFO ncclCommInitRank comm 0x5581f0c0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
@@ -308,6 +312,35 @@ def test_the_logs_own_clock_corroborates_a_stall(catalogue: Catalogue) -> None:
     d = diagnose(catalogue, ("x.log", "\n".join(stamped))).finish()
     assert [(f.signature, f.severity) for f in d.findings] == [("nccl-communicator-init-stalled", Severity.ERROR)]
     assert "the log went on for 300 s without progress" in d.findings[0].detail
+
+
+def test_a_connect_stall_on_one_node_is_told_apart_from_one_across_nodes(catalogue: Catalogue) -> None:
+    def cut_after_trees(nnodes: int) -> list[str]:
+        return [
+            world("node-a", 7, "0xa1", 0, "START"),
+            nccl("node-a", 7, f"comm 0xa1 rank 0 nRanks 2 nNodes {nnodes} localRanks {3 - nnodes} localRank 0 MNNVL 0"),
+            nccl("node-a", 7, "Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1"),
+        ]
+
+    found = {
+        n: [f.signature for f in diagnose(catalogue, ("x.log", "\n".join(cut_after_trees(n)))).finish().findings]
+        for n in (1, 2)
+    }
+    assert found == {
+        1: ["nccl-communicator-connect-stalled-one-node"],
+        2: ["nccl-communicator-connect-stalled"],
+    }
+
+
+def test_a_stall_asks_only_for_facts_a_track_reads(tmp_path: Path) -> None:
+    text = (ROOT / "diagnostics" / "nccl-communicator-connect-stalled-one-node.toml").read_text()
+    (tmp_path / "nccl-communicator-connect-stalled-one-node.toml").write_text(
+        text.replace('where = { nnodes = "1" }', 'where = { nodes = "1" }')
+    )
+    shutil.copytree(ROOT / "diagnostics" / "stages", tmp_path / "stages")
+    with pytest.raises(CatalogueError) as caught:
+        load_catalogue([tmp_path])
+    assert caught.value.key == "stall.where.nodes" and "no stage track reads a fact 'nodes'" in caught.value.reason
 
 
 def test_a_log_that_stops_after_rings_connected_is_not_a_stall(catalogue: Catalogue) -> None:

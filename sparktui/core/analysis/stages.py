@@ -319,12 +319,16 @@ class StageTracker:
         (``down``: each source's outages, on the same clock): a log that could not be read says nothing
         of the unit's progress then. Without it (a finished log) "stopped at" is
         enough, and ``log_end`` (the last time each source's own lines say) can corroborate it. Each unit is
-        claimed by the first signature it fits, most severe first, with the peers that tell its story.
+        claimed by the first signature it fits, most severe first and, at one severity, the one that asks most of
+        the unit's facts (``where``) first, with the peers that tell its story.
         A live unit that fits but has waited only :data:`PENDING_AFTER` seconds or more comes with
         ``pending`` set (and claims nothing: it is not a stall yet)."""
         claimed: set[int] = set()
         pending: set[int] = set()  # units already reported as pending, for their most severe signature
-        ordered = sorted((s for s in signatures if s.stall is not None), key=lambda s: -s.severity)
+        ordered = sorted(
+            (s for s in signatures if s.stall is not None),
+            key=lambda s: (-s.severity, -len(s.stall.where) if s.stall is not None else 0),
+        )
         by_track: dict[str, list[Unit]] = {}
         for unit in self.units:
             by_track.setdefault(unit.track.id, []).append(unit)
@@ -346,6 +350,8 @@ class StageTracker:
                 if id(unit) in claimed or not lo <= unit.reached < hi:
                     continue
                 if rule.after_completed is not None and unit.completed_before != rule.after_completed:
+                    continue
+                if any(unit.facts.get(fact) != value for fact, value in rule.where):
                     continue
                 stuck_after = track.stages[unit.reached].stuck_after
                 waited = None if now is None else now - unit.last_progress_at
