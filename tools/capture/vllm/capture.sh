@@ -81,6 +81,13 @@ ALL_SCENARIOS=(
   mp-2-nodes-gloo-iface-missing-on-worker
   mp-2-nodes-max-model-len-mismatch
   mp-2-nodes-nnodes-mismatch
+  host-not-local
+  load-format-pt
+  hf-overrides-bad-json
+  config-json-missing
+  generation-config-corrupt
+  kv-cache-space-beyond-memory
+  served-model-name-api-key
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -141,6 +148,13 @@ EOF
   mk_variant tokenizer-config-corrupt ''
   local tok="$MODELS/tokenizer-config-corrupt/tokenizer_config.json"
   truncate -s $(( $(stat -c %s "$tok") / 2 )) "$tok"
+  # Variant: the folder copied without its config.json (weights, tokenizer and generation_config.json there).
+  mk_variant config-json-missing ''
+  rm "$MODELS/config-json-missing/config.json"
+  # Variant: generation_config.json cut to half (an interrupted copy); everything else whole.
+  mk_variant generation-config-corrupt ''
+  local gen="$MODELS/generation-config-corrupt/generation_config.json"
+  truncate -s $(( $(stat -c %s "$gen") / 2 )) "$gen"
   # Variant: the weights file cut to half its size, as an interrupted download or copy leaves it.
   mk_variant truncated-weights ''
   local weights="$MODELS/truncated-weights/model.safetensors"
@@ -558,6 +572,31 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
     mp-2-nodes-nnodes-mismatch)
       # Node 1 told --nnodes 3 (a third node planned, then dropped from node 0's line only).
       two_nodes mp-2-nodes-nnodes-mismatch 0 1 --nnodes 3 ;;
+    host-not-local)
+      # --host 10.10.0.2, another node's address (a launch line copied from it), in a network namespace holding
+      # only lo, so that the address is nobody's.
+      NO_NETWORK=1 run_server host-not-local 180 0 --model "$BASE" --host 10.10.0.2 --port "$PORT" \
+        --max-model-len 512 --enforce-eager ;;
+    load-format-pt)
+      # --load-format pt (PyTorch .bin/.pt weights, a flag from an older model's launch) for a folder holding
+      # safetensors only.
+      run_server load-format-pt 180 0 --model "$BASE" "${COMMON[@]}" --load-format pt ;;
+    hf-overrides-bad-json)
+      # --hf-overrides given keys without quotes (a shell-quoting slip): not JSON.
+      LAUNCH=cli run_server hf-overrides-bad-json 120 0 "$BASE" "${COMMON[@]}" --hf-overrides '{num_hidden_layers: 1}' ;;
+    config-json-missing)
+      # A model folder copied without its config.json.
+      run_server config-json-missing 180 0 --model "$MODELS/config-json-missing" "${COMMON[@]}" ;;
+    generation-config-corrupt)
+      # generation_config.json cut to half (not valid JSON); the config, weights and tokenizer are whole.
+      run_server generation-config-corrupt 180 1 --model "$MODELS/generation-config-corrupt" "${COMMON[@]}" ;;
+    kv-cache-space-beyond-memory)
+      # VLLM_CPU_KVCACHE_SPACE=64 (GiB; a value for a big server) on a host with 23 GiB of memory.
+      VLLM_CPU_KVCACHE_SPACE=64 run_server kv-cache-space-beyond-memory 180 0 --model "$BASE" "${COMMON[@]}" ;;
+    served-model-name-api-key)
+      # A healthy start-up serving the model under another name and asking for an API key.
+      run_server served-model-name-api-key 300 1 --model "$BASE" "${COMMON[@]}" --served-model-name qwen-tiny \
+        --api-key sparktui-capture ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
