@@ -153,12 +153,29 @@ SCENARIOS = {
         "serve",
         "Qwen/Qwen3-8B",
     ],
+    # the server's port published on another node's address (a launch line copied from it).
+    "publish-address-not-local": [
+        "run",
+        "-d",
+        "--name",
+        "vllm-head",
+        "--network",
+        "sparktui-capture",
+        "-p",
+        "10.10.0.2:8000:8000",
+        "{image}",
+        "vllm",
+        "serve",
+    ],
+    # --env-file naming a file that was not copied to this node.
+    "env-file-missing": ["run", "--rm", "--env-file", "./vllm.env", "--network", "none", "{image}", "vllm", "serve"],
     # --network host with -p (ports copied from a bridge launch): docker drops the -p and the container runs.
     "network-host-publish": ["run", "--rm", "--network", "host", "-p", "8000:8000", "{image}", "true"],
 }
 BEFORE = {
     "container-name-taken": [["create", "--name", "vllm-head", "--network", "none", "{image}", "vllm", "serve"]],
     "host-port-in-use": [["network", "create", "sparktui-capture"]],
+    "publish-address-not-local": [["network", "create", "sparktui-capture"]],
     "host-port-allocated": [
         ["network", "create", "sparktui-capture"],
         ["run", "-d", "--name", "vllm-head", *PUBLISHED],
@@ -170,6 +187,7 @@ AFTER = {
     "container-name-taken": [["rm", "-f", "vllm-head"]],
     "host-port-allocated": [["rm", "-f", "vllm-head", "vllm-head-2"], ["network", "rm", "sparktui-capture"]],
     "host-port-in-use": [["rm", "-f", "vllm-head"], ["network", "rm", "sparktui-capture"]],
+    "publish-address-not-local": [["rm", "-f", "vllm-head"], ["network", "rm", "sparktui-capture"]],
 }
 
 
