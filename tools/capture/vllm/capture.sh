@@ -88,6 +88,11 @@ ALL_SCENARIOS=(
   generation-config-corrupt
   kv-cache-space-beyond-memory
   served-model-name-api-key
+  data-parallel-remote-missing
+  pipeline-parallel-2-without-ray
+  tokenizer-mode-mistral
+  node-rank-out-of-range
+  headless-without-node-rank
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -597,6 +602,28 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       # A healthy start-up serving the model under another name and asking for an API key.
       run_server served-model-name-api-key 300 1 --model "$BASE" "${COMMON[@]}" --served-model-name qwen-tiny \
         --api-key sparktui-capture ;;
+    data-parallel-remote-missing)
+      # The head of a 2-node data-parallel launch (one engine a node, vLLM's own DP coordination on 127.0.0.1:13355)
+      # whose other node never starts. Given 150 s.
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0; the second node never started"
+      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=0 run_server data-parallel-remote-missing 150 1 "$BASE" "${COMMON[@]}" \
+        --data-parallel-size 2 --data-parallel-size-local 1 --data-parallel-address 127.0.0.1 \
+        --data-parallel-rpc-port 13355 ;;
+    pipeline-parallel-2-without-ray)
+      # --pipeline-parallel-size 2 (meant as one stage a node) on one node, with neither --nnodes nor Ray.
+      run_server pipeline-parallel-2-without-ray 240 1 --model "$BASE" "${COMMON[@]}" --pipeline-parallel-size 2 ;;
+    tokenizer-mode-mistral)
+      # --tokenizer-mode mistral (from a Mistral model's launch line) for a folder with a Hugging Face tokenizer only.
+      run_server tokenizer-mode-mistral 180 1 --model "$BASE" "${COMMON[@]}" --tokenizer-mode mistral ;;
+    node-rank-out-of-range)
+      # The second node of two told --node-rank 2 (ranks counted from 1).
+      LAUNCH=cli run_server node-rank-out-of-range 120 0 "$BASE" "${MP2[@]}" --node-rank 2 --headless \
+        --max-model-len 512 --enforce-eager "${DIST_TIMEOUT[@]}" ;;
+    headless-without-node-rank)
+      # The second node of two started --headless without --node-rank (it defaults to 0, the head's), the head
+      # never started. Given 150 s.
+      LAUNCH=cli run_server headless-without-node-rank 150 0 "$BASE" "${MP2[@]}" --headless \
+        --max-model-len 512 --enforce-eager "${DIST_TIMEOUT[@]}" ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
