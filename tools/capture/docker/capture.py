@@ -112,6 +112,32 @@ SCENARIOS = {
     ],
     # an image built for arm64 (a Spark's) started on an x86-64 node without --platform.
     "image-platform-mismatch": ["run", "--rm", "--network", "none", ARM64_IMAGE, "vllm", "serve", "Qwen/Qwen3-8B"],
+    # --platform linux/arm64 (a Spark's launch line) for a local image built for amd64 only.
+    "platform-flag-mismatch": [
+        "run",
+        "--rm",
+        "--platform",
+        "linux/arm64",
+        "--network",
+        "none",
+        "{image}",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-8B",
+    ],
+    # --ipc host together with --shm-size (both advised for vLLM and NCCL).
+    "ipc-host-with-shm-size": [
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--ipc",
+        "host",
+        "--shm-size",
+        "8g",
+        "{image}",
+        "true",
+    ],
     # a user-defined network the launch script expects (made on another node, or by a step that was skipped).
     "network-not-found": ["run", "--rm", "--network", "vllm-net", "{image}", "vllm", "serve", "Qwen/Qwen3-8B"],
     # an RDMA device passed for RoCE (--device) on a node that does not have it.
