@@ -93,6 +93,8 @@ ALL_SCENARIOS=(
   tokenizer-mode-mistral
   node-rank-out-of-range
   headless-without-node-rank
+  kv-transfer-nixl-missing
+  dtype-half-cpu
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -624,6 +626,13 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
       # never started. Given 150 s.
       LAUNCH=cli run_server headless-without-node-rank 150 0 "$BASE" "${MP2[@]}" --headless \
         --max-model-len 512 --enforce-eager "${DIST_TIMEOUT[@]}" ;;
+    kv-transfer-nixl-missing)
+      # Disaggregated prefill's NIXL connector asked of a venv without the nixl package.
+      run_server kv-transfer-nixl-missing 180 1 --model "$BASE" "${COMMON[@]}" \
+        --kv-transfer-config '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}' ;;
+    dtype-half-cpu)
+      # --dtype half (a GPU launch line's) on the CPU build.
+      run_server dtype-half-cpu 300 1 --model "$BASE" "${COMMON[@]}" --dtype half ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
