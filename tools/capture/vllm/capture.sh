@@ -81,6 +81,20 @@ ALL_SCENARIOS=(
   mp-2-nodes-gloo-iface-missing-on-worker
   mp-2-nodes-max-model-len-mismatch
   mp-2-nodes-nnodes-mismatch
+  host-not-local
+  load-format-pt
+  hf-overrides-bad-json
+  config-json-missing
+  generation-config-corrupt
+  kv-cache-space-beyond-memory
+  served-model-name-api-key
+  data-parallel-remote-missing
+  pipeline-parallel-2-without-ray
+  tokenizer-mode-mistral
+  node-rank-out-of-range
+  headless-without-node-rank
+  kv-transfer-nixl-missing
+  dtype-half-cpu
 )
 
 log() { printf '[capture %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -141,6 +155,13 @@ EOF
   mk_variant tokenizer-config-corrupt ''
   local tok="$MODELS/tokenizer-config-corrupt/tokenizer_config.json"
   truncate -s $(( $(stat -c %s "$tok") / 2 )) "$tok"
+  # Variant: the folder copied without its config.json (weights, tokenizer and generation_config.json there).
+  mk_variant config-json-missing ''
+  rm "$MODELS/config-json-missing/config.json"
+  # Variant: generation_config.json cut to half (an interrupted copy); everything else whole.
+  mk_variant generation-config-corrupt ''
+  local gen="$MODELS/generation-config-corrupt/generation_config.json"
+  truncate -s $(( $(stat -c %s "$gen") / 2 )) "$gen"
   # Variant: the weights file cut to half its size, as an interrupted download or copy leaves it.
   mk_variant truncated-weights ''
   local weights="$MODELS/truncated-weights/model.safetensors"
@@ -558,6 +579,60 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(3600)' "$PORT" &
     mp-2-nodes-nnodes-mismatch)
       # Node 1 told --nnodes 3 (a third node planned, then dropped from node 0's line only).
       two_nodes mp-2-nodes-nnodes-mismatch 0 1 --nnodes 3 ;;
+    host-not-local)
+      # --host 10.10.0.2, another node's address (a launch line copied from it), in a network namespace holding
+      # only lo, so that the address is nobody's.
+      NO_NETWORK=1 run_server host-not-local 180 0 --model "$BASE" --host 10.10.0.2 --port "$PORT" \
+        --max-model-len 512 --enforce-eager ;;
+    load-format-pt)
+      # --load-format pt (PyTorch .bin/.pt weights, a flag from an older model's launch) for a folder holding
+      # safetensors only.
+      run_server load-format-pt 180 0 --model "$BASE" "${COMMON[@]}" --load-format pt ;;
+    hf-overrides-bad-json)
+      # --hf-overrides given keys without quotes (a shell-quoting slip): not JSON.
+      LAUNCH=cli run_server hf-overrides-bad-json 120 0 "$BASE" "${COMMON[@]}" --hf-overrides '{num_hidden_layers: 1}' ;;
+    config-json-missing)
+      # A model folder copied without its config.json.
+      run_server config-json-missing 180 0 --model "$MODELS/config-json-missing" "${COMMON[@]}" ;;
+    generation-config-corrupt)
+      # generation_config.json cut to half (not valid JSON); the config, weights and tokenizer are whole.
+      run_server generation-config-corrupt 180 1 --model "$MODELS/generation-config-corrupt" "${COMMON[@]}" ;;
+    kv-cache-space-beyond-memory)
+      # VLLM_CPU_KVCACHE_SPACE=64 (GiB; a value for a big server) on a host with 23 GiB of memory.
+      VLLM_CPU_KVCACHE_SPACE=64 run_server kv-cache-space-beyond-memory 180 0 --model "$BASE" "${COMMON[@]}" ;;
+    served-model-name-api-key)
+      # A healthy start-up serving the model under another name and asking for an API key.
+      run_server served-model-name-api-key 300 1 --model "$BASE" "${COMMON[@]}" --served-model-name qwen-tiny \
+        --api-key sparktui-capture ;;
+    data-parallel-remote-missing)
+      # The head of a 2-node data-parallel launch (one engine a node, vLLM's own DP coordination on 127.0.0.1:13355)
+      # whose other node never starts. Given 150 s.
+      EXTRA_ENV_NOTE="VLLM_CPU_OMP_THREADS_BIND=0; the second node never started"
+      LAUNCH=cli VLLM_CPU_OMP_THREADS_BIND=0 run_server data-parallel-remote-missing 150 1 "$BASE" "${COMMON[@]}" \
+        --data-parallel-size 2 --data-parallel-size-local 1 --data-parallel-address 127.0.0.1 \
+        --data-parallel-rpc-port 13355 ;;
+    pipeline-parallel-2-without-ray)
+      # --pipeline-parallel-size 2 (meant as one stage a node) on one node, with neither --nnodes nor Ray.
+      run_server pipeline-parallel-2-without-ray 240 1 --model "$BASE" "${COMMON[@]}" --pipeline-parallel-size 2 ;;
+    tokenizer-mode-mistral)
+      # --tokenizer-mode mistral (from a Mistral model's launch line) for a folder with a Hugging Face tokenizer only.
+      run_server tokenizer-mode-mistral 180 1 --model "$BASE" "${COMMON[@]}" --tokenizer-mode mistral ;;
+    node-rank-out-of-range)
+      # The second node of two told --node-rank 2 (ranks counted from 1).
+      LAUNCH=cli run_server node-rank-out-of-range 120 0 "$BASE" "${MP2[@]}" --node-rank 2 --headless \
+        --max-model-len 512 --enforce-eager "${DIST_TIMEOUT[@]}" ;;
+    headless-without-node-rank)
+      # The second node of two started --headless without --node-rank (it defaults to 0, the head's), the head
+      # never started. Given 150 s.
+      LAUNCH=cli run_server headless-without-node-rank 150 0 "$BASE" "${MP2[@]}" --headless \
+        --max-model-len 512 --enforce-eager "${DIST_TIMEOUT[@]}" ;;
+    kv-transfer-nixl-missing)
+      # Disaggregated prefill's NIXL connector asked of a venv without the nixl package.
+      run_server kv-transfer-nixl-missing 180 1 --model "$BASE" "${COMMON[@]}" \
+        --kv-transfer-config '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}' ;;
+    dtype-half-cpu)
+      # --dtype half (a GPU launch line's) on the CPU build.
+      run_server dtype-half-cpu 300 1 --model "$BASE" "${COMMON[@]}" --dtype half ;;
     *) log "unknown scenario $1"; return 1 ;;
   esac
 }
