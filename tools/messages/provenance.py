@@ -22,6 +22,15 @@ CAPTURES = (ROOT / "tests" / "fixtures", ROOT / "diagnostics" / "examples")
 #: The least of a signature's required literal (or, where its pattern has none, of its match) that a
 #: template's match must cover.
 OVERLAP = 12
+#: The C library's words for an errno (strerror), which every program prints after its own words: a template
+#: that holds one of them (nvcc's ``{}: no such file or directory``) says nothing of whose message a line is.
+ERRNO_TEXT = regex.compile(
+    r"[\s:,.]*(?:no such file or directory|permission denied|connection refused|connection reset by peer|"
+    r"address already in use|cannot assign requested address|read-only file system|too many open files|"
+    r"operation not permitted|no space left on device|network is unreachable|no route to host|"
+    r"connection timed out|broken pipe|file exists|is a directory|not a directory|exec format error)[\s:,.]*",
+    regex.IGNORECASE,
+)
 
 
 def example_lines(sig: Signature) -> list[str]:
@@ -49,7 +58,7 @@ def line_provenance(sig: Signature, line: str, tables: Tables) -> dict[str, set[
     """Program -> versions of the templates that give the line the wording the signature matches in it: a
     template's match must hold the text the signature's pattern cannot match without (a required literal),
     so that a template of some other part of the line (``{}: No such file or directory`` after a
-    ``nvidia-container-cli: ...`` message) proves nothing."""
+    ``nvidia-container-cli: ...`` message) proves nothing; nor does a literal that is only an errno's words."""
     where = hit(sig, line)
     if where is None:
         return {}
@@ -57,6 +66,7 @@ def line_provenance(sig: Signature, line: str, tables: Tables) -> dict[str, set[
     anchors = [
         (i, i + len(lit))
         for lit in sorted(literals or ())
+        if not ERRNO_TEXT.fullmatch(lit)
         for i in _occurrences(line, lit)
         if start <= i and i + len(lit) <= end
     ]
