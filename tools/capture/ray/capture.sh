@@ -43,7 +43,8 @@ ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mis
   worker-node-killed python-version-mismatch job-submit-wrong-address init-address-auto-no-cluster
   runtime-env-pip-offline worker-dashboard-port head-node-ip-not-local client-gcs-port head-dev-shm-small
   temp-dir-too-long object-store-too-large worker-resources-bad-json worker-address-unresolvable
-  job-working-dir-missing task-gpu-infeasible head-stopped-under-driver custom-resources-healthy)
+  job-working-dir-missing task-gpu-infeasible head-stopped-under-driver custom-resources-healthy
+  temp-dir-too-long-old job-working-dir-missing-old)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -477,15 +478,18 @@ scenario_head_dev_shm_small() {
 
 # A head whose --temp-dir is so long that its sockets' paths (<temp-dir>/session_<time>_<pid>/sockets/...) no longer
 # fit the 107 bytes of an AF_UNIX address.
-scenario_temp_dir_too_long() {
-  new_scenario temp-dir-too-long
+# temp_dir_too_long NAME VENV
+temp_dir_too_long() {
+  new_scenario "$1"
   local long
   long="$TMP/head/$(printf 'cluster-scratch-%.0s' 1 2 3)"
   mkdir -p "$long"
-  run_to head.log timeout -k 5 150 "$NEW/bin/ray" start --head --node-ip-address "$HEAD_IP" --port "$PORT" \
+  run_to head.log timeout -k 5 150 "$2/bin/ray" start --head --node-ip-address "$HEAD_IP" --port "$PORT" \
     --num-cpus 1 --num-gpus 0 --object-store-memory 200000000 --temp-dir "$long" --disable-usage-stats
   stop_all
 }
+scenario_temp_dir_too_long() { temp_dir_too_long temp-dir-too-long "$NEW"; }
+scenario_temp_dir_too_long_old() { temp_dir_too_long "temp-dir-too-long-ray$OLD_VER" "$OLD"; }
 
 # A head asked for an object store of 100 GB on a host with far less memory (a value copied from a bigger node).
 scenario_object_store_too_large() {
@@ -512,13 +516,16 @@ scenario_worker_address_unresolvable() {
 }
 
 # `ray job submit` with a --working-dir that does not exist on the submitting machine.
-scenario_job_working_dir_missing() {
-  new_scenario job-working-dir-missing
-  start_head head.log "$NEW"
-  run_to job-submit.log timeout -k 5 150 "$NEW/bin/ray" job submit --address "http://$HEAD_IP:8265" \
+# job_working_dir_missing NAME VENV (the head and the CLI of VENV's Ray)
+job_working_dir_missing() {
+  new_scenario "$1"
+  start_head head.log "$2"
+  run_to job-submit.log timeout -k 5 150 "$2/bin/ray" job submit --address "http://$HEAD_IP:8265" \
     --working-dir /srv/missing/serve-scripts -- python serve.py
   stop_all
 }
+scenario_job_working_dir_missing() { job_working_dir_missing job-working-dir-missing "$NEW"; }
+scenario_job_working_dir_missing_old() { job_working_dir_missing "job-working-dir-missing-ray$OLD_VER" "$OLD"; }
 
 # A driver's task asks for one GPU on a cluster of two nodes without any (no placement group): it never runs.
 scenario_task_gpu_infeasible() {
