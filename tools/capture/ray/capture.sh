@@ -44,7 +44,7 @@ ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mis
   runtime-env-pip-offline worker-dashboard-port head-node-ip-not-local client-gcs-port head-dev-shm-small
   temp-dir-too-long object-store-too-large worker-resources-bad-json worker-address-unresolvable
   job-working-dir-missing task-gpu-infeasible head-stopped-under-driver custom-resources-healthy
-  temp-dir-too-long-old job-working-dir-missing-old)
+  temp-dir-too-long-old job-working-dir-missing-old worker-auth-token-missing worker-auth-token-differs)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -576,6 +576,27 @@ scenario_custom_resources_healthy() {
   run_to status.log "$NEW/bin/ray" status --address "$HEAD_IP:$PORT"
   stop_all
 }
+
+# Ray 2.60's token authentication: the head runs with RAY_AUTH_MODE=token and a token of its own (each node has a
+# HOME of its own, where `ray get-auth-token --generate` writes ~/.ray/auth_token). auth_token NAME WORKER_MODE:
+# "missing", the worker is started without RAY_AUTH_MODE (the variable set on the head only); "differs", the worker
+# has token mode and a token it generated itself, not the head's. Cut at 90 s. The command that generates a token
+# prints it, so its output is not kept.
+auth_token() {
+  new_scenario "$1"
+  mkdir -p "$TMP/home-head" "$TMP/home-worker"
+  HOME="$TMP/home-head" "$NEW/bin/ray" get-auth-token --generate >/dev/null 2>&1 || say "  no token for the head"
+  HOME="$TMP/home-head" RAY_AUTH_MODE=token start_head head.log "$NEW"
+  if [ "$2" = differs ]; then
+    HOME="$TMP/home-worker" "$NEW/bin/ray" get-auth-token --generate >/dev/null 2>&1 || say "  no token for the worker"
+    HOME="$TMP/home-worker" RAY_AUTH_MODE=token start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT" 90
+  else
+    HOME="$TMP/home-worker" start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT" 90
+  fi
+  stop_all
+}
+scenario_worker_auth_token_missing() { auth_token worker-auth-token-missing missing; }
+scenario_worker_auth_token_differs() { auth_token worker-auth-token-differs differs; }
 
 scenarios=("$@")
 [ ${#scenarios[@]} -eq 0 ] && scenarios=("${ALL_SCENARIOS[@]}")
