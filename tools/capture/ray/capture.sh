@@ -41,7 +41,10 @@ ALL_SCENARIOS=(head-start worker-join worker-version-mismatch worker-version-mis
   head-port-taken raylet-port-taken driver-node-ip-unknown
   head-port-taken-old raylet-port-taken-old driver-node-ip-unknown-old start-flag-unknown
   worker-node-killed python-version-mismatch job-submit-wrong-address init-address-auto-no-cluster
-  runtime-env-pip-offline worker-dashboard-port head-node-ip-not-local client-gcs-port head-dev-shm-small)
+  runtime-env-pip-offline worker-dashboard-port head-node-ip-not-local client-gcs-port head-dev-shm-small
+  temp-dir-too-long object-store-too-large worker-resources-bad-json worker-address-unresolvable
+  job-working-dir-missing task-gpu-infeasible head-stopped-under-driver custom-resources-healthy
+  temp-dir-too-long-old job-working-dir-missing-old worker-auth-token-missing worker-auth-token-differs)
 
 # Re-run inside a fresh network namespace with only loopback.
 if [ -z "${RAY_CAPTURE_IN_NETNS:-}" ]; then
@@ -472,6 +475,128 @@ scenario_head_dev_shm_small() {
   run_to head.log unshare -m sh -c 'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec "$@"' sh $(head_cmd "$NEW")
   stop_all
 }
+
+# A head whose --temp-dir is so long that its sockets' paths (<temp-dir>/session_<time>_<pid>/sockets/...) no longer
+# fit the 107 bytes of an AF_UNIX address.
+# temp_dir_too_long NAME VENV
+temp_dir_too_long() {
+  new_scenario "$1"
+  local long
+  long="$TMP/head/$(printf 'cluster-scratch-%.0s' 1 2 3)"
+  mkdir -p "$long"
+  run_to head.log timeout -k 5 150 "$2/bin/ray" start --head --node-ip-address "$HEAD_IP" --port "$PORT" \
+    --num-cpus 1 --num-gpus 0 --object-store-memory 200000000 --temp-dir "$long" --disable-usage-stats
+  stop_all
+}
+scenario_temp_dir_too_long() { temp_dir_too_long temp-dir-too-long "$NEW"; }
+scenario_temp_dir_too_long_old() { temp_dir_too_long "temp-dir-too-long-ray$OLD_VER" "$OLD"; }
+
+# A head asked for an object store of 100 GB on a host with far less memory (a value copied from a bigger node).
+scenario_object_store_too_large() {
+  new_scenario object-store-too-large
+  run_to head.log timeout -k 5 150 "$NEW/bin/ray" start --head --node-ip-address "$HEAD_IP" --port "$PORT" \
+    --num-cpus 1 --num-gpus 0 --object-store-memory 100000000000 --temp-dir "$TMP/head" --disable-usage-stats
+  stop_all
+}
+
+# A worker whose --resources lost its inner quotes to the shell ({pinned: 1}, not JSON).
+scenario_worker_resources_bad_json() {
+  new_scenario worker-resources-bad-json
+  start_head head.log "$NEW"
+  start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT" 90 --resources '{pinned: 1}'
+  stop_all
+}
+
+# A worker given the head by a host name that does not resolve (only /etc/hosts answers in the namespace).
+scenario_worker_address_unresolvable() {
+  new_scenario worker-address-unresolvable
+  start_head head.log "$NEW"
+  start_worker worker.log "$NEW" 127.0.0.2 worker ray-head.invalid:"$PORT" 90
+  stop_all
+}
+
+# `ray job submit` with a --working-dir that does not exist on the submitting machine.
+# job_working_dir_missing NAME VENV (the head and the CLI of VENV's Ray)
+job_working_dir_missing() {
+  new_scenario "$1"
+  start_head head.log "$2"
+  run_to job-submit.log timeout -k 5 150 "$2/bin/ray" job submit --address "http://$HEAD_IP:8265" \
+    --working-dir /srv/missing/serve-scripts -- python serve.py
+  stop_all
+}
+scenario_job_working_dir_missing() { job_working_dir_missing job-working-dir-missing "$NEW"; }
+scenario_job_working_dir_missing_old() { job_working_dir_missing "job-working-dir-missing-ray$OLD_VER" "$OLD"; }
+
+# A driver's task asks for one GPU on a cluster of two nodes without any (no placement group): it never runs.
+scenario_task_gpu_infeasible() {
+  new_scenario task-gpu-infeasible
+  start_head head.log "$NEW"
+  start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT"
+  wait_nodes "$NEW" 2 30 || say "  worker did not show up in ray status"
+  run_to driver.log timeout -k 5 150 "$NEW/bin/python" -u "$HERE/init_driver.py" --mode address \
+    --address "$HEAD_IP:$PORT" --task-gpus 1 --get-timeout 60
+  run_to status.log "$NEW/bin/ray" status --address "$HEAD_IP:$PORT"
+  stop_all
+}
+
+# The head's Ray is stopped (SIGTERM to each of its processes, as `ray stop` on the head does) while a driver waits
+# for a long task: what the driver then prints.
+scenario_head_stopped_under_driver() {
+  new_scenario head-stopped-under-driver
+  start_head head.log "$NEW"
+  local t0 rc dpid i
+  local cmd=("$NEW/bin/python" -u "$HERE/init_driver.py" --mode address --address "$HEAD_IP:$PORT"
+    --task-seconds 400 --get-timeout 240)
+  t0=$(date +%s.%N)
+  timeout -k 5 300 "${cmd[@]}" >"$D/driver.log" 2>&1 </dev/null &
+  dpid=$!
+  STARTED_PIDS+=("$dpid")
+  for i in $(seq 1 120); do
+    grep -q 'task submitted' "$D/driver.log" && break
+    sleep 1
+  done
+  sleep 5
+  pkill -TERM -f -- "$TMP/head/"
+  echo "head's processes stopped with SIGTERM after $(elapsed "$t0")s" >>"$D/meta.txt"
+  say "  head stopped"
+  wait "$dpid"; rc=$?
+  printf '%s\trc=%s\t%.1fs\t%s\n' driver.log "$rc" "$(elapsed "$t0")" "${cmd[*]}" >>"$D/meta.txt"
+  say "  driver.log rc=$rc"
+  stop_all
+}
+
+# Healthy: a worker with a custom resource, and a driver's task that asks for it (so it runs on that worker).
+scenario_custom_resources_healthy() {
+  new_scenario custom-resources-healthy
+  start_head head.log "$NEW"
+  start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT" 120 --resources '{"accel": 1}'
+  wait_nodes "$NEW" 2 30 || say "  worker did not show up in ray status"
+  run_to driver.log timeout -k 5 150 "$NEW/bin/python" -u "$HERE/init_driver.py" --mode address \
+    --address "$HEAD_IP:$PORT" --task-resource accel --get-timeout 60
+  run_to status.log "$NEW/bin/ray" status --address "$HEAD_IP:$PORT"
+  stop_all
+}
+
+# Ray 2.60's token authentication: the head runs with RAY_AUTH_MODE=token and a token of its own (each node has a
+# HOME of its own, where `ray get-auth-token --generate` writes ~/.ray/auth_token). auth_token NAME WORKER_MODE:
+# "missing", the worker is started without RAY_AUTH_MODE (the variable set on the head only); "differs", the worker
+# has token mode and a token it generated itself, not the head's. Cut at 90 s. The command that generates a token
+# prints it, so its output is not kept.
+auth_token() {
+  new_scenario "$1"
+  mkdir -p "$TMP/home-head" "$TMP/home-worker"
+  HOME="$TMP/home-head" "$NEW/bin/ray" get-auth-token --generate >/dev/null 2>&1 || say "  no token for the head"
+  HOME="$TMP/home-head" RAY_AUTH_MODE=token start_head head.log "$NEW"
+  if [ "$2" = differs ]; then
+    HOME="$TMP/home-worker" "$NEW/bin/ray" get-auth-token --generate >/dev/null 2>&1 || say "  no token for the worker"
+    HOME="$TMP/home-worker" RAY_AUTH_MODE=token start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT" 90
+  else
+    HOME="$TMP/home-worker" start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT" 90
+  fi
+  stop_all
+}
+scenario_worker_auth_token_missing() { auth_token worker-auth-token-missing missing; }
+scenario_worker_auth_token_differs() { auth_token worker-auth-token-differs differs; }
 
 scenarios=("$@")
 [ ${#scenarios[@]} -eq 0 ] && scenarios=("${ALL_SCENARIOS[@]}")

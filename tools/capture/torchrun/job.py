@@ -11,14 +11,21 @@
   the two collectives before running them);
 - raise: rank 1 raises a ValueError of its own before it joins the process group (raised after the first
   all-reduce instead, torch 2.13's restarted ranks at times never finished the Gloo set-up of their second attempt);
+- late-init: rank 1 sleeps (HANG_SECONDS) before it calls init_process_group, so rank 0 waits for it in the store;
+- exit-early: rank 1 returns after the first all-reduce (exit status 0, no destroy_process_group), so rank 0's
+  second all-reduce loses its peer;
+- shape-mismatch / dtype-mismatch: rank 1's second all-reduce has a tensor of two elements / of float64 where rank
+  0's has one float32;
 - grow: rank 1 joins the memory cgroup LIMIT_CGROUP (its cgroup.procs file) after the first all-reduce and
   allocates host memory 32 MiB at a time until the kernel kills it.
 WORLD_SIZE_OVERRIDE replaces the world size torchrun gave, INIT_TIMEOUT (seconds) is the process group's
-timeout (set-up and collectives) and BACKEND its back-end (default gloo)."""
+timeout (set-up and collectives), BACKEND its back-end (default gloo) and INIT_METHOD its init_method (default
+env://)."""
 
 import datetime
 import os
 import signal
+import sys
 import time
 
 import torch
@@ -31,14 +38,31 @@ if SCENARIO == "raise" and os.environ.get("RANK") == "1":
     raise ValueError("rank 1: input batch has 3 rows, expected 4")
 if "WORLD_SIZE_OVERRIDE" in os.environ:
     os.environ["WORLD_SIZE"] = os.environ["WORLD_SIZE_OVERRIDE"]
+if SCENARIO == "late-init" and os.environ.get("RANK") == "1":
+    time.sleep(HANG)
 timeout = datetime.timedelta(seconds=float(os.environ.get("INIT_TIMEOUT", "1800")))
-dist.init_process_group(os.environ.get("BACKEND", "gloo"), timeout=timeout)
+# file:// takes the rank and the world size from the call (env:// reads them from the environment itself)
+given = (
+    {"rank": int(os.environ["RANK"]), "world_size": int(os.environ["WORLD_SIZE"])}
+    if "INIT_METHOD" in os.environ
+    else {}
+)
+dist.init_process_group(
+    os.environ.get("BACKEND", "gloo"), init_method=os.environ.get("INIT_METHOD"), timeout=timeout, **given
+)
 rank = dist.get_rank()
 t = torch.ones(1)
 dist.all_reduce(t)
 print(f"rank {rank}: first all_reduce done ({t.item():.0f})", flush=True)
 if rank == 1 and SCENARIO == "segfault":
     os.kill(os.getpid(), signal.SIGSEGV)
+if rank == 1 and SCENARIO == "exit-early":
+    print(f"rank {rank}: leaving early", flush=True)
+    sys.exit(0)
+if rank == 1 and SCENARIO == "shape-mismatch":
+    t = torch.ones(2)
+if rank == 1 and SCENARIO == "dtype-mismatch":
+    t = torch.ones(1, dtype=torch.float64)
 if rank == 1 and SCENARIO == "grow":
     with open(os.environ["LIMIT_CGROUP"], "w") as procs:
         procs.write(str(os.getpid()))
