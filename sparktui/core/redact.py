@@ -49,6 +49,8 @@ _VALUE = rf"{_QUOTED}|\[[^\]\n]*\]|[^\s'\",;)}}\]&]+"
 #: Values that say no secret was given; they stay so the reader knows. With them the words of Python that can
 #: follow ``=`` in a keyword argument, as a traceback's source lines show one (``key=lambda x: x[0]``).
 _EMPTY = frozenset({"", "none", "null", "nil", "true", "false", REDACTED.lower(), "lambda", "not", "await", "yield"})
+#: A value the program masked itself (vLLM prints ``'api_key': '***'``): nothing left to hide.
+_MASKED = re.compile(r"\*{3,}")
 
 #: The label of an armoured block whose body is redacted: a key (private or public), a certificate (or a
 #: request for one) or a PGP block.
@@ -243,7 +245,7 @@ def _pem(m: re.Match[str]) -> str:
 def _value(m: re.Match[str]) -> str:
     lead, value = m.group(1), m.group(m.re.groups)
     inner = value[1:-1] if value[:1] in "'\"" else value
-    if inner.strip().lower() in _EMPTY or inner.startswith("$"):
+    if inner.strip().lower() in _EMPTY or inner.startswith("$") or _MASKED.fullmatch(inner):
         return m.group()
     if value[:1] in "'\"":
         return f"{lead}{value[0]}{REDACTED}{value[0]}"

@@ -61,6 +61,7 @@ CLEAN = [
     "https://docs.ray.io/en/latest/ray-security/token-auth.html",
     "disk-usage 93% task-id=7",
     "    for prefix, group in itertools.groupby(weights_by_parts, key=lambda x: x[0][0]):",
+    "non-default args: {'host': '127.0.0.1', 'port': 18441, 'api_key': '***', 'served_model_name': ['qwen-tiny']}",
 ]
 
 
@@ -79,7 +80,8 @@ def test_what_is_not_a_secret_stays(line: str) -> None:
 
 
 #: Every captured file but the programs' --help texts, which show the flags that take secrets with their
-#: placeholders (``--api-key API_KEY``) and are no logs.
+#: placeholders (``--api-key API_KEY``) and are no logs. A capture of a server given a key on purpose holds
+#: that key, which alone must go (GIVEN_KEYS).
 LOGS = sorted(
     p
     for p in [*FIXTURES.rglob("*"), *DEMO.rglob("*")]
@@ -87,11 +89,17 @@ LOGS = sorted(
 )
 
 
+#: Fixture folders whose capture gave a secret on purpose (tools/capture/vllm: `--api-key`), with its value.
+GIVEN_KEYS = {"vllm/served-model-name-api-key": "sparktui-capture"}
+
+
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_real_logs_come_back_unchanged(path: Path) -> None:
-    """The captured logs carry no secret; redaction must not touch a character of them."""
+    """The captured logs carry no secret but the ones given on purpose; redaction must not touch another
+    character of them."""
     text = path.read_text(encoding="utf-8", errors="replace")
-    assert redact(text) == text
+    secret = GIVEN_KEYS.get(path.parent.relative_to(FIXTURES).as_posix()) if path.is_relative_to(FIXTURES) else None
+    assert redact(text) == (text.replace(secret, REDACTED) if secret else text)
 
 
 def test_a_private_key_goes_line_by_line() -> None:

@@ -33,6 +33,9 @@ def test_fixture(name: str, catalogue: Catalogue) -> None:
     assert not problems
     diagnosis = diagnose_files(sources, catalogue)
     found = [f.signature for f in diagnosis.findings]
+    for f in diagnosis.findings:  # a line is evidence once, however many patterns of the signature it matched
+        quoted = [(e.source, e.line) for e in f.evidence]
+        assert len(quoted) == len(set(quoted)), (f.signature, quoted)
     if want.get("quiet"):
         loud = [f.signature for f in diagnosis.findings if f.severity >= Severity.ERROR]
         assert loud == [], found

@@ -396,6 +396,7 @@ class Scan:
         vetoed = {r.owner for r, _ in matches if r.role is Role.VETO} if len(matches) > 1 else ()
         fallback: tuple[_Rule, regex.Match[str]] | None = None  # a failure line no other signature may name
         named = False
+        hit: set[int] = set()  # signatures this line is a hit of already: one line is one hit, however many patterns
         for rule, m in matches:
             if rule.role is Role.STAGE:
                 cls = cls or classify(line)
@@ -422,6 +423,9 @@ class Scan:
                     self._seen.add(seen)
                     self._new_seen.append(seen)
                 continue
+            if rule.owner in hit:
+                continue
+            hit.add(rule.owner)
             lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
         if fallback is not None and not named and fallback[0].owner not in self._quiet:
             cls = cls or classify(line)
