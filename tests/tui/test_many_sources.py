@@ -26,9 +26,9 @@ FILES = 300
 
 
 def many_logs(root: Path, count: int) -> Path:
-    """``count`` copies of the small real captures, each under a name of its own (its own node, unless its
-    lines name their host)."""
-    small = sorted(p for p in FIXTURES.rglob("*.log") if p.stat().st_size < 3000)
+    """``count`` copies of the small real captures that hold lines, each under a name of its own (its own node,
+    unless its lines name their host)."""
+    small = sorted(p for p in FIXTURES.rglob("*.log") if 0 < p.stat().st_size < 3000)  # (a capture may be empty)
     root.mkdir()
     for i in range(count):
         shutil.copy(small[i % len(small)], root / f"node-{i:04d}.log")
