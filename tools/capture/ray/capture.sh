@@ -167,6 +167,20 @@ start_worker() { # FILE VENV NODE_IP TEMPNAME ADDRESS [timeout-seconds [extra ra
 }
 
 # copy_session TEMPNAME DEST FILES...: copy whole session log files (non-empty, <=1 MB).
+# Starts a driver in the background (its output in driver.log, dpid its pid, at most 300 s) and waits up to 120 s
+# for it to print MARKER: driver_until MARKER CMD...
+driver_until() {
+  local marker=$1 i
+  shift
+  timeout -k 5 300 "$@" >"$D/driver.log" 2>&1 </dev/null &
+  dpid=$!
+  STARTED_PIDS+=("$dpid")
+  for i in $(seq 1 120); do
+    grep -q -- "$marker" "$D/driver.log" && break
+    sleep 1
+  done
+}
+
 copy_session() {
   local name=$1 dest=$2; shift 2
   local logs="$TMP/$name/session_latest/logs" f
@@ -317,16 +331,10 @@ scenario_worker_node_killed() {
   start_head head.log "$NEW"
   start_worker worker.log "$NEW" 127.0.0.2 worker "$HEAD_IP:$PORT" 120 --resources '{"pinned": 1}'
   wait_nodes "$NEW" 2 30 || say "  worker did not show up in ray status"
-  local t0 rc dpid i raylet
+  local t0 rc dpid raylet
   local cmd=("$NEW/bin/python" -u "$HERE/pinned_driver.py" --address "$HEAD_IP:$PORT" --resource pinned)
   t0=$(date +%s.%N)
-  timeout -k 5 300 "${cmd[@]}" >"$D/driver.log" 2>&1 </dev/null &
-  dpid=$!
-  STARTED_PIDS+=("$dpid")
-  for i in $(seq 1 120); do
-    grep -q 'actor call and task started' "$D/driver.log" && break
-    sleep 1
-  done
+  driver_until 'actor call and task started' "${cmd[@]}"
   sleep 3   # the task's worker process has started by now
   raylet=$(pgrep -f -- "raylet.*$TMP/worker/" | head -n 1)
   if [ -n "$raylet" ]; then
@@ -544,17 +552,11 @@ scenario_task_gpu_infeasible() {
 scenario_head_stopped_under_driver() {
   new_scenario head-stopped-under-driver
   start_head head.log "$NEW"
-  local t0 rc dpid i
+  local t0 rc dpid
   local cmd=("$NEW/bin/python" -u "$HERE/init_driver.py" --mode address --address "$HEAD_IP:$PORT"
     --task-seconds 400 --get-timeout 240)
   t0=$(date +%s.%N)
-  timeout -k 5 300 "${cmd[@]}" >"$D/driver.log" 2>&1 </dev/null &
-  dpid=$!
-  STARTED_PIDS+=("$dpid")
-  for i in $(seq 1 120); do
-    grep -q 'task submitted' "$D/driver.log" && break
-    sleep 1
-  done
+  driver_until 'task submitted' "${cmd[@]}"
   sleep 5
   pkill -TERM -f -- "$TMP/head/"
   echo "head's processes stopped with SIGTERM after $(elapsed "$t0")s" >>"$D/meta.txt"
