@@ -131,6 +131,7 @@ class Signature:
     playbooks: tuple[str, ...] = ()
     consequence_of: tuple[str, ...] = ()
     waits_for_peers: bool = False
+    lost_peer: bool = False  # a wait for peers that says one was lost (its socket closed), not waited for
     any: tuple[str, ...] = ()
     none: tuple[str, ...] = ()
     context: Context | None = None
@@ -522,6 +523,8 @@ def load_signature(path: Path) -> Signature:
     for program in programs:
         if program not in PROGRAMS:
             raise CatalogueError(path, "programs", f"unknown program {program!r} (one of {', '.join(PROGRAMS)})")
+    if r.flag("lost_peer", default=False) and not r.flag("waits_for_peers", default=False):
+        raise CatalogueError(path, "lost_peer", "says how a rank waited for its peers: needs waits_for_peers = true")
     kind = r.text("kind", required=False) or "line"
     ex = r.table("explain")
     examples = r.table("examples", required=False).data
@@ -539,6 +542,7 @@ def load_signature(path: Path) -> Signature:
         playbooks=tuple(r.texts("playbooks", required=False)),
         consequence_of=tuple(r.texts("consequence_of", required=False)),
         waits_for_peers=r.flag("waits_for_peers", default=False),
+        lost_peer=r.flag("lost_peer", default=False),
         log_examples=_log_examples(path, examples),
         checked=_checked(path, r.texts("checked", required=False)),
         replaces=r.flag("replaces", default=False),

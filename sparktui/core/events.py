@@ -79,6 +79,7 @@ class Finding:
     detail: str = ""
     time: float | None = None  # when it was first seen, in seconds within the year, where its lines say it
     waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
+    lost_peer: bool = False  # ... and says that it lost that one (its socket closed), rather than waited for it
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
 
     def seen_after(self, other: Finding) -> bool:

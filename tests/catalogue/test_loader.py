@@ -68,6 +68,11 @@ def test_a_good_user_file_loads_on_top_of_the_builtin_catalogue(tmp_path: Path) 
         (("[[examples.no_match]]\nline = 'INFO: listening on port 8000'\n", ""), "examples.no_match", "at least one"),
         (('title = "Something is already listening"\n', ""), "title", "non-empty string"),
         (
+            ('severity = "error"\n', 'severity = "error"\nlost_peer = true\n'),
+            "lost_peer",
+            "needs waits_for_peers = true",
+        ),
+        (
             ("[[examples.no_match]]", "[[examples.log]]\nfires = true\n[[examples.no_match]]"),
             "examples.log[0].text",
             "or nodes",

@@ -24,8 +24,6 @@ UNITS_SHOWN = 8
 STALL_EVIDENCE_MAX = 32
 #: Peer groups a stall finding describes in its detail; the others are counted.
 GROUPS_DESCRIBED = 3
-#: The category of a wait for peers that says a peer was lost (its socket closed, a remote error), not waited for.
-LOST_PEER = "engine_crash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +77,7 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
         detail=" ".join(details),
         time=min(times, default=None),
         waits_for_peers=sig.waits_for_peers,
+        lost_peer=sig.lost_peer,
     )
 
 
@@ -381,7 +380,7 @@ def name_consequences(ranked: list[Finding], nodes: Sequence[str]) -> list[Findi
         if not quiet or len(quiet) == len(nodes):
             return ranked
         one = len(quiet) == 1
-        if root.category == LOST_PEER:
+        if root.lost_peer:
             note = (
                 f"{join(quiet)} reported no such loss: the others lost {'it' if one else 'them'} (a process that died "
                 "or a link that went down; a log that ends with no error of its own points to a kill: the kernel's "
