@@ -4,7 +4,8 @@ none named and no cluster file) the rank processes, on the host and inside its c
 who waits where, which rank is elsewhere or missing, and whether the dumps show progress.
 
 Exit status: 1 when ranks wait on a rank that is elsewhere or missing; 2 when no such hang was seen but a
-node, a container or a group's ranks could not be read (py-spy missing, ptrace refused), and for input that
+node, a container or a group's ranks could not be read (py-spy missing, ptrace refused, a node that did not
+answer, Python processes not ours to inspect: then "no rank process" is no all-clear), and for input that
 cannot be used; 0 otherwise (progressing, together, nothing found). ``--flight DIR`` reads PyTorch flight-recorder dumps
 instead.
 """
@@ -88,6 +89,7 @@ def main(args: argparse.Namespace) -> int:
         result = comparing.as_dict(groups, problems)
         result["where"] = where
         result["gpus"] = {n.node: [str(g) for g in n.gpus] for n in found}
+        result["hosts"] = {n.node: n.hostname for n in found if n.hostname}
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     else:
         show(groups, problems, where, out())
@@ -119,7 +121,7 @@ def show(groups: list[comparing.Group], problems: list[str], where: str, console
     """The per-rank table of each group and its verdict, then what could not be read."""
     console.print(Text(f"sparktui stacks: {where}", style="dim"))
     if not groups:
-        console.print(Text("no rank process found (torch.distributed ranks, vLLM/SGLang/Ray workers, GPU users)"))
+        console.print(Text(display(comparing.none_found(problems)), style="bold yellow" if problems else ""))
     for g in groups:
         table = Table(title=f"job {g.job}", title_justify="left", show_lines=False)
         for column in ("rank", "node", "pid", "status", "now", "gpu"):

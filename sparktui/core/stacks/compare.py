@@ -153,6 +153,20 @@ def _numbers(numbers: Sequence[int]) -> str:
     return "ranks " + ", ".join(str(n) for n in numbers)
 
 
+#: What a search that found no rank process, and was kept from nothing, says.
+NONE_FOUND = "no rank process found (torch.distributed ranks, vLLM/SGLang/Ray workers, GPU users)"
+
+
+def none_found(problems: Sequence[str]) -> str:
+    """The headline of a search that found no group: nothing runs, or (something could not be read: a node
+    that did not answer, processes not ours to inspect) no all-clear at all."""
+    if not problems:
+        return NONE_FOUND
+    return "no rank process read, and this is no all-clear: " + (
+        problems[0] if len(problems) == 1 else f"{len(problems)} things could not be read (below)"
+    )
+
+
 def exit_code(groups: Sequence[Group], problems: Sequence[str] = ()) -> int:
     """1 when a group hangs on a rank elsewhere or missing; else 2 when something could not be read (a node,
     a container, a group's ranks), so the answer is partial; else 0."""

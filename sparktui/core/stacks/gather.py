@@ -30,9 +30,11 @@ Progress = Callable[[str, str], None]
 
 @dataclass
 class NodeStacks:
-    """One node's answer: its GPUs, its rank processes, and what kept anything from being read."""
+    """One node's answer: its host name (as it says it), its GPUs, its rank processes, and what kept anything
+    from being read."""
 
     node: str
+    hostname: str = ""
     gpus: list[Gpu] = field(default_factory=list)
     ranks: list[Rank] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -99,7 +101,7 @@ async def gather_node(
 def read(node: str, lines: Sequence[str], run: str, request: script.Request) -> NodeStacks:
     """One node's output read into its GPUs, ranks and problems (pure)."""
     out = script.read(lines, run)
-    result = NodeStacks(node, gpus=[g for g in (_gpu(line) for line in out.gpus) if g is not None])
+    result = NodeStacks(node, out.hostname, [g for g in (_gpu(line) for line in out.gpus) if g is not None])
     by_uuid = {g.uuid: g for g in result.gpus}
     gpu_of = {}
     for line in out.apps:
@@ -111,6 +113,12 @@ def read(node: str, lines: Sequence[str], run: str, request: script.Request) -> 
         result.problems.append(
             f"{node}: py-spy is not installed{where}: its ranks were found but not dumped "
             f"(sparktui play py-spy-stacks brings it for the run and removes it after)"
+        )
+    for place, count in out.hidden.items():
+        where = "" if place == "host" else f" in container {place}"
+        result.problems.append(
+            f"{node}: {count} Python process{'es' if count != 1 else ''}{where} could not be inspected (not yours): "
+            f"run as root or as their user"
         )
     for name in out.no_exec:
         result.problems.append(f"{node}: docker exec into container {name} failed: its ranks were not looked for")

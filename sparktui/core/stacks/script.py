@@ -5,9 +5,11 @@ inside each container (``docker exec``, through the node's Docker engine).
 Rank processes are Python processes with ``RANK`` in their environment (torchrun's children, any
 torch.distributed launcher; not a shell or a container's init that started one and holds the same
 variables), the engines' workers by their titles (vLLM's and Ray's workers, SGLang's schedulers), and, on
-the host, every process holding a GPU. On the host, processes of another PID namespace are left to the
-container they run in. Everything the script prints is framed by marker lines carrying a nonce, so no
-program's output can pass for one.
+the host, every process holding a GPU. Python processes whose environment may not be read (another user's,
+without root) are counted, so that a search that could not see them is not taken for "no rank here". On
+the host, processes of another PID namespace are left to the container they run in. The node's own host
+name is said too (the logs name nodes by it). Everything the script prints is framed by marker lines
+carrying a nonce, so no program's output can pass for one.
 """
 
 from __future__ import annotations
@@ -37,21 +39,31 @@ if [ -n "$spy" ]; then [ -x "$spy" ] || spy=; else spy=$(command -v py-spy 2>/de
 [ -n "$spy" ] || mark nopyspy
 t=; command -v timeout >/dev/null 2>&1 && t="timeout $bound"
 self=$(readlink /proc/self/ns/pid 2>/dev/null)
-pids=
+pids=; hidden=0
 for d in /proc/[0-9]*; do
   p=${d#/proc/}; [ "$p" = "$$" ] && continue
   cmd=$(tr '\000' ' ' < "$d/cmdline" 2>/dev/null) || continue; [ -n "$cmd" ] || continue
   case "$cmd" in *"$n"*) continue ;; esac
-  if [ "$where" = host ] && [ "$(readlink "$d/ns/pid" 2>/dev/null)" != "$self" ]; then continue; fi
+  ns=$(readlink "$d/ns/pid" 2>/dev/null)
+  if [ "$where" = host ] && [ -n "$ns" ] && [ "$ns" != "$self" ]; then continue; fi
   pick=
   case "$gpupids" in *" $p "*) pick=1 ;; esac
   printf '%s' "$cmd" | grep -Eq 'ENGINE' && pick=1
-  if [ -z "$pick" ] && tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -q '^RANK='; then
+  if [ -z "$pick" ]; then
     a0=$(tr '\000' '\n' < "$d/cmdline" 2>/dev/null | head -n 1)
-    case "${a0##*/}" in python*) pick=1 ;; esac
+    case "${a0##*/}" in
+      python*)
+        if env=$(tr '\000' '\n' < "$d/environ" 2>/dev/null); then
+          case "$env" in RANK=*|*"
+RANK="*) pick=1 ;; esac
+        elif [ -d "$d" ]; then
+          hidden=$((hidden + 1))
+        fi ;;
+    esac
   fi
   [ -n "$pick" ] && pids="$pids $p"
 done
+[ "$hidden" -gt 0 ] && mark hidden "$hidden"
 for p in $pids; do
   mark proc "$p"
   tr '\000' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-400; echo
@@ -101,6 +113,7 @@ def script(request: Request, run: str) -> str:
     )
     return f"""n={shlex.quote(run)}
 mark() {{ echo "@@stacks $n $*"; }}
+mark hostname "$(cat /proc/sys/kernel/hostname 2>/dev/null)"
 gpupids=
 if command -v nvidia-smi >/dev/null 2>&1; then
   mark gpu; nvidia-smi --query-gpu={GPU_QUERY} --format=csv,noheader 2>&1
@@ -134,11 +147,13 @@ class Found:
 class NodeOutput:
     """What the script printed on one node, read back."""
 
+    hostname: str = ""
     gpus: list[str] = field(default_factory=list)
     apps: list[str] = field(default_factory=list)
     places: list[str] = field(default_factory=list)
     no_py_spy: list[str] = field(default_factory=list)  # the places without py-spy
     no_exec: list[str] = field(default_factory=list)  # containers docker exec could not enter
+    hidden: dict[str, int] = field(default_factory=dict)  # per place: Python processes not ours to inspect
     processes: list[Found] = field(default_factory=list)
     ended: bool = False
 
@@ -158,7 +173,9 @@ def read(lines: Sequence[str], run: str) -> NodeOutput:
         words = line[len(prefix) :].split()
         what, rest = (words[0], words[1:]) if words else ("", [])
         section = None
-        if what == "gpu":
+        if what == "hostname" and rest:
+            out.hostname = rest[0]
+        elif what == "gpu":
             section = out.gpus
         elif what == "apps":
             section = out.apps
@@ -167,6 +184,8 @@ def read(lines: Sequence[str], run: str) -> NodeOutput:
             out.places.append(place)
         elif what == "nopyspy":
             out.no_py_spy.append(place)
+        elif what == "hidden" and rest and rest[0].isdigit():
+            out.hidden[place] = int(rest[0])
         elif what == "noexec" and rest:
             out.no_exec.append(rest[0])
         elif what in ("proc", "env", "dump", "gone") and rest and rest[0].isdigit():
