@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sparktui.commands.common import (
     UsageError,
@@ -18,6 +19,10 @@ from sparktui.commands.common import (
 )
 from sparktui.core import cluster as clusterfile
 from sparktui.core.sources import bundle, files
+from sparktui.core.sources.open import ssh_targets
+
+if TYPE_CHECKING:
+    from sparktui.tui.session import Session  # Textual loads only for the interface
 
 NAMES = ("open", "demo", "replay")
 DEMO = "second-communicator"
@@ -66,6 +71,15 @@ def keys_from_terminal() -> None:
         os.close(terminal)
 
 
+def live_session(sources: list[str], *, trust_new_host_key: bool = False) -> Session:
+    """The cockpit's session on live ``sources``, with the SSH nodes they are read from (where ``W`` reads the
+    stacks when no cluster file names the nodes)."""
+    from sparktui.tui.session import Session
+
+    live = tuple(open_sources(sources, trust_new_host_key=trust_new_host_key))
+    return Session(" ".join(sources), live=live, nodes=tuple(ssh_targets(sources).items()))
+
+
 def main(args: argparse.Namespace) -> int:
     keys_from_terminal()
     from sparktui.tui.factory import demo, make_app  # Textual loads only for the interface
@@ -87,7 +101,7 @@ def main(args: argparse.Namespace) -> int:
             loaded = bundle.load(Path(args.sources[0]))
             session = Session(f"replay: {loaded.title}", loaded, speed=1.0)
         else:
-            session = Session(" ".join(args.sources), live=tuple(open_sources(args.sources, trust_new_host_key=trust)))
+            session = live_session(args.sources, trust_new_host_key=trust)
     where = clusterfile.find()
     cluster = clusterfile.load(where) if where is not None else None
     if session is None and cluster is not None:

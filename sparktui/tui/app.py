@@ -110,7 +110,9 @@ class SparkApp(App[None]):
         self.tallies: Mapping[str, Tally] = {}
         self.errors: Mapping[str, str] = {}  # each source's last error, kept after it recovered
         self.rows = Rows()  # the sources screen's rows, kept from one showing to the next
-        self.stacks = Captures(catalogue, cluster, self.ran, self._spool, lambda: self.source.bundle)  # W: stacks
+        self.stacks = Captures(  # W: stacks
+            catalogue, cluster, self.ran, self._spool, lambda: self.source.bundle, dict(self.source.nodes)
+        )
         try:
             playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:

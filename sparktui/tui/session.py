@@ -22,6 +22,7 @@ class Session:
     bundle: Bundle | None = None
     live: tuple[LiveSource | SourceGroup, ...] = ()
     speed: float = 0.0
+    nodes: tuple[tuple[str, str], ...] = ()  # the SSH nodes its live sources read from: (name, [user@]host[:port])
 
     def pipeline(self, catalogue: cat.Catalogue, *, spool: bool, raw: bool) -> tuple[Pipeline, ReplayClock | None]:
         """The one pipeline over the session's sources: live ones (spooled when ``spool``, secrets kept when

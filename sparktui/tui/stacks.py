@@ -1,5 +1,6 @@
 """The cockpit's captures of every rank's stack (``W``): how the session reaches its nodes (the cluster file's
-SSH nodes, else this machine), the last capture (a replayed bundle's own, at first), which findings are
+SSH nodes, else the nodes of its ``ssh://`` sources, else this machine), the last capture (a replayed
+bundle's own: a replay, the demo's included, has no live ranks, and captures nothing), which findings are
 stalls, and the capture made once by itself when a critical stall is named (``[stacks]
 capture_on_critical_stall`` in the settings). Read-only on the nodes; the node script and its output go into
 the audit log as a playbook's commands do, and the capture into the incident folder (``stacks.json``).
@@ -10,7 +11,7 @@ grids is :mod:`sparktui.core.report.fold`."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,8 @@ from sparktui.core.stacks.snapshot import Snapshot, SnapshotError
 if TYPE_CHECKING:
     from textual.app import App
 
+#: Why a replay captures nothing.
+NO_LIVE_RANKS = "a replay has no live ranks to read: its processes ran elsewhere, at another time"
 #: Seconds each node has to answer: the capture shows within ten.
 NODE_TIMEOUT = 8.0
 #: Two dumps of each rank a second apart tell a rank that moves from one that waits; each dump bounded.
@@ -63,9 +66,12 @@ class Captures:
         ran: list[AuditEntry],
         spool: Callable[[], Spool | None],
         replayed: Callable[[], Bundle | None] = lambda: None,
+        sources: Mapping[str, str] | None = None,
     ) -> None:
+        """``sources``: the SSH nodes the session's sources are read from (name -> ``[user@]host[:port]``),
+        captured on when there is no cluster file."""
         self.catalogue = catalogue
-        self.targets, self.where = targets_of(cluster)
+        self.targets, self.where = targets_of(cluster, sources)
         self.ran = ran  # the cockpit's list of every command run, for its export
         self.spool = spool  # the live session's incident folder, if any
         self.replayed = replayed  # the bundle a replay shows (the welcome screen's demo is chosen later)
@@ -89,14 +95,33 @@ class Captures:
         except KeyError:
             return None
 
+    @property
+    def replay(self) -> bool:
+        """Whether the session replays a bundle: its ranks are no processes here to read."""
+        return self.replayed() is not None
+
+    def kept(self) -> Snapshot | None:
+        """A replay's capture: its bundle's own, read once (None: a live session, or a bundle without one)."""
+        replayed = self.replayed()
+        if replayed is not None and replayed is not self.shown:
+            self.shown = replayed
+            try:
+                self.latest = snapshots.read(replayed.path)
+            except SnapshotError as exc:
+                self.problems.append(f"the bundle's capture of the stacks is not shown: {exc}")
+        return self.latest if replayed is not None else None
+
     def request(self) -> Request:
         return Request(SAMPLES, INTERVAL, per_dump=PER_DUMP, py_spy=self.settings.py_spy)
 
     async def capture(self, progress: Progress | None = None, findings: Sequence[str] = ()) -> Snapshot:
         """Every rank's stack on the session's nodes now, compared; kept as the latest capture, written into
-        the incident folder. Raises :class:`~sparktui.core.errors.Refused` for a node that is no SSH target."""
+        the incident folder. Raises :class:`~sparktui.core.errors.Refused` for a node that is no SSH target, and
+        in a replay, whose ranks are not this machine's (nor any node's) processes."""
         from sparktui.core.stacks.session import capture  # asyncssh: only when a capture runs
 
+        if self.replay:
+            raise Refused(NO_LIVE_RANKS)
         spool = self.spool()
         folder = spool.path if spool is not None else None
         audit = _Recorded(audit_log([folder] if folder is not None else []).paths, self.ran)
@@ -105,7 +130,12 @@ class Captures:
         groups = compare([r for node in found for r in node.ranks], builtin_kinds())
         problems = [p for node in found for p in node.problems]
         taken = snapshots.of(
-            groups, problems, self.where, findings=findings or self.stalls, seconds=time.monotonic() - started
+            groups,
+            problems,
+            self.where,
+            findings=findings or self.stalls,
+            seconds=time.monotonic() - started,
+            hosts={node.node: node.hostname for node in found if node.hostname},
         )
         self.latest = taken
         if folder is not None:
@@ -119,12 +149,7 @@ class Captures:
         """A new diagnosis: a replayed bundle's own capture read (once), its stall findings noted; the first
         critical stall of a live session captured once by itself when the settings ask for it."""
         replayed = self.replayed()
-        if replayed is not None and replayed is not self.shown:
-            self.shown = replayed
-            try:
-                self.latest = snapshots.read(replayed.path)
-            except SnapshotError as exc:
-                self.problems.append(f"the bundle's capture of the stacks is not shown: {exc}")
+        self.kept()
         for problem in self.problems:
             app.notify(problem, severity="warning", timeout=10, markup=False)
         self.problems.clear()

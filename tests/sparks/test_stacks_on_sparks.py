@@ -1,9 +1,9 @@
 """A live stall in the cockpit on the two spark test nodes: a real 2-rank gloo job (torch's CPU build) across
 the nodes, rank 0 in spark-a's engine container and rank 1 in spark-b's, hung in new_group (rank 1 sleeps in
-application code); the cockpit's stall finding (the replayed two-host NCCL hang on the same two nodes) offers
-``W``, which reads every rank's stack over SSH and through each node's Docker engine with the real py-spy
-(put where the py-spy-stacks playbook puts it). Every rank's wait is shown, the odd rank named; the grid's
-"now" column and the export carry it."""
+application code); the cockpit's stall finding (the two-host NCCL hang's logs, read live as the same two
+nodes': a replay has no live ranks to read) offers ``W``, which reads every rank's stack over SSH and through
+each node's Docker engine with the real py-spy (put where the py-spy-stacks playbook puts it). Every rank's
+wait is shown, the odd rank named; the grid's "now" column and the export carry it."""
 
 from __future__ import annotations
 
@@ -16,15 +16,19 @@ import pytest
 from docker.models.containers import Container
 
 from sparktui.core.audit import read_log
+from sparktui.core.cluster import Cluster, Node
+from sparktui.core.sources.files import FileRead, FileSource
 from sparktui.core.stacks.script import BROUGHT
+from sparktui.tui.factory import make_app
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.stacks import StacksScreen
-from tests.servers.cockpit import spark_cockpit
+from sparktui.tui.session import Session
+from tests.servers.cockpit import ENGINE
 from tests.servers.sparks import IFACE, Sparks, ray_volumes
 from tests.stacks.jobs import PYTHON, SCENARIO, SLEEP_LINE
 from tests.stacks.test_docker import PY_SPY, VENV
-from tests.tui.conftest import wait_done
+from tests.tui.conftest import HANG
 from tests.waiting import until, wait_until
 
 STALL = "nccl-second-communicator-not-joined"
@@ -65,9 +69,14 @@ async def test_w_on_a_live_stall_shows_every_rank_and_the_export_carries_it(
     sparks: Sparks, hung: dict[str, Container], tmp_path: Path
 ) -> None:
     a, b = sparks.head, sparks.workers[0]
-    app = spark_cockpit(sparks, tmp_path)
+    nodes = tuple(Node(n.name, n.name, "head" if n is a else "worker") for n in sparks)
+    both = (a, b)
+    logs = tuple(FileRead(FileSource(HANG / f"rank{r}.log", f"{n.name}/nccl.log", n.name)) for r, n in enumerate(both))
+    cluster = Cluster(tmp_path / "sparktui.toml", nodes, ENGINE)
+    app = make_app(Session("t", live=logs), export_dir=tmp_path, cluster=cluster)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_done(pilot, app)
+        await until(lambda: app.diagnosis and any(f.signature == STALL for f in app.diagnosis.findings), 30, STALL)
+        await pilot.pause()
         row = next(i for i, f in enumerate(app.findings_table.findings) if f.signature == STALL)
         app.findings_table.move_cursor(row=row)
         await pilot.press("enter")

@@ -1,37 +1,49 @@
-"""The stacks in the cockpit, on this machine: the replayed two-host NCCL hang names a critical stall, a real
-2-rank gloo job (torch's CPU build) hangs in new_group here, and ``W`` on the stall finding reads every rank's
-stack with the real py-spy; the finding's detail and the export carry the capture. With the setting on, a
-live session captures once by itself when a critical stall is named."""
+"""The stacks in the cockpit, on this machine: the two-host NCCL hang's logs, read live, name a critical
+stall, a real 2-rank gloo job (torch's CPU build) hangs in new_group here, and ``W`` on the stall finding reads
+every rank's stack with the real py-spy. The capture is folded into the finding only where the logs are this
+machine's; the same logs of spark-a and spark-b show it apart, as another machine's (trial 2026-12c, W7). The
+export carries the capture. A replay (the demo too) reads no stacks: it shows its bundle's capture, or says
+that there are no live ranks. With the setting on, a live session captures once by itself when a critical
+stall is named."""
 
 from __future__ import annotations
 
 import html
 import json
 import re
+import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sparktui.commands.cockpit import demo_bundle, live_session
 from sparktui.core import catalogue as cat
 from sparktui.core.audit import read_log
 from sparktui.core.cluster import Cluster, Deployment, Node
 from sparktui.core.dirs import state_dir
+from sparktui.core.errors import Refused
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.report.export import export
 from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
-from sparktui.core.sources.files import FileSource
+from sparktui.core.sources.files import FileRead, FileSource
 from sparktui.tui.app import Session, SparkApp
+from sparktui.tui.factory import demo, make_app
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.stacks import StacksScreen
-from sparktui.tui.stacks import Captures
+from sparktui.tui.stacks import NO_LIVE_RANKS, Captures
+from tests.servers.fixtures import sshd_cluster
+from tests.servers.sshd import SshdCluster
 from tests.tui.conftest import make_bundle, wait_done
 from tests.waiting import until
 
 from .jobs import SLEEP_LINE, job
 from .test_fold import HANG, capture
+from .test_live import PY_SPY
 
+__all__ = ["sshd_cluster"]
 STALL = "nccl-second-communicator-not-joined"
 SIZE = (180, 50)
 
@@ -48,11 +60,21 @@ def hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SparkApp:
     return SparkApp(Session("hang", loaded, speed=0), cat.load(), export_dir=tmp_path)
 
 
-async def test_w_on_the_stall_finding_shows_every_rank_here(hang: SparkApp, tmp_path: Path) -> None:
-    app = hang
+def live_hang(nodes: tuple[str, str], **kwargs: Any) -> SparkApp:
+    """A live session on the hang's two logs, read once, as the logs of ``nodes``."""
+    logs = (FileRead(FileSource(HANG / f"rank{r}.log", f"rank{r}.log", nodes[r])) for r in (0, 1))
+    return SparkApp(Session("hang", live=tuple(logs)), cat.load(), **kwargs)
+
+
+async def test_w_on_the_stall_finding_shows_every_rank_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hang's logs as this machine's: the capture of its ranks is folded into the stall finding."""
+    monkeypatch.chdir(tmp_path)  # no cluster file: this machine
+    here = socket.gethostname()
+    app = live_hang((here, here), export_dir=tmp_path)
     with job("second-group", tmp_path) as j:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_done(pilot, app)
+            await until(lambda: app.diagnosis and any(f.signature == STALL for f in app.diagnosis.findings), 30, STALL)
+            await pilot.pause()
             row = next(i for i, f in enumerate(app.findings_table.findings) if f.signature == STALL)
             app.findings_table.move_cursor(row=row)
             await pilot.press("enter")
@@ -75,7 +97,9 @@ async def test_w_on_the_stall_finding_shows_every_rank_here(hang: SparkApp, tmp_
             await pilot.press("escape")
             await until(lambda: app.screen is finding, 10, "back on the finding")
             await pilot.pause()
-            assert "Now (every rank's stack, read by py-spy at" in screen_text(app)
+            shown = screen_text(app)
+            assert "Now (every rank's stack, read by py-spy at" in shown and f"- job {j.job}: HANG: " in shown
+            assert "not folded in" not in shown
             await pilot.press("escape")
             await pilot.press("x")
             report = await until(lambda: next(tmp_path.glob("sparktui-report-*/report.md"), None), 30, "the export")
@@ -87,6 +111,34 @@ async def test_w_on_the_stall_finding_shows_every_rank_here(hang: SparkApp, tmp_
     ran = [e for e in read_log(folder / "bundle" / "audit.jsonl") if e.step == "stacks"]
     assert [(e.node, e.exit_code) for e in ran] == [("local", 0)]
     assert any(e.step == "stacks" for e in read_log(state_dir() / "audit.jsonl"))  # the user's audit log too
+    assert kept["hosts"] == {"local": here}
+
+
+async def test_a_capture_of_another_machine_is_shown_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hang's logs as spark-a's and spark-b's, a gloo job hung on this machine: ``W`` on spark-a's stall
+    reads this machine, and the finding says that job apart, as another machine's, instead of folding it in."""
+    monkeypatch.chdir(tmp_path)
+    app = live_hang(("spark-a", "spark-b"), export_dir=tmp_path)
+    with job("second-group", tmp_path) as j:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(lambda: app.diagnosis and any(f.signature == STALL for f in app.diagnosis.findings), 30, STALL)
+            await pilot.pause()
+            row = next(i for i, f in enumerate(app.findings_table.findings) if f.signature == STALL)
+            app.findings_table.move_cursor(row=row)
+            await pilot.press("enter")
+            finding = await until(lambda: isinstance(app.screen, FindingScreen) and app.screen, 10, "the finding")
+            await pilot.press("W")
+            screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
+            await until(lambda: screen.phase != "capturing", 30, "the capture")
+            assert screen.snapshot is not None and any(g.job == j.job for g in screen.snapshot.groups)
+            await pilot.press("escape")
+            await until(lambda: app.screen is finding, 10, "back on the finding")
+            await pilot.pause()
+            detail = finding._folded().detail
+    now = detail[detail.index("Now (every rank's stack") :]
+    assert "no rank process of this finding's nodes (spark-a, spark-b) or job was found." in now
+    apart = now[now.index("Read at the same time, of another machine or job than this finding's (not folded in):") :]
+    assert f"- job {j.job} on local ({socket.gethostname()}): HANG: rank 1 on local is idle" in apart
 
 
 async def test_the_setting_captures_once_by_itself(
@@ -127,17 +179,40 @@ async def test_a_replayed_export_shows_its_capture(tmp_path: Path) -> None:
         await until(lambda: isinstance(app.screen, FindingScreen), 10, "the finding")
         await pilot.pause()
         assert "Now (every rank's stack, read by py-spy at 05:00:07 UTC):" in screen_text(app)
-        await pilot.press("escape", "G")
+        await pilot.press("W")  # the bundle's own capture, read again from no process
+        screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
+        assert screen.phase == "done" and screen.snapshot == capture()
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "Where every rank was" in shown and "read at 2026-12-04 05:00:07 UTC" in shown
+        assert "verdict: HANG" in shown
+        assert app.ran == []  # nothing run
+        await pilot.press("escape", "escape", "G")
         grids = await until(lambda: isinstance(app.screen, ProgressScreen) and app.screen.grids, 10, "the grid")
         assert grids[0].columns[-1] == "now"
 
 
-async def test_a_node_that_cannot_be_reached_is_one_line(tmp_path: Path) -> None:
-    cluster = Cluster(tmp_path / "sparktui.toml", (Node("spark-a", "127.0.0.1:1", "head"),), Deployment())
-    loaded = bundle.load(make_bundle(tmp_path / "bundle"))
-    app = SparkApp(Session("hang", loaded, speed=0), cat.load(), export_dir=tmp_path, cluster=cluster)
+async def test_w_in_the_demo_reads_nothing(tmp_path: Path) -> None:
+    """The demo replays spark-a and spark-b: ``W`` says there are no live ranks, and runs nothing here."""
+    app = make_app(demo(demo_bundle(), 0), export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_done(pilot, app)
+        await pilot.press("W")
+        screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
+        await pilot.pause()
+        assert screen.phase == "failed" and screen.snapshot is None
+        assert f"{NO_LIVE_RANKS}, and this bundle keeps no capture of the stacks" in screen_text(app)
+        assert app.ran == [] and app.stacks.latest is None
+        with pytest.raises(Refused, match="a replay has no live ranks to read"):
+            await app.stacks.capture()
+
+
+async def test_a_node_that_cannot_be_reached_is_one_line(tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path / "sparktui.toml", (Node("spark-a", "127.0.0.1:1", "head"),), Deployment())
+    app = live_hang(("spark-a", "spark-b"), export_dir=tmp_path, cluster=cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: app.diagnosis and app.diagnosis.progress, 30, "the start-up grid")
+        await pilot.pause()
         await pilot.press("G", "W")  # from the start-up grid
         screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks' screen")
         await until(lambda: screen.phase != "capturing", 30, "the capture's end")
@@ -147,3 +222,31 @@ async def test_a_node_that_cannot_be_reached_is_one_line(tmp_path: Path) -> None
         assert screen.snapshot.problems == (said,) and said in screen_text(app)
         await pilot.press("escape")
         assert isinstance(app.screen, ProgressScreen)
+
+
+async def test_w_reads_the_node_of_the_ssh_sources(
+    sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cockpit on ``ssh://node-a/...`` logs, no cluster file: ``W`` reads node-a (a real sshd on loopback),
+    not this machine, and names the ranks as node-a's (trial 2026-12c, W2)."""
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.toml").write_text(f'[stacks]\npy_spy = "{PY_SPY}"\n')  # none on the sshd's PATH
+    monkeypatch.setenv("SPARKTUI_CONFIG_DIR", str(config))
+    log = tmp_path / "rank0.log"
+    log.write_text("starting\n")
+    app = make_app(live_session([f"ssh://node-a{log}"]), export_dir=tmp_path, spool_live=False)
+    assert app.stacks.targets == {"node-a": "node-a"}
+    with job("second-group", tmp_path) as j:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("W")
+            screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
+            await until(lambda: screen.phase != "capturing", 60, "the capture")
+            await pilot.pause()
+            shown = screen_text(app)
+    assert "py-spy on the nodes of the sources (node-a; no cluster file)" in shown
+    assert screen.snapshot is not None and screen.snapshot.problems == ()
+    g = next(g for g in screen.snapshot.groups if g.job == j.job)
+    assert g.verdict == "hang" and {r.node for r in g.ranks} == {"node-a"}

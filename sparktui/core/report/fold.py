@@ -1,6 +1,7 @@
 """Folding a capture of the stacks (:mod:`sparktui.core.stacks.snapshot`) into what the logs told: a "now"
 part in each stall finding it was taken for (the odd rank named, and what it does), and a "now" column per
-rank in the rank x stage grids. Pure.
+rank in the rank x stage grids. Only the groups of the finding's nodes or job are folded into it: a capture
+of this machine read beside a log of other nodes says the other jobs apart. Pure.
 
 A stall finding is one of a stall signature (a unit of a stage track that stopped), or of a hang's category
 (a multi-node NCCL hang, a watchdog's timeout, a serving stall): where the logs say nothing moves, the
@@ -8,7 +9,7 @@ processes are asked where they are."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -36,34 +37,55 @@ def is_critical_stall(finding: Finding, signature: Signature | None) -> bool:
     return finding.severity >= Severity.CRITICAL and is_stall(finding, signature)
 
 
-def groups_for(snapshot: Snapshot, nodes: Iterable[str]) -> list[GroupNow]:
-    """The groups with a rank on one of ``nodes``; every group where none has (the logs' node names and the
-    cluster's may differ)."""
-    wanted = set(nodes)
-    found = [g for g in snapshot.groups if any(r.node in wanted for r in g.ranks)]
-    return found or list(snapshot.groups)
+def belongs(group: GroupNow, finding: Finding, snapshot: Snapshot) -> bool:
+    """Whether a group of the capture is the finding's: one of its ranks on a node the finding names (by the
+    capture's name of the node, or the host name the node gave), or its job (its store's address) among the
+    finding's facts."""
+    wanted = {_short(n) for n in finding.nodes}
+    if any(_short(name) in wanted for r in group.ranks for name in snapshot.names(r.node)):
+        return True
+    return ":" in group.job and any(group.job in str(v) for v in finding.facts.values())
 
 
-def now_text(snapshot: Snapshot, nodes: Iterable[str] = ()) -> str:
-    """The "now" part of a finding on ``nodes``: when the stacks were read, and each group's verdict with what
-    it names (the odd ranks and what they do, the missing ranks); what could not be read after."""
+def _short(name: str) -> str:
+    """A host name without its domain, in lower case (an address as it is): ``spark-a.lab`` is ``spark-a``."""
+    name = name.lower()
+    head = name.split(".", 1)[0]
+    return name if head.isdigit() or ":" in name else head
+
+
+def now_text(snapshot: Snapshot, finding: Finding) -> str:
+    """The "now" part of ``finding``: when the stacks were read, and each of its groups' verdict with what it
+    names (the odd ranks and what they do, the missing ranks); what could not be read after. The groups of
+    other jobs or machines come apart, said to be so: they are not folded into it."""
     when = snapshot.taken.strftime("%H:%M:%S UTC")
-    groups = groups_for(snapshot, nodes)
+    mine = [g for g in snapshot.groups if belongs(g, finding, snapshot)]
+    others = [g for g in snapshot.groups if g not in mine]
     head = f"Now (every rank's stack, read by py-spy at {when}): "
-    if not groups:
-        head += "no rank process found on the nodes."
+    if not mine:
+        nodes = ", ".join(finding.nodes) or "none named"
+        head += f"no rank process of this finding's nodes ({nodes}) or job was found."
     parts = [head.rstrip()]
-    for g in groups:
-        parts.append(f"- job {g.job}: {g.verdict.upper()}: " + "; ".join(g.findings))
+    parts += [f"- job {g.job}: {g.verdict.upper()}: " + "; ".join(g.findings) for g in mine]
     parts += [f"- not read: {p}" for p in snapshot.problems]
+    if others:
+        parts.append("Read at the same time, of another machine or job than this finding's (not folded in):")
+        for g in others:
+            on = ", ".join(dict.fromkeys(_node_said(r.node, snapshot) for r in g.ranks))
+            parts.append(f"- job {g.job} on {on}: {g.verdict.upper()}: " + "; ".join(g.findings))
     return "\n".join(parts)
+
+
+def _node_said(node: str, snapshot: Snapshot) -> str:
+    host = next((h for n, h in snapshot.hosts if n == node and h and h != node), "")
+    return f"{node} ({host})" if host else node
 
 
 def fold_finding(finding: Finding, snapshot: Snapshot | None) -> Finding:
     """``finding`` with the capture's "now" part after its detail, when the capture was taken for it."""
     if snapshot is None or finding.signature not in snapshot.findings:
         return finding
-    now = now_text(snapshot, finding.nodes)
+    now = now_text(snapshot, finding)
     return replace(finding, detail=f"{finding.detail}\n\n{now}" if finding.detail else now)
 
 
@@ -72,8 +94,7 @@ def fold_grid(grid: Grid, snapshot: Snapshot | None) -> Grid:
     odd ranks marked behind. Unchanged when no row is a rank of the capture."""
     if snapshot is None or NOW in grid.columns:
         return grid
-    ranks = snapshot.ranks
-    cells = [_now_cell(_of_row(row, ranks)) for row in grid.rows]
+    cells = [_now_cell(_of_row(row, snapshot)) for row in grid.rows]
     if not any(c.stage for c in cells):
         return grid
     rows = tuple(replace(row, cells=(*row.cells, cell)) for row, cell in zip(grid.rows, cells, strict=True))
@@ -92,10 +113,11 @@ def fold(diagnosis: Diagnosis, snapshot: Snapshot | None) -> Diagnosis:
     return replace(diagnosis, findings=findings, progress=fold_grids(diagnosis.progress, snapshot))
 
 
-def _of_row(row: Row, ranks: Sequence[RankNow]) -> list[RankNow]:
-    """The ranks of the capture a grid row stands for: the rank of that number on its node; for a row of
-    the node itself, every rank on it."""
-    on_node = [r for r in ranks if r.node == row.node]
+def _of_row(row: Row, snapshot: Snapshot) -> list[RankNow]:
+    """The ranks of the capture a grid row stands for: the rank of that number on its node (by the capture's
+    name of the node or its host name); for a row of the node itself, every rank on it."""
+    node = _short(row.node)
+    on_node = [r for r in snapshot.ranks if node in {_short(n) for n in snapshot.names(r.node)}]
     if row.who == row.node:
         return on_node
     return [r for r in on_node if r.who == row.who]

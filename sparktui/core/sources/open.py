@@ -296,6 +296,25 @@ def _local(arg: str) -> list[LiveSource]:
     return [FollowedFile(path, path.name)]
 
 
+def ssh_targets(arguments: Iterable[str]) -> dict[str, str]:
+    """The nodes the ``ssh://`` arguments read from, by the name their sources give them (the host), each as
+    ``[user@]host[:port]``: where a capture of the stacks goes when no cluster file names the nodes. Arguments
+    that are no usable ``ssh://`` address are left to the opening of the sources to refuse."""
+    found: dict[str, str] = {}
+    for arg in arguments:
+        if not arg.startswith("ssh://"):
+            continue
+        try:
+            uri = parse_ssh_uri(arg)
+        except ValueError:
+            continue
+        host = f"[{uri.host}]" if ":" in uri.host else uri.host
+        user = f"{uri.user}@" if uri.user else ""
+        port = f":{uri.port}" if uri.port is not None else ""
+        found.setdefault(uri.host, f"{user}{host}{port}")
+    return found
+
+
 class SshUri(NamedTuple):
     """An ``ssh://`` source argument taken apart: who, which host and port, and what to read there."""
 

@@ -1,6 +1,6 @@
-"""Where a capture of the stacks runs and how it reaches the nodes: a cluster's nodes over SSH, else this
-machine; one SSH connection per node for the capture, closed after it. Shared by ``sparktui stacks`` and the
-cockpit."""
+"""Where a capture of the stacks runs and how it reaches the nodes: a cluster's nodes over SSH, else the
+nodes a session's ``ssh://`` sources are read from, else this machine; one SSH connection per node for the
+capture, closed after it. Shared by ``sparktui stacks`` and the cockpit."""
 
 from __future__ import annotations
 
@@ -15,10 +15,13 @@ from sparktui.core.stacks.script import Request
 LOCAL = {"local": ""}
 
 
-def targets_of(cluster: Cluster | None) -> tuple[dict[str, str], str]:
-    """The nodes to capture on (name -> SSH target, "" for this machine) and how to say where they are."""
+def targets_of(cluster: Cluster | None, sources: Mapping[str, str] | None = None) -> tuple[dict[str, str], str]:
+    """The nodes to capture on (name -> SSH target, "" for this machine) and how to say where they are:
+    ``cluster``'s, else the SSH nodes of the session's ``sources`` (name -> target), else this machine."""
     if cluster is not None:
         return {n.name: n.ssh for n in cluster.nodes}, f"the nodes of {cluster.path}"
+    if sources:
+        return dict(sources), f"the nodes of the sources ({', '.join(sources)}; no cluster file)"
     return dict(LOCAL), "this machine (no nodes named, no cluster file)"
 
 

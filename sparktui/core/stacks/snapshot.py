@@ -6,13 +6,13 @@ Pure, but for :func:`read` and :meth:`Snapshot.write`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sparktui.core.stacks.compare import Group, RankView
+from sparktui.core.stacks.compare import Group, RankView, none_found
 
 #: The file a bundle (or an incident folder) keeps the last capture in.
 FILE = "stacks.json"
@@ -61,8 +61,9 @@ class GroupNow:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """A capture: when, over which nodes, every group, what could not be read, and the findings it was taken
-    for (the stall findings its "now" part is folded into)."""
+    """A capture: when, over which nodes, every group, what could not be read, the findings it was taken for
+    (the stall findings its "now" part is folded into), and each node's host name as the node gave it (the
+    name its logs know it by: ``local`` is this machine's)."""
 
     taken: datetime
     where: str
@@ -70,6 +71,11 @@ class Snapshot:
     problems: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()  # signature ids
     seconds: float = 0.0  # how long the gathering took
+    hosts: tuple[tuple[str, str], ...] = ()  # (node, its host name), for the nodes that answered
+
+    def names(self, node: str) -> set[str]:
+        """The names ``node`` goes by: its own and its host name."""
+        return {node, *(h for n, h in self.hosts if n == node and h)}
 
     @property
     def verdict(self) -> str:
@@ -88,7 +94,7 @@ class Snapshot:
         if hung:
             return hung[0].findings[0]
         if not self.groups:
-            return "no rank process found" + (f" ({self.problems[0]})" if self.problems else "")
+            return none_found(self.problems)
         counted = f"{len(self.ranks)} rank{'s' if len(self.ranks) != 1 else ''}"
         verdicts = ", ".join(sorted({g.verdict for g in self.groups}))
         return f"{counted}, {verdicts}" + (f"; {len(self.problems)} not read" if self.problems else "")
@@ -102,6 +108,7 @@ class Snapshot:
             "seconds": round(self.seconds, 3),
             "findings": list(self.findings),
             "problems": list(self.problems),
+            "hosts": dict(self.hosts),
             "groups": [
                 {
                     "job": g.job,
@@ -136,7 +143,10 @@ class Snapshot:
             )
             for g in self.groups
         )
-        return replace(self, where=text(self.where), groups=groups, problems=tuple(map(text, self.problems)))
+        hosts = tuple((node(n), node(h)) for n, h in self.hosts)
+        return replace(
+            self, where=text(self.where), groups=groups, problems=tuple(map(text, self.problems)), hosts=hosts
+        )
 
     def write(self, folder: Path) -> Path:
         path = folder / FILE
@@ -152,8 +162,9 @@ def of(
     findings: Iterable[str] = (),
     seconds: float = 0.0,
     taken: datetime | None = None,
+    hosts: Mapping[str, str] | None = None,
 ) -> Snapshot:
-    """The capture of the comparison's ``groups``."""
+    """The capture of the comparison's ``groups``; ``hosts``: each node's host name, as it gave it."""
     return Snapshot(
         taken or datetime.now(UTC),
         where,
@@ -161,6 +172,7 @@ def of(
         tuple(problems),
         tuple(findings),
         seconds,
+        tuple(sorted((hosts or {}).items())),
     )
 
 
@@ -222,6 +234,7 @@ def from_dict(d: Any) -> Snapshot:
             tuple(str(p) for p in d.get("problems", ())),
             tuple(str(f) for f in d.get("findings", ())),
             float(d.get("seconds", 0.0)),
+            tuple((str(n), str(h)) for n, h in dict(d.get("hosts", {})).items()),
         )
     except SnapshotError:
         raise

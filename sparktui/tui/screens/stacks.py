@@ -2,7 +2,8 @@
 host and in its containers, with the GPUs' state: :mod:`sparktui.tui.stacks`), each node's progress shown
 while it runs; then each group's ranks in a table, the odd ones marked, with the verdict and what it names
 ("rank 1 on spark-b is idle in application code ... and never entered new_group, which rank 0 waits in").
-Closed with escape, q or ``W`` (which, pressed again, reads them again)."""
+Closed with escape, q or ``W`` (which, pressed again, reads them again). A replay (the demo too) reads
+nothing: it shows the bundle's own capture, or says that there are no live ranks to read."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.stacks.compare import none_found
 from sparktui.core.stacks.snapshot import Snapshot
 from sparktui.core.text import display
 from sparktui.tui.bindings import closing
-from sparktui.tui.stacks import Captures
+from sparktui.tui.stacks import NO_LIVE_RANKS, Captures
 
 VERDICT_STYLE = {
     "hang": "bold red",
@@ -41,7 +43,7 @@ def render(snapshot: Snapshot) -> RenderableType:
     """Each group's ranks, its verdict and what it names; then what could not be read."""
     parts: list[RenderableType] = []
     if not snapshot.groups:
-        parts.append(Text("no rank process found (torch.distributed ranks, vLLM/SGLang/Ray workers, GPU users)"))
+        parts.append(Text(display(none_found(snapshot.problems)), style="bold yellow" if snapshot.problems else ""))
     for g in snapshot.groups:
         table = Table(title=f"job {display(g.job)}", title_justify="left", expand=True)
         for column in ("rank", "where", "pid", "status", "now", "GPU"):
@@ -96,6 +98,9 @@ class StacksScreen(ModalScreen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self.captures.replay:
+            self._replayed()
+            return
         self.head.update(
             Text.assemble(
                 ("Where every rank is now", "bold"), f"  py-spy on {display(self.captures.where)}, read-only", style=""
@@ -103,6 +108,20 @@ class StacksScreen(ModalScreen[None]):
         )
         self.progress.update(Text("connecting…", style="dim"))
         self._capture()
+
+    def _replayed(self) -> None:
+        """A replay's capture: the one its bundle keeps, read when it was made; none is made now."""
+        kept = self.captures.kept()
+        self.head.update(Text.assemble(("Where every rank was", "bold"), "  the replayed bundle's capture"))
+        if kept is None:
+            self.progress.update(Text(f"{NO_LIVE_RANKS}, and this bundle keeps no capture of the stacks", style="bold"))
+            self.phase = "failed"
+            return
+        line = Text(f"read at {kept.taken:%Y-%m-%d %H:%M:%S} UTC on {display(kept.where)}, not now: ", style="dim")
+        line.append(kept.verdict, style=VERDICT_STYLE.get(kept.verdict, "bold"))
+        self.progress.update(line)
+        self.result.update(render(kept))
+        self.snapshot, self.phase = kept, "done"
 
     def _said(self, node: str, what: str) -> None:
         self.said[node] = what
