@@ -24,6 +24,7 @@ from sparktui.core.words import listed
 
 if TYPE_CHECKING:
     from sparktui.core.launch.sglang_to_vllm import Translation
+    from sparktui.core.stacks.snapshot import Snapshot
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -31,6 +32,8 @@ SEVERITY_STYLE = {
     Severity.WARNING: "bold yellow",
     Severity.INFO: "cyan",
 }
+#: A capture of the stacks' verdicts.
+STACKS_STYLE = {"hang": "bold red", "partial": "yellow", "no-hang": "green"}
 #: The pre-launch check's verdicts (``sparktui check``).
 VERDICT_STYLE = {"block": "bold red", "slow": "yellow", "ready": "green", "advice": "cyan"}
 
@@ -61,6 +64,27 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
         console.print(_grid(grid))
     if left_out:
         console.print(Text(left_out, style="dim"))
+
+
+def print_stacks(snap: Snapshot, console: Console) -> None:
+    """A kept capture of every rank's stack (a bundle's): when and where it was read, each group's verdict
+    with what it names, and what could not be read."""
+    head = Text(f"Where each rank was: every rank's stack read by py-spy at {snap.taken:%Y-%m-%d %H:%M:%S} UTC ")
+    head.append(f"on {display(snap.where)}: ")
+    head.append(snap.verdict.upper(), style=STACKS_STYLE.get(snap.verdict, "bold"))
+    console.print()
+    console.print(head, soft_wrap=True)
+    if not snap.groups:
+        console.print(Text(f"   {display(snap.headline())}", style="dim"), soft_wrap=True)
+    for g in snap.groups:
+        console.print(Text(f"   job {display(g.job)}: {g.verdict.upper()}", style="bold"), soft_wrap=True)
+        for r in g.ranks:
+            line = Text(f"     {r.who} on {display(r.where)}: {display(r.now)}", style="bold yellow" if r.odd else "")
+            console.print(line, soft_wrap=True)
+        for said in g.findings:
+            console.print(Text(f"     {display(said)}"), soft_wrap=True)
+    for problem in snap.problems:
+        console.print(Text(f"   not read: {display(problem)}", style="yellow"), soft_wrap=True)
 
 
 def _grid(grid: Grid) -> Group:

@@ -49,7 +49,7 @@ from sparktui.core.sources.open import UriError, file_sources, ray_uri, scheme
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display
 from sparktui.core.words import size, span
-from sparktui.richtext import print_text
+from sparktui.richtext import print_stacks, print_text
 
 if TYPE_CHECKING:  # imported where they are used: a run reading files needs neither Ray's edge nor an export
     from sparktui.core.edge.head import RayEdge
@@ -168,16 +168,19 @@ def _main(args: argparse.Namespace, fail_on: Severity) -> int:
         if warning not in found.refused:  # those were said when the catalogue loaded
             problems.print(Text(display(f"sparktui: {warning}"), style="yellow"))
     # A bundle's capture of the stacks is folded into the stall findings it was taken for and the grids, as
-    # the replay and the export show them. What is printed is redacted as a report is (a token in an evidence
+    # the replay and the export show them, and said after them in a section of its own (a capture taken with
+    # no stall finding is folded nowhere). What is printed is redacted as a report is (a token in an evidence
     # line, a private key's body in its context): output that is pasted into tickets and CI logs; --no-redact
     # keeps the secrets.
-    shown = incident.folded().diagnosis
-    _print(args, shown if args.no_redact else Incident(shown).redacted(Redactor()).diagnosis)
+    shown = Incident(incident.folded().diagnosis, stacks=incident.stacks)
+    _print(args, shown if args.no_redact else shown.redacted(Redactor()))
     if args.report:
         _report(args, incident, problems)
     if any(s.error for s in diagnosis.sources):
         return USAGE_ERROR  # an input could not be read (to its end): what was read is diagnosed above
     worst = diagnosis.worst()
+    if incident.stacks is not None and incident.stacks.verdict == "hang":  # ranks seen hung: as a critical finding
+        worst = Severity.CRITICAL
     return 1 if worst is not None and worst >= fail_on else 0
 
 
@@ -345,19 +348,25 @@ def progress(doing: str, update: Update, elapsed: float) -> str:
     return line
 
 
-def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
+def _print(args: argparse.Namespace, incident: Incident) -> None:
+    """The diagnosis, then the bundle's capture of the stacks where it has one (``stacks`` in the JSON)."""
+    diagnosis, stacks = incident.diagnosis, incident.stacks
     fmt = "json" if args.json else args.format
     if fmt == "json":
         # Written as it is encoded: the diagnosis of a big cluster's logs is tens of megabytes of JSON.
         encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
-        sys.stdout.writelines(encoder.iterencode(diagnosis.as_dict()))
+        shape = diagnosis.as_dict() if stacks is None else {**diagnosis.as_dict(), "stacks": stacks.as_dict()}
+        sys.stdout.writelines(encoder.iterencode(shape))
         sys.stdout.write("\n")
     elif fmt == "md":
-        from sparktui.core.report.markdown import diagnosis_markdown
+        from sparktui.core.report.markdown import diagnosis_markdown, stacks_markdown
 
-        sys.stdout.write(diagnosis_markdown(diagnosis) + "\n")
+        more = "" if stacks is None else "\n" + "\n".join(stacks_markdown(stacks))
+        sys.stdout.write(diagnosis_markdown(diagnosis) + more + "\n")
     else:
         print_text(diagnosis, out())
+        if stacks is not None:
+            print_stacks(stacks, out())
 
 
 def _report(args: argparse.Namespace, incident: Incident, problems: Console) -> None:

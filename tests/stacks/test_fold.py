@@ -170,3 +170,37 @@ def test_diagnose_on_an_exported_bundle_folds_its_capture_in(
     assert "Now (every rank's stack" not in shown.out
     (line,) = shown.err.splitlines()
     assert line.startswith("sparktui: the bundle's capture of the stacks is left out: ") and "not JSON" in line
+
+
+def test_diagnose_on_a_bundle_without_a_stall_reports_its_capture(
+    catalogue: cat.Catalogue, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A capture taken with no stall finding (trial 2026-12c, W5: `W` on a log that named nothing, then `x`):
+    `sparktui diagnose BUNDLE` says it in a section of its own, in text, Markdown and JSON, and exits 1 for
+    its HANG."""
+    healthy = FIXTURES / "nccl" / "single-host-healthy"
+    logs = tuple(FileSource(healthy / f"rank{r}.log", f"rank{r}.log", f"spark-{'ab'[r]}") for r in (0, 1))
+    found = diagnose_files(logs, catalogue)
+    assert not found.findings
+    export(Incident(found, logs=logs, stacks=capture(())), tmp_path / "report")
+    exported = str(tmp_path / "report" / "bundle")
+
+    assert main(["diagnose", "--quiet", exported]) == 1
+    text = capsys.readouterr().out
+    assert "no findings" in text
+    said = "Where each rank was: every rank's stack read by py-spy at 2026-12-04 05:00:07 UTC on the nodes: HANG"
+    assert said in text
+    assert "job 127.0.0.1:29710: HANG" in text and odd_sentence() in text
+
+    assert main(["diagnose", "--quiet", "--json", exported]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["findings"] == [] and data["stacks"]["verdict"] == "hang"
+    assert data["stacks"]["groups"][0]["findings"][0] == odd_sentence()
+
+    assert main(["diagnose", "--quiet", "--format", "md", exported]) == 1
+    assert "## Where each rank is" in capsys.readouterr().out
+
+    calm = replace(capture(()), groups=())  # a capture that found nothing hung: no exit 1 of its own
+    export(Incident(found, logs=logs, stacks=calm), tmp_path / "calm")
+    assert main(["diagnose", "--quiet", str(tmp_path / "calm" / "bundle")]) == 0
+    assert "Where each rank was" in capsys.readouterr().out

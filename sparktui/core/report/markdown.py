@@ -27,6 +27,7 @@ from sparktui.core.report.summary import (
     tail,
     when,
 )
+from sparktui.core.stacks.snapshot import Snapshot
 
 #: Markdown's special characters, and underscores that could start or end emphasis (not those inside a word).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
@@ -98,10 +99,11 @@ def _findings_md(d: Diagnosis) -> list[str]:
 
 
 def _stacks_md(incident: Incident) -> list[str]:
+    return [] if incident.stacks is None else stacks_markdown(incident.stacks)
+
+
+def stacks_markdown(snap: Snapshot) -> list[str]:
     """Where each rank was when its stack was read: a table per group, its verdict and what it names."""
-    snap = incident.stacks
-    if snap is None:
-        return []
     out = [
         "## Where each rank is",
         "",
