@@ -51,6 +51,16 @@ def test_the_rank_that_never_joined_new_group(no_cluster_file: Path, capsys: pyt
     assert "sparktui: local: py-spy dump of pid" in err  # progress while gathering
 
 
+def test_native_frames_name_the_same_wait(no_cluster_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``stacks --native`` (trial 2026-12c, S4): the same verdict and names, not c10d::TCPStore::wait."""
+    with job("second-group", no_cluster_file) as j:
+        code, result, _ = run(["--native", "--samples", "2", "--interval", "0.5"], capsys)
+    assert code == 1, result
+    g = group(result, j.job)
+    assert g["findings"][0].endswith("and never entered new_group, which rank 0 waits in")
+    assert g["ranks"][0]["function"] == "new_group"
+
+
 def test_a_healthy_busy_job_is_progressing(no_cluster_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with job("healthy", no_cluster_file, 2, "--numel", "256") as j:
         code, result, _ = run(["--samples", "5", "--interval", "0.5"], capsys)

@@ -67,6 +67,14 @@ def test_where_a_rank_waits(scenario: str, rank: int, kind: str, function: str) 
     assert found is not None and found.key == (kind, function)
 
 
+def test_native_frames_do_not_hide_the_python_place() -> None:
+    """gloo's store wait in native code under new_group (py-spy --native) is new_group, as without them."""
+    native = parse((FIXTURES / "gloo" / "second-group" / "rank0.native.txt").read_text())[0]
+    assert any(f.function == "c10d::TCPStore::wait" for f in native.threads[0].frames)
+    found = place(native, builtin_kinds())
+    assert found is not None and found.key == ("process-group", "new_group")
+
+
 def test_native_frames_place_the_rank_on_the_gpu() -> None:
     found = place(parse((FIXTURES / "nccl" / "mismatch" / "rank0.native.txt").read_text())[0], builtin_kinds())
     assert found is not None and found.key == ("gpu-wait", "synchronize")

@@ -5,14 +5,14 @@ A kind matches a thread when one of its frames has a function matching ``match.f
 matching ``match.files``, when given); the frame it names is the outermost such frame (``new_group`` rather
 than the ``_new_process_group_helper`` it calls). A kind without functions (idle, busy in Python) matches
 the main thread by its status alone. Kinds are tried in ``order``, lowest first, over every thread; the
-first that matches is the process's place.
+first that matches is the process's place, the Python frames read before native ones.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -86,9 +86,17 @@ def _innermost_python(thread: Thread) -> Frame:
 
 def place(process: Process, kinds: Sequence[WaitKind]) -> Place | None:
     """The first kind (by order) that matches a thread of ``process``, the main thread first; None when no
-    kind matches (no thread, or none with frames)."""
+    kind matches (no thread, or none with frames). The Python frames are read first; native frames (``py-spy
+    --native``) only where no Python frame names a place: the store wait that gloo does in native code under
+    ``new_group`` is ``new_group``, as a dump without native frames says, not ``c10d::TCPStore::wait``."""
     main = process.main_thread
     ordered = sorted(process.threads, key=lambda t: t is not main)
+    python = [replace(t, frames=tuple(f for f in t.frames if not f.native)) for t in ordered]
+    for kind in (k for k in kinds if k.functions):
+        for thread, seen in zip(ordered, python, strict=True):
+            frame = kind.frame(seen)
+            if frame is not None:
+                return Place(kind, frame, thread)
     for kind in kinds:
         for thread in ordered:
             if not kind.functions and thread is not main:
