@@ -121,7 +121,8 @@ def show(groups: list[comparing.Group], problems: list[str], where: str, console
     """The per-rank table of each group and its verdict, then what could not be read."""
     console.print(Text(f"sparktui stacks: {where}", style="dim"))
     if not groups:
-        console.print(Text(display(comparing.none_found(problems)), style="bold yellow" if problems else ""))
+        headline = Text(f"{comparing.NOT_ALL_CLEAR}:", style="bold yellow") if problems else None
+        console.print(headline or Text(comparing.NONE_FOUND))  # what could not be read comes below
     for g in groups:
         table = Table(title=f"job {g.job}", title_justify="left", show_lines=False)
         for column in ("rank", "node", "pid", "status", "now", "gpu"):

@@ -25,6 +25,7 @@ from sparktui.core.dirs import state_dir
 from sparktui.core.errors import Refused
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.report.export import export
+from sparktui.core.report.fold import APART
 from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, FileSource
@@ -137,7 +138,7 @@ async def test_a_capture_of_another_machine_is_shown_apart(tmp_path: Path, monke
             detail = finding._folded().detail
     now = detail[detail.index("Now (every rank's stack") :]
     assert "no rank process of this finding's nodes (spark-a, spark-b) or job was found." in now
-    apart = now[now.index("Read at the same time, of another machine or job than this finding's (not folded in):") :]
+    apart = now[now.index(APART) :]
     assert f"- job {j.job} on local ({socket.gethostname()}): HANG: rank 1 on local is idle" in apart
 
 

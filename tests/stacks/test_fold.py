@@ -18,7 +18,7 @@ from sparktui.core import settings
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.report.export import export
-from sparktui.core.report.fold import NOW, fold, fold_grid, is_critical_stall, is_stall
+from sparktui.core.report.fold import APART, NOW, fold, fold_finding, fold_grid, is_critical_stall, is_stall
 from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileSource
@@ -204,3 +204,25 @@ def test_diagnose_on_a_bundle_without_a_stall_reports_its_capture(
     export(Incident(found, logs=logs, stacks=calm), tmp_path / "calm")
     assert main(["diagnose", "--quiet", str(tmp_path / "calm" / "bundle")]) == 0
     assert "Where each rank was" in capsys.readouterr().out
+
+
+def test_only_the_finding_s_nodes_or_job_are_folded_in(diagnosis: Diagnosis) -> None:
+    """A group is the finding's by a node it names (or that node's host name, domain aside) or by its job's
+    store address among its facts; any other is said apart."""
+    stall = next(f for f in diagnosis.findings if f.signature == STALL)
+    found = ranks_of(STACKS / "gloo" / "second-group", 2)
+    here = [replace(r, node="local") for r in found]
+
+    def on(host: str) -> Snapshot:
+        groups = compare(here, builtin_kinds())
+        return snapshot.of(groups, [], "this machine", findings=(STALL,), taken=TAKEN, hosts={"local": host})
+
+    folded = fold_finding(stall, on("SPARK-A.lab"))
+    assert "- job 127.0.0.1:29710: HANG: rank 1 on local is idle" in folded.detail and APART not in folded.detail
+    apart = fold_finding(stall, on("vm")).detail
+    assert "no rank process of this finding's nodes (spark-a, spark-b) or job was found." in apart
+    assert apart.split(APART)[1].startswith("\n- job 127.0.0.1:29710 on local (vm): HANG: rank 1 on local is idle")
+    by_job = replace(stall, facts={**stall.facts, "master": "tcp://127.0.0.1:29710"})
+    assert APART not in fold_finding(by_job, on("vm")).detail
+    other_port = replace(stall, facts={**stall.facts, "master": "127.0.0.1:297101"})
+    assert APART in fold_finding(other_port, on("vm")).detail

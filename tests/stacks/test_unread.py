@@ -52,7 +52,8 @@ def test_ranks_of_another_user_are_counted_not_missed(tmp_path: Path) -> None:
     shown = console.export_text()
     assert NONE_FOUND not in shown
     if not groups:
-        assert f"no rank process read, and this is no all-clear: {said}" in shown
+        head = "sparktui stacks: this machine\nno rank process read, and this is no all-clear:\n"
+        assert shown.startswith(head) and f"\n{said}\n" in shown
 
 
 @pytest.fixture
@@ -70,4 +71,4 @@ def test_a_node_that_does_not_answer_is_no_all_clear(
     assert main(["stacks", "--timeout", "2", node]) == 2
     shown = capsys.readouterr().out
     assert "no rank process found" not in shown
-    assert f"no rank process read, and this is no all-clear: {node}: no answer within 2 s" in shown
+    assert f"no rank process read, and this is no all-clear:\n{node}: no answer within 2 s\n" in shown

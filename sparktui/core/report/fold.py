@@ -9,6 +9,7 @@ processes are asked where they are."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 
 #: The categories (taxonomy.md) whose findings are hangs, whatever their signature's kind.
 HANG_CATEGORIES = frozenset({"nccl_multinode_hang", "nccl_timeout_watchdog", "serving_stalled"})
+#: The line above the groups of a capture that are not a finding's.
+APART = (
+    "Read at the same time, on nodes or of jobs this finding does not name (another machine's or job's; not folded in):"
+)
 #: The grid's column of where each rank is now.
 NOW = "now"
 
@@ -44,7 +49,10 @@ def belongs(group: GroupNow, finding: Finding, snapshot: Snapshot) -> bool:
     wanted = {_short(n) for n in finding.nodes}
     if any(_short(name) in wanted for r in group.ranks for name in snapshot.names(r.node)):
         return True
-    return ":" in group.job and any(group.job in str(v) for v in finding.facts.values())
+    if ":" not in group.job:  # an engine's job, named by its kind: nothing of the finding says it
+        return False
+    address = re.compile(rf"(?<![\w.:]){re.escape(group.job)}(?![\w.:])")
+    return any(address.search(str(v)) for v in finding.facts.values())
 
 
 def _short(name: str) -> str:
@@ -69,7 +77,7 @@ def now_text(snapshot: Snapshot, finding: Finding) -> str:
     parts += [f"- job {g.job}: {g.verdict.upper()}: " + "; ".join(g.findings) for g in mine]
     parts += [f"- not read: {p}" for p in snapshot.problems]
     if others:
-        parts.append("Read at the same time, of another machine or job than this finding's (not folded in):")
+        parts.append(APART)
         for g in others:
             on = ", ".join(dict.fromkeys(_node_said(r.node, snapshot) for r in g.ranks))
             parts.append(f"- job {g.job} on {on}: {g.verdict.upper()}: " + "; ".join(g.findings))

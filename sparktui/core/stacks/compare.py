@@ -155,16 +155,17 @@ def _numbers(numbers: Sequence[int]) -> str:
 
 #: What a search that found no rank process, and was kept from nothing, says.
 NONE_FOUND = "no rank process found (torch.distributed ranks, vLLM/SGLang/Ray workers, GPU users)"
+#: What it says when something could not be read: a node that did not answer, processes not ours to inspect.
+NOT_ALL_CLEAR = "no rank process read, and this is no all-clear"
 
 
 def none_found(problems: Sequence[str]) -> str:
-    """The headline of a search that found no group: nothing runs, or (something could not be read: a node
-    that did not answer, processes not ours to inspect) no all-clear at all."""
+    """The one-line headline of a search that found no group: nothing runs, or no all-clear at all, with what
+    could not be read first."""
     if not problems:
         return NONE_FOUND
-    return "no rank process read, and this is no all-clear: " + (
-        problems[0] if len(problems) == 1 else f"{len(problems)} things could not be read (below)"
-    )
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{NOT_ALL_CLEAR}: {problems[0]}{more}"
 
 
 def exit_code(groups: Sequence[Group], problems: Sequence[str] = ()) -> int:

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from sparktui.core.errors import Refused, Unavailable
-from sparktui.core.stacks.compare import none_found
+from sparktui.core.stacks.compare import NONE_FOUND, NOT_ALL_CLEAR
 from sparktui.core.stacks.snapshot import Snapshot
 from sparktui.core.text import display
 from sparktui.tui.bindings import closing
@@ -43,7 +43,7 @@ def render(snapshot: Snapshot) -> RenderableType:
     """Each group's ranks, its verdict and what it names; then what could not be read."""
     parts: list[RenderableType] = []
     if not snapshot.groups:
-        parts.append(Text(display(none_found(snapshot.problems)), style="bold yellow" if snapshot.problems else ""))
+        parts.append(Text(f"{NOT_ALL_CLEAR}:", style="bold yellow") if snapshot.problems else Text(NONE_FOUND))
     for g in snapshot.groups:
         table = Table(title=f"job {display(g.job)}", title_justify="left", expand=True)
         for column in ("rank", "where", "pid", "status", "now", "GPU"):
