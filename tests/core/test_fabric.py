@@ -122,6 +122,7 @@ def test_no_infiniband_folder_is_no_rdma_devices_not_a_failure(tmp_path: Path) -
     assert code == 0 and parse.fabric(text) == ()
 
 
+@pytest.mark.slow  # the whole fabric script on this machine: about 20 s on a busy one
 def test_this_machine_without_rdma_says_nccl_will_use_sockets() -> None:
     """The whole script, run here (no /sys/class/infiniband on this machine)."""
     if Path(script.IB_ROOT).exists():

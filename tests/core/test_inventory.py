@@ -122,6 +122,7 @@ def run_script(request: script.Request) -> NodeInventory:
     return collect.inventory("local", script.split((done.stdout + done.stderr).splitlines(), run), request)
 
 
+@pytest.mark.slow  # the whole inventory script on this machine
 def test_values_given_to_the_script_are_data_never_shell(tmp_path: Path) -> None:
     planted = tmp_path / "it's $(touch pwned) `touch pwned2`; rm -rf x"
     planted.mkdir()

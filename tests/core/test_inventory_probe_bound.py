@@ -14,6 +14,8 @@ from tests.servers.fixtures import docker_containers, docker_engine
 
 __all__ = ["docker_containers", "docker_engine"]
 
+pytestmark = pytest.mark.slow  # a real Docker engine
+
 
 def test_a_probe_that_never_answers_is_cut_off_and_said(
     docker_containers: Containers, monkeypatch: pytest.MonkeyPatch

@@ -18,6 +18,8 @@ from sparktui.core.sources.open import file_sources
 from ..conftest import FIXTURES
 from .test_fixtures import DIRS, EXPECTED
 
+pytestmark = pytest.mark.slow  # every fixture, diagnosed once per wrapper: minutes
+
 #: Each wrapper: (the name of the file the line is in, the line's index in it, the line) -> the line as it reached
 #: sparktui.
 Wrapper = Callable[[str, int, str], str]
