@@ -182,3 +182,36 @@ def test_the_probes_json_gives_the_image_builds_torchs_nccl_first() -> None:
     assert builds.lines(NodeInventory("spark-b", error="no route to host").build_rows()) == [
         "spark-b  no route to host"
     ]
+
+
+def test_a_watchdog_timeout_in_real_logs_whose_nccl_said_2_29_2_names_the_hang_advisories() -> None:
+    """The real two-host capture's findings, as if its NCCL had printed 2.29.2 (the version the wheels'
+    libraries say): the watchdog timeout names the 2.29.2 hang and the aarch64 proxy deadlock (with the
+    build it applies to in its words)."""
+    from sparktui.commands.common import catalogue
+    from sparktui.core.analysis.advisories import attach
+    from sparktui.core.pipeline import diagnose_files
+    from sparktui.core.sources.open import file_sources
+
+    from .test_advisories import MISMATCHED
+
+    sources, _ = file_sources([str(MISMATCHED)])
+    loaded = catalogue([])
+    plain = [
+        replace_facts(f)
+        for f in diagnose_files(sources, loaded).findings
+        if f.signature == "torch-nccl-watchdog-timeout"
+    ]
+    said = next(
+        w["says"] for w in WHEELS if w["wheel"].startswith("nvidia_nccl_cu13-2.29.2-") and w["arch"] == "aarch64"
+    )
+    (watchdog,) = attach(plain, {"nccl_version": {"spark-a": [said.split()[-1]]}}, loaded.advisories)
+    assert watchdog.facts["advisories"].split(", ") == [HANG_2292, ARM_CAS]
+    assert f"(advisory {ARM_CAS}): NCCL 2.29.2+cuda13.1, printed in the logs on spark-a" in watchdog.detail
+    assert "in an aarch64 build made with GCC before 10" in watchdog.detail
+
+
+def replace_facts(finding: object) -> object:
+    from dataclasses import replace
+
+    return replace(finding, facts={k: v for k, v in finding.facts.items() if k != "advisories"})  # type: ignore[attr-defined]
