@@ -140,9 +140,13 @@ def test_logind_settings_from_loginctl_and_the_files() -> None:
         "/etc/systemd/logind.conf: RemoveIPC=no\n"
     )
     assert said == builds.Logind(1000, "255", "yes", "no", "no")  # loginctl's word over the file's
-    # this machine: loginctl cannot reach logind (no systemd as init), logind.conf has only comments
-    here = builds.logind("uid 0\nsystemd 252 (252.38-1~deb12u1)\n")
-    assert here == builds.Logind(0, "252", "", "", "")
+    # this machine: loginctl cannot reach logind (no systemd as init), logind.conf lists only the defaults
+    here = builds.logind(
+        "uid 0\nsystemd 252 (252.38-1~deb12u1)\n"
+        "/etc/systemd/logind.conf: #KillUserProcesses=no\n/etc/systemd/logind.conf: #RemoveIPC=yes\n"
+    )
+    assert here == builds.Logind(0, "252", "yes", "no", "no")
+    assert builds.logind("uid 1000\n") == builds.Logind(1000)  # no systemd: nothing known
     files = builds.logind("uid 1001\n/etc/systemd/logind.conf.d/ipc.conf: RemoveIPC=no\nlinger file\n")
     assert (files.remove_ipc, files.linger) == ("no", "yes")
     with pytest.raises(builds.Unreadable):

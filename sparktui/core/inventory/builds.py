@@ -115,11 +115,14 @@ def host_builds(text: str) -> tuple[Build, ...]:
 def logind(text: str) -> Logind:
     """The ``logind`` section: ``uid N``, ``systemd N (...)`` (loginctl's version), then what ``loginctl
     show`` / ``show-user`` said (``RemoveIPC=yes``, ``Linger=no``), then the settings of logind.conf and its drop-ins
-    (``/etc/systemd/logind.conf: RemoveIPC=no``, later files over earlier ones), and ``linger file`` where
-    ``/var/lib/systemd/linger/USER`` exists. What loginctl says wins over the files."""
+    (``/etc/systemd/logind.conf: RemoveIPC=no``, later files over earlier ones; the commented-out lines of
+    the shipped file, ``#RemoveIPC=yes``, are systemd's compiled-in defaults), and ``linger file`` where
+    ``/var/lib/systemd/linger/USER`` exists. What loginctl says wins over the files, which win over the
+    defaults."""
     uid: int | None = None
     said: dict[str, str] = {}
     files: dict[str, str] = {}
+    defaults: dict[str, str] = {}
     linger_file = False
     systemd = ""
     for raw in text.splitlines():
@@ -132,7 +135,10 @@ def logind(text: str) -> Logind:
             linger_file = True
         elif ": " in line and line.startswith("/"):
             key, _, setting = line.split(": ", 1)[1].partition("=")
-            files[key.strip()] = setting.strip().lower()
+            if key.lstrip().startswith("#"):  # the shipped file lists the compiled-in defaults, commented out
+                defaults[key.strip("# \t")] = setting.strip().lower()
+            else:
+                files[key.strip()] = setting.strip().lower()
         elif "=" in line:
             key, _, setting = line.partition("=")
             said[key.strip()] = setting.strip().lower()
@@ -140,9 +146,10 @@ def logind(text: str) -> Logind:
         raise Unreadable("no uid line")
 
     def value(key: str) -> str:
-        return _yes_no(said.get(key) or files.get(key, ""))
+        return _yes_no(said.get(key) or files.get(key) or defaults.get(key, ""))
 
-    linger = _yes_no(said.get("Linger", "")) or ("yes" if linger_file else "")
+    # lingering is the file /var/lib/systemd/linger/USER: where systemd is installed, its absence is a no
+    linger = _yes_no(said.get("Linger", "")) or ("yes" if linger_file else "no" if systemd else "")
     return Logind(uid, systemd, value("RemoveIPC"), value("KillUserProcesses"), linger)
 
 

@@ -123,7 +123,7 @@ if have loginctl; then
   loginctl show-user "$(id -un)" -p Linger 2>/dev/null
 fi
 for f in /etc/systemd/logind.conf /etc/systemd/logind.conf.d/*.conf; do
-  [ -f "$f" ] && grep -E '^[[:space:]]*(RemoveIPC|KillUserProcesses)[[:space:]]*=' "$f" | sed "s|^|$f: |"
+  [ -f "$f" ] && grep -E '^[[:space:]#]*(RemoveIPC|KillUserProcesses)[[:space:]]*=' "$f" | sed "s|^|$f: |"
 done
 [ -e "/var/lib/systemd/linger/$(id -un)" ] && echo "linger file"; true; e logind
 b ports; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}'; e ports
