@@ -219,3 +219,32 @@ def replace_facts(finding: object) -> object:
     from dataclasses import replace
 
     return replace(finding, facts={k: v for k, v in finding.facts.items() if k != "advisories"})  # type: ignore[attr-defined]
+
+
+def test_the_report_carries_the_build_table_with_hosts_anonymised(tmp_path: Path) -> None:
+    from sparktui.core.analysis.diagnosis import Diagnosis
+    from sparktui.core.inventory.drift import Drift
+    from sparktui.core.report.export import export
+    from sparktui.core.report.incident import Incident, Inventory
+
+    wheel = next(w for w in WHEELS if w["wheel"].startswith("nvidia_nccl_cu13-2.29.2-") and w["arch"] == "aarch64")
+    path = "/home/spark-b/venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2"
+    probe = from_json("container vllm_node", {"packages": {}, "nccl_library": {"path": path, **wheel}})
+    table = NodeInventory("spark-b", probe=probe).build_rows() + NodeInventory("spark-a", error="refused").build_rows()
+    inventory = Inventory("block", (("spark-a", "block"), ("spark-b", "block")), Drift(("spark-a", "spark-b"), ()))
+    incident = Incident(Diagnosis((), (), {}), title="sparktui check", inventory=replace_builds(inventory, table))
+    written = {p.name: p for p in export(incident, tmp_path / "report")}
+    md = written["report.md"].read_text()
+    row = f"| `spark-b` | `image` | `NCCL (torch's)` | `2.29.2` | `gcc 8.5.0` | `{wheel['build_id'][:12]}` |"
+    assert "### Builds" in md and row in md and "| `spark-a` | `refused` |" in md
+    assert json.loads(written["report.json"].read_text())["inventory"]["builds"][0]["version"] == "2.29.2"
+    assert 'class="builds"' in written["report.html"].read_text()
+    hidden = export(incident, tmp_path / "anonymised", anonymise_hosts=True, hosts=["spark-a", "spark-b"])
+    md = next(p for p in hidden if p.name == "report.md").read_text()
+    assert "### Builds" in md and "spark-b" not in md and wheel["build_id"][:12] in md
+
+
+def replace_builds(inventory: object, table: tuple[builds.BuildRow, ...]) -> object:
+    from dataclasses import replace
+
+    return replace(inventory, builds=table)  # type: ignore[type-var]
