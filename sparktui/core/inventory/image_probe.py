@@ -587,10 +587,10 @@ def probe(budget: float, model: str) -> dict[str, Any]:
     later = [("builds", lambda: builds(host=False))]
     if not installed["torch"]:  # no torch to load one: the NCCL the image would give it (a wheel's, the system's)
         later.insert(0, ("nccl_library", nccl_library))
-    if time.monotonic() < parts.deadline:  # after torch, which has loaded the CUDA runtime and driver
-        parts.wait([parts.run(later)])
-    if installed["vllm"] and time.monotonic() < parts.deadline:
-        parts.wait([parts.run([("vllm_archs", vllm_archs), ("vllm_flags", vllm_flags)])])
+    # after torch, which has loaded the CUDA runtime and driver; beside vLLM's import (it reads files only)
+    rest = [later] + ([[("vllm_archs", vllm_archs), ("vllm_flags", vllm_flags)]] if installed["vllm"] else [])
+    if time.monotonic() < parts.deadline:
+        parts.wait([parts.run(chain) for chain in rest])
     with parts.lock:
         out.update({name: dict(found) for name, found in parts.results.items()})
         out["parts"] = {name: dict(t) for name, t in parts.timing.items()}
