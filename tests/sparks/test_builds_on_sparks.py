@@ -21,6 +21,8 @@ from tests.servers.sparks import Sparks
 from tests.tui.test_play_screen import SIZE, shown
 from tests.waiting import until
 
+pytestmark = pytest.mark.slow  # about 40 s each: two nodes' engines, the probe hashing a 394 MB library
+
 IMAGE = "sparktui-test/check:1"
 CHECK = ["check", "--image", IMAGE, "--container", "vllm_node", "spark-a", "spark-b"]
 WHEEL = json.loads((Path(__file__).parents[1] / "fixtures" / "builds" / "nccl-wheels.json").read_text())
