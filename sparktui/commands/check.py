@@ -29,7 +29,7 @@ from sparktui.core.catalogue import CatalogueError
 from sparktui.core.dirs import state_dir
 from sparktui.core.errors import Refused
 from sparktui.core.events import Severity
-from sparktui.core.inventory import fabric, rules
+from sparktui.core.inventory import builds, fabric, rules
 from sparktui.core.inventory.drift import lines as drift_lines
 from sparktui.core.inventory.script import PROBE_BUDGET
 from sparktui.core.launch.serve import LaunchError
@@ -143,7 +143,8 @@ def _report(directory: Path, result: Preflight, plan: Plan, audit: list[AuditEnt
     from sparktui.core.report.incident import Incident, Inventory
 
     table = fabric.rows(result.inventories)
-    inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds, table)
+    built = tuple(row for inv in result.inventories for row in inv.build_rows())
+    inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds, table, built)
     incident = Incident(
         Diagnosis((), result.findings, {}),
         title=f"sparktui check: {', '.join(plan.targets)}",
@@ -231,6 +232,9 @@ def show(result: Preflight, where: str, console: Console, *, all_rows: bool = Fa
             console.print(Text(f"  {display(text)}"))
     console.print(Text("\nfabric (RDMA ports, from /sys/class/infiniband):", style="bold"))
     for text in fabric.lines(fabric.rows(result.inventories)):
+        console.print(Text(f"  {display(text)}"))
+    console.print(Text("\nbuilds (read from the files each node loads):", style="bold"))
+    for text in builds.lines(tuple(row for inv in result.inventories for row in inv.build_rows())):
         console.print(Text(f"  {display(text)}"))
     for inv in result.inventories:
         if inv.error:

@@ -259,6 +259,7 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     "ray": ("Ray", ""),
     "driver": ("the NVIDIA driver", ""),
     "kernel": ("the kernel", ""),
+    "systemd": ("systemd", ""),
 }
 _BOUND = regex.compile(r"\s*(==|!=|>=|<=|>|<)\s*(\d+(?:[.\-]\d+)*)\s*")
 

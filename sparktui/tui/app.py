@@ -46,7 +46,7 @@ from sparktui.tui.feed import Feed, Warnings, stalled
 from sparktui.tui.messages import DiagnosisChanged, LinesArrived, PipelineFailed, SourceNoted, SourcesChanged
 from sparktui.tui.screens.finding import FindingScreen, evidence_text, finding_markdown
 from sparktui.tui.screens.help import HelpScreen
-from sparktui.tui.screens.inventory import InventoryScreen
+from sparktui.tui.screens.inventory import InventoryScreen, known_bad
 from sparktui.tui.screens.playbook import PlaybookScreen, PlayContext
 from sparktui.tui.screens.progress import ProgressScreen
 from sparktui.tui.screens.sources import Rows, SourcesScreen
@@ -324,10 +324,15 @@ class SparkApp(App[None]):
         self.push_screen(InventoryScreen(self.cluster, audit_log(), self._inventoried))
 
     def _inventoried(self, result: Preflight) -> None:
-        """Keep the last check's verdicts, drift and fabric tables for the report, and show its findings among the
-        logs' (each replacing the one of the check before)."""
+        """Keep the last check's verdicts, drift, fabric and build tables for the report, mark in the node bar the
+        nodes that load a known-bad build, and show its findings among the logs' (each replacing the one of the
+        check before)."""
         table = fabric.rows(result.inventories)
-        self.inventory = Inventory(result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds, table)
+        built = tuple(row for inv in result.inventories for row in inv.build_rows())
+        self.inventory = Inventory(
+            result.verdict, tuple(result.verdicts.items()), result.drift, result.seconds, table, built
+        )
+        self.nodes_area.show_builds(known_bad(result.findings))
         self.checked = result.findings
         for f in result.findings:
             self.seen_at[f.signature] = self.time

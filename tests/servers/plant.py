@@ -6,10 +6,12 @@ another (one image id on both), and engine containers that mount the model."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
+import pytest
 from docker.models.containers import Container
 
 from tests.servers.dockerd import _busybox_root
@@ -22,6 +24,24 @@ MOUNTED = "/models"
 OTHER_PYTHON = next(
     (p for p in sorted(Path(sys.base_prefix).parent.glob("3.12*")) if (p / "bin" / "python3").exists()), None
 )
+
+
+#: Where a planted NCCL wheel's files are inside an engine container (a pip --target folder).
+NCCL_SITE = "/opt/nccl-site"
+#: The released NCCL libraries tools/capture/nccl_wheels.py --keep kept (they weigh 200 to 400 MB each).
+NCCL_KEPT = Path(os.environ.get("SPARKTUI_NCCL_KEPT") or Path.home() / ".cache" / "sparktui-tests" / "nccl")
+
+
+def released_nccl(package: str, version: str, arch: str) -> Path:
+    """The libnccl.so.2 of a released wheel, as ``tools/capture/nccl_wheels.py --keep`` kept it."""
+    found = NCCL_KEPT / f"{package}-{version}-{arch}" / "libnccl.so.2"
+    if not found.exists():
+        pytest.fail(
+            f"no {found}: run `python3 tools/capture/nccl_wheels.py --keep {NCCL_KEPT} --keep-only"
+            f" {package}=={version}:{arch}`",
+            pytrace=False,
+        )
+    return found
 
 
 def model(node: SparkNode, name: str, architectures: list[str], model_type: str) -> str:
@@ -63,11 +83,22 @@ def copy_image(source: SparkNode, target: SparkNode, tag: str) -> None:
 
 
 def engine(
-    node: SparkNode, image: str, *, python: Path | None = None, env: dict[str, str] | None = None, **options: object
+    node: SparkNode,
+    image: str,
+    *,
+    python: Path | None = None,
+    env: dict[str, str] | None = None,
+    nccl: Path | None = None,
+    **options: object,
 ) -> Container:
     """The engine container ``vllm_node`` of ``image`` with the node's models mounted, Ray's environment and
-    ``env``; ``python``: another Python's prefix to mount (for :func:`other_python_image`)."""
+    ``env``; ``python``: another Python's prefix to mount (for :func:`other_python_image`); ``nccl``: a
+    libnccl.so.2 installed as ``pip install --target NCCL_SITE nvidia-nccl-cu12`` puts it, NCCL_SITE on
+    PYTHONPATH (see :func:`released_nccl`)."""
     volumes = {MODELS: {"bind": MOUNTED, "mode": "ro"}}
     if python is not None:
         volumes[str(python)] = {"bind": str(python), "mode": "ro"}
+    if nccl is not None:
+        volumes[str(nccl)] = {"bind": f"{NCCL_SITE}/nvidia/nccl/lib/libnccl.so.2", "mode": "ro"}
+        env = {**(env or {}), "PYTHONPATH": NCCL_SITE}
     return node.engine_container("vllm_node", image=image, volumes=volumes, environment=env or {}, **options)

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sparktui.core.audit import AuditEntry, AuditLog
-from sparktui.core.inventory import parse
+from sparktui.core.inventory import builds, parse
 from sparktui.core.inventory.facts import NodeInventory
 from sparktui.core.inventory.image import probe_facts
 from sparktui.core.inventory.script import Output, Request, Section, nonce, script, split
@@ -66,7 +66,7 @@ def inventory(node: str, output: Output, request: Request) -> NodeInventory:
             return None
         try:
             return parser(section.text)
-        except parse.Unreadable as exc:
+        except (parse.Unreadable, builds.Unreadable) as exc:
             unknown[name] = str(exc)
             return None
 
@@ -91,6 +91,8 @@ def inventory(node: str, output: Output, request: Request) -> NodeInventory:
         "disk": read("disk", parse.df),
         "ports": read("ports", parse.ports) or frozenset(),
         "probe": read("probe", probe_facts),
+        "builds": read("builds", builds.host_builds) or (),
+        "logind": read("logind", builds.logind),
     }
     named = output.get("image")
     if named is not None and named.code == 0:

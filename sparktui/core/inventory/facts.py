@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from sparktui.core.inventory.builds import Build, BuildRow, Logind, rows
+
 #: A fact's value: text, a number, a yes/no, a list of names, or None where it is not known.
 Value = str | int | float | bool | tuple[str, ...] | tuple[int, ...] | None
 
@@ -216,7 +218,18 @@ class NodeInventory:
     disk: Space | None = None
     ports: frozenset[int] = frozenset()
     probe: ImageFacts | None = None
+    builds: tuple[Build, ...] = ()  # what the host itself would load (the engine's are the probe's)
+    logind: Logind | None = None
     unknown: Mapping[str, str] = field(default_factory=dict)
+
+    def all_builds(self) -> tuple[Build, ...]:
+        """The host's builds, then the engine image's."""
+        return self.builds + (self.probe.builds if self.probe is not None else ())
+
+    def build_rows(self) -> tuple[BuildRow, ...]:
+        """This node's rows of the build table."""
+        why = self.error or self.unknown.get("builds", "") or (self.probe.problem if self.probe else "")
+        return rows(self.node, self.all_builds(), why)
 
     def interface_names(self) -> tuple[str, ...]:
         return tuple(i.name for i in self.interfaces)
@@ -269,6 +282,7 @@ class ImageFacts:
     timed_out: tuple[str, ...] = ()
     failed: Mapping[str, str] = field(default_factory=dict)
     problem: str = ""  # the probe printed no JSON, or said why it could not run
+    builds: tuple[Build, ...] = ()  # torch's NCCL first, then what builds() read
 
     def version(self, package: str) -> str | None:
         return self.packages.get(package)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from sparktui.core.inventory.builds import Build, build, from_probe
 from sparktui.core.inventory.facts import Flag, ImageFacts, ModelFiles, NcclLibrary, Value
 from sparktui.core.inventory.parse import config_facts
 
@@ -93,7 +94,18 @@ def from_json(via: str, found: Mapping[str, Any]) -> ImageFacts:
         seconds=float(found.get("seconds") or 0.0),
         timed_out=tuple(str(t) for t in found.get("timed_out") or ()),
         failed=failed,
+        builds=_builds(torch, library, _dict(found.get("builds"))),
     )
+
+
+def _builds(torch: Mapping[str, Any], library: Mapping[str, Any], found: Mapping[str, Any]) -> tuple[Build, ...]:
+    """torch's NCCL (the library it loaded, or would; with the version torch reports where the file says
+    none), then the rest."""
+    rest = from_probe("image", found)
+    if not library.get("path"):
+        return rest
+    said = library if library.get("says") else {"version": torch.get("nccl"), **library}
+    return (build("image", "nccl", said), *rest)
 
 
 def _flag(name: str, f: Mapping[str, Any]) -> Flag:

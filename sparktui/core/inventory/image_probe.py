@@ -8,11 +8,17 @@ later. Parsing what it prints into typed facts is :mod:`sparktui.core.inventory.
 What it reports: Python; the versions of torch, vLLM, SGLang, transformers and Ray as installed (package
 metadata, read without importing them); the NCCL, GLOO, UCX, VLLM... environment; /etc/nccl.conf; the size
 of /dev/shm; the model's config.json as this container sees it; and, importing the packages: torch's CUDA
-and NCCL versions with the NCCL library it loaded (path, sha256, ELF build id), transformers' known model
-types, vLLM's supported architectures from its own model registry and every flag of its own ``vllm
-serve`` parser with its default. Anything missing is null, never an exception. Importing vLLM takes
-seconds to minutes, so each part runs against one deadline (BUDGET seconds in all): the parts not done by
-then are named in ``timed_out`` and the JSON is printed with what is known.
+and NCCL versions with the NCCL library it loaded (path, sha256, ELF build id, compilers, the version the
+file itself says), the builds of torch, vLLM, SGLang, Ray, the system's NCCL, the CUDA runtime and the
+driver library read from their files (:func:`builds`), transformers' known model types, vLLM's supported
+architectures from its own model registry and every flag of its own ``vllm serve`` parser with its
+default. Anything missing is null, never an exception. Importing vLLM takes seconds to minutes, so each
+part runs against one deadline (BUDGET seconds in all): the parts not done by then are named in
+``timed_out`` and the JSON is printed with what is known. Run as ``python3 - host`` on a node itself, it
+prints only that machine's builds (with the kernel's), importing nothing.
+
+The ELF files are read here, in pure Python (:class:`Elf`), because ``readelf`` (binutils) is absent from
+most nodes and engine images while a Python is in every engine image and on every DGX OS / Ubuntu host.
 """
 
 from __future__ import annotations
@@ -44,7 +50,11 @@ ENV_PREFIXES = ("NCCL_", "GLOO_", "UCX_", "VLLM_", "TP_", "OMPI_MCA_", "RAY_", "
 NCCL_CONF = ("/etc/nccl.conf", "~/.nccl.conf")
 #: Keys of config.json that say whether an engine can load the model.
 CONFIG_KEYS = ("architectures", "model_type", "torch_dtype", "dtype", "auto_map")
-HASH_LIMIT = 2 << 30  # a libnccl larger than this is not hashed
+HASH_LIMIT = 2 << 30  # a library larger than this is not hashed
+#: How libnccl names its own release in its read-only data (``NCCL version 2.29.2+cuda13.1``).
+NCCL_SAYS = b"NCCL version "
+#: ELF machine numbers, as ``uname -m`` names them.
+MACHINES = {62: "x86_64", 183: "aarch64", 21: "ppc64le"}
 
 
 def versions() -> dict[str, Any]:
@@ -154,34 +164,121 @@ def model_files(model: str) -> dict[str, Any]:
     return found
 
 
-def gnu_build_id(path: str) -> str | None:
-    """The GNU build id in an ELF file's notes, as hex: what tells two builds of one version apart, read
-    without hashing the whole file."""
+class Elf:
+    """The parts of a 64-bit ELF file that tell builds apart, read with the standard library alone (no
+    readelf, which nodes and images often lack): the GNU build id (its PT_NOTE), the compilers named in the
+    ``.comment`` section, and strings in ``.rodata`` that begin with a given prefix (``NCCL version ``)."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        head = fh.read(64)
+        if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:
+            raise ValueError("not a 64-bit ELF file")
+        self.end = "<" if head[5] == 1 else ">"
+        (machine,) = struct.unpack(self.end + "H", head[18:20])
+        self.arch = MACHINES.get(machine, str(machine))
+        self.phoff, self.shoff = struct.unpack(self.end + "QQ", head[32:48])
+        self.phentsize, self.phnum, self.shentsize, self.shnum, self.shstrndx = struct.unpack(
+            self.end + "HHHHH", head[54:64]
+        )
+
+    def _at(self, offset: int, size: int) -> bytes:
+        self.fh.seek(offset)
+        return bytes(self.fh.read(size))
+
+    def build_id(self) -> str | None:
+        for i in range(self.phnum):
+            p_type, _, p_offset, _, _, p_filesz = struct.unpack(
+                self.end + "IIQQQQ", self._at(self.phoff + i * self.phentsize, 40)
+            )
+            if p_type != 4:  # PT_NOTE
+                continue
+            notes, at = self._at(p_offset, min(p_filesz, 1 << 16)), 0
+            while at + 12 <= len(notes):
+                namesz, descsz, kind = struct.unpack(self.end + "III", notes[at : at + 12])
+                name_end = at + 12 + ((namesz + 3) & ~3)
+                if kind == 3 and notes[at + 12 : at + 12 + namesz].rstrip(b"\0") == b"GNU":
+                    return notes[name_end : name_end + descsz].hex()
+                at = name_end + ((descsz + 3) & ~3)
+        return None
+
+    def sections(self) -> dict[str, tuple[int, int]]:
+        """Each section's name with its offset and size in the file (none for a stripped section table)."""
+        if not self.shoff or self.shstrndx >= self.shnum:
+            return {}
+        table = self._at(self.shoff, self.shnum * self.shentsize)
+        headers = [
+            struct.unpack(self.end + "IIQQQQ", table[i * self.shentsize : i * self.shentsize + 40])
+            for i in range(self.shnum)
+        ]
+        names = self._at(headers[self.shstrndx][4], min(headers[self.shstrndx][5], 1 << 20))
+        found: dict[str, tuple[int, int]] = {}
+        for name_at, kind, _, _, offset, size in headers:
+            if kind == 8:  # SHT_NOBITS: nothing in the file
+                continue
+            name = names[name_at : names.find(b"\0", name_at)].decode("ascii", "replace")
+            found.setdefault(name, (offset, size))
+        return found
+
+    def strings(self, section: str, prefix: bytes = b"", limit: int = 64 << 20) -> list[str]:
+        """The NUL-ended strings of ``section`` that begin with ``prefix``, in order, without repeats."""
+        place = self.sections().get(section)
+        if place is None:
+            return []
+        data = self._at(place[0], min(place[1], limit))
+        found: list[str] = []
+        at = data.find(prefix) if prefix else 0
+        while 0 <= at < len(data):
+            stop = data.find(b"\0", at)
+            stop = len(data) if stop < 0 else stop
+            text = data[at:stop].decode("utf-8", "replace").strip()
+            if text and text not in found:
+                found.append(text)
+            at = data.find(prefix, stop) if prefix else stop + 1
+        return found
+
+
+def gcc_version(compilers: list[str]) -> str | None:
+    """The newest GCC release among the ``.comment`` entries (``GCC: (GNU) 8.5.0 20210514 ...``): the C
+    runtime objects may come from an older one, the library's own code never from an older one than its
+    newest entry."""
+    import re
+
+    best: tuple[int, ...] = ()
+    for text in compilers:
+        if not text.startswith("GCC:"):
+            continue
+        # the version is the last dotted number before an optional date, after the vendor's parentheses
+        numbers = re.findall(r"(?:^|\s)(\d+\.\d+(?:\.\d+)?)(?=\s|$)", text.split(")", 1)[-1] if ")" in text else text)
+        for number in numbers:
+            parts = tuple(int(n) for n in number.split("."))
+            best = max(best, parts)
+    return ".".join(str(n) for n in best) if best else None
+
+
+def elf_build(path: str, version_prefix: bytes = b"") -> dict[str, Any]:
+    """What identifies the build of the ELF file at ``path``: its sha256, GNU build id, the compilers that
+    made it (``.comment``) and, given a prefix, the first string of its ``.rodata`` that starts with it."""
+    found: dict[str, Any] = {"path": path, "sha256": sha256(path)}
     try:
         with open(path, "rb") as fh:
-            head = fh.read(64)
-            if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit only
-                return None
-            end = "<" if head[5] == 1 else ">"
-            (phoff,) = struct.unpack(end + "Q", head[32:40])
-            phentsize, phnum = struct.unpack(end + "HH", head[54:58])
-            for i in range(phnum):
-                fh.seek(phoff + i * phentsize)
-                p_type, _, p_offset, _, _, p_filesz = struct.unpack(end + "IIQQQQ", fh.read(40))
-                if p_type != 4:  # PT_NOTE
-                    continue
-                fh.seek(p_offset)
-                notes, at = fh.read(min(p_filesz, 1 << 16)), 0
-                while at + 12 <= len(notes):
-                    namesz, descsz, kind = struct.unpack(end + "III", notes[at : at + 12])
-                    name_end = at + 12 + ((namesz + 3) & ~3)
-                    desc = notes[name_end : name_end + descsz]
-                    if kind == 3 and notes[at + 12 : at + 12 + namesz].rstrip(b"\0") == b"GNU":
-                        return desc.hex()
-                    at = name_end + ((descsz + 3) & ~3)
-    except (OSError, struct.error):
-        return None
-    return None
+            found.update(elf_read(fh, version_prefix))
+    except (OSError, ValueError, struct.error) as exc:
+        found["elf_error"] = str(exc)[:200]
+    return found
+
+
+def elf_read(fh: Any, version_prefix: bytes = b"") -> dict[str, Any]:
+    """:func:`elf_build` of an open (seekable) binary file, without its sha256."""
+    elf = Elf(fh)
+    compilers = elf.strings(".comment")
+    found: dict[str, Any] = {"arch": elf.arch, "build_id": elf.build_id(), "compilers": compilers}
+    found["gcc"] = gcc_version(compilers)
+    if version_prefix:
+        # the first that goes on with a number: 2.30.7 also holds "NCCL version info only ..."
+        said = [t for t in elf.strings(".rodata", version_prefix) if t[len(version_prefix) :][:1].isdigit()]
+        found["says"] = said[0] if said else None
+    return found
 
 
 def sha256(path: str) -> str | None:
@@ -213,30 +310,102 @@ def loaded_libraries(word: str) -> list[str]:
     return found
 
 
-def nccl_candidates() -> list[str]:
-    """libnccl files this Python could load, where torch has not loaded one: the nvidia-nccl wheel's, then
-    torch's own lib folder, then the system's (ldconfig)."""
+def ldconfig(word: str) -> list[str]:
+    """The system libraries the dynamic loader's cache lists whose name contains ``word``."""
+    import subprocess
+
+    found: list[str] = []
+    try:
+        listed = subprocess.run(["ldconfig", "-p"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=5)
+    except Exception:  # no ldconfig, or it hung
+        return found
+    for line in listed.stdout.decode(errors="replace").splitlines():
+        if word in line and "=>" in line:
+            found.append(line.split("=>", 1)[1].strip())
+    return found
+
+
+def in_package(package: str, patterns: tuple[str, ...]) -> list[str]:
+    """Files of an installed package's folder matching ``patterns`` (tried in order), found without
+    importing it."""
     import glob
     import importlib.util
 
-    found: list[str] = []
-    for package in ("nvidia.nccl", "torch"):
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
-            spec = None
-        for place in (spec.submodule_search_locations or []) if spec else []:
-            found += sorted(glob.glob(os.path.join(place, "lib", "libnccl.so*")))
     try:
-        import subprocess
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    found: list[str] = []
+    for place in (spec.submodule_search_locations or []) if spec else []:
+        for pattern in patterns:
+            found += sorted(glob.glob(os.path.join(place, pattern)))
+    return found
 
-        listed = subprocess.run(["ldconfig", "-p"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=5)
-        for line in listed.stdout.decode(errors="replace").splitlines():
-            if "libnccl.so" in line and "=>" in line:
-                found.append(line.split("=>", 1)[1].strip())
-    except Exception:  # no ldconfig, or it hung
-        pass
+
+def nccl_candidates() -> list[str]:
+    """libnccl files this Python could load, where torch has not loaded one: the nvidia-nccl wheel's, then
+    torch's own lib folder, then the system's (ldconfig)."""
+    found = in_package("nvidia.nccl", ("lib/libnccl.so*",)) + in_package("torch", ("lib/libnccl.so*",))
+    found += ldconfig("libnccl.so")
     return [p for i, p in enumerate(found) if p not in found[:i] and os.path.exists(p)]
+
+
+#: The builds read from their files besides torch's NCCL: each package's own compiled module (small, so it
+#: hashes in milliseconds, and built with the package), found in the package's folder without importing it.
+PACKAGE_FILES = {
+    "torch": ("torch", ("_C*.so",)),
+    "vllm": ("vllm", ("_C*.so",)),
+    "sglang": ("sgl_kernel", ("common_ops*.so", "*.so")),
+    "ray": ("ray", ("_raylet*.so",)),
+}
+
+
+def _first(paths: list[str]) -> str | None:
+    return next((os.path.realpath(p) for p in paths if os.path.exists(p)), None)
+
+
+def _numbers_after(path: str, stem: str) -> str | None:
+    """The version a library's real file name carries (``libcuda.so.580.95.05``: 580.95.05)."""
+    name = os.path.basename(path)
+    rest = name[len(stem) :] if name.startswith(stem) else ""
+    return rest or None
+
+
+def builds(host: bool) -> dict[str, Any]:
+    """Each build this Python (or, on the host, this machine) would load, read from its file: path,
+    sha256, build id, compilers, and a version. Without importing anything: torch's loaded NCCL is the
+    nccl_library part's."""
+    found: dict[str, Any] = {}
+    installed = versions()
+    for name, (package, patterns) in PACKAGE_FILES.items():
+        path = _first(in_package(package, patterns))
+        if path:
+            found[name] = {"version": installed.get(name), **elf_build(path)}
+    system = _first(ldconfig("libnccl.so.2"))
+    if system:
+        found["nccl_system"] = {"version": None, **elf_build(system, NCCL_SAYS)}
+        says = found["nccl_system"].get("says") or ""
+        found["nccl_system"]["version"] = says[len("NCCL version ") :].split("+")[0] or None
+    runtime = _first(loaded_libraries("libcudart") + in_package("nvidia.cuda_runtime", ("lib/libcudart.so*",)))
+    runtime = runtime or _first(ldconfig("libcudart.so"))
+    if runtime:
+        found["cudart"] = {"version": _numbers_after(runtime, "libcudart.so."), **elf_build(runtime)}
+    driver = _first(loaded_libraries("libcuda.so") + ldconfig("libcuda.so.1"))
+    if driver:
+        found["driver"] = {"version": _numbers_after(driver, "libcuda.so."), **elf_build(driver)}
+    if host:
+        try:
+            with open("/proc/version", encoding="utf-8", errors="replace") as fh:
+                said = fh.read(4096).strip()
+        except OSError:
+            said = ""
+        import re
+
+        # "Linux version 6.8.0-1 (buildd@host) (gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0, GNU ld ...) #1 SMP ..."
+        compilers = re.findall(r"\((gcc[^,]*?\d+\.\d+(?:\.\d+)?)(?=[,)])", said)[:1]
+        found["kernel"] = {"version": platform.release(), "path": "/proc/version", "compilers": compilers}
+        found["kernel"]["gcc"] = gcc_version(["GCC: " + c.split(" ", 1)[-1] for c in compilers])
+    return found
 
 
 def torch_facts() -> dict[str, Any]:
@@ -275,8 +444,7 @@ def nccl_library() -> dict[str, Any]:
         "path": path,
         "source": "loaded by torch" if loaded else "found",
         "others": [os.path.realpath(p) for p in candidates[1:]],
-        "build_id": gnu_build_id(path),
-        "sha256": sha256(path),
+        **elf_build(path, NCCL_SAYS),
     }
 
 
@@ -416,8 +584,13 @@ def probe(budget: float, model: str) -> dict[str, Any]:
         chains.append([("transformers", transformers_facts)])
     first = [parts.run(chain) for chain in chains]
     parts.wait(first)  # vLLM imports torch and transformers: after them, never beside them
-    if installed["vllm"] and time.monotonic() < parts.deadline:
-        parts.wait([parts.run([("vllm_archs", vllm_archs), ("vllm_flags", vllm_flags)])])
+    later = [("builds", lambda: builds(host=False))]
+    if not installed["torch"]:  # no torch to load one: the NCCL the image would give it (a wheel's, the system's)
+        later.insert(0, ("nccl_library", nccl_library))
+    # after torch, which has loaded the CUDA runtime and driver; beside vLLM's import (it reads files only)
+    rest = [later] + ([[("vllm_archs", vllm_archs), ("vllm_flags", vllm_flags)]] if installed["vllm"] else [])
+    if time.monotonic() < parts.deadline:
+        parts.wait([parts.run(chain) for chain in rest])
     with parts.lock:
         out.update({name: dict(found) for name, found in parts.results.items()})
         out["parts"] = {name: dict(t) for name, t in parts.timing.items()}
@@ -434,13 +607,14 @@ def main(argv: list[str]) -> int:
     behind (the process ends with os._exit)."""
     budget = float(argv[0]) if argv and argv[0].replace(".", "", 1).isdigit() else 60.0
     model = argv[1] if len(argv) > 1 else ""
+    on_host = bool(argv) and argv[0] == "host"  # the host's own builds only: nothing is imported
     sys.stdout.flush()
     out_fd = os.dup(1)
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
     try:
-        found = probe(budget, model)
+        found = {"probe": PROBE_VERSION, "builds": builds(host=True)} if on_host else probe(budget, model)
     except BaseException as exc:
         found = {"probe": PROBE_VERSION, "error": (type(exc).__name__ + ": " + str(exc))[:500]}
     text = json.dumps(found, indent=1, sort_keys=True, ensure_ascii=True) + "\n"

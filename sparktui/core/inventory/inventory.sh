@@ -3,7 +3,8 @@
 # named, look for one), budget (the probe's seconds), grace (the seconds past it after which the probe's
 # docker exec or run is cut off), limit (the most bytes of config.json), fmt_images and
 # fmt_ps (docker's formats), ib and sysnet (sysfs), ray_timeout, engine_words (the words of an engine
-# container, for grep -E), src (the in-image probe's Python, "" when not asked for); and after fabric.sh,
+# container, for grep -E), src (the in-image probe's Python, which also reads the host's own builds: the
+# builds section runs it as `python3 - host`), probe_on (1: run it in the image too); and after fabric.sh,
 # which defines fabric_part.
 #
 # Helpers; the engine container and image chosen (silently); `ray status` and the probe started in the
@@ -41,7 +42,7 @@ ray_part() {
 late() { [ "$1" != 124 ] || echo "no answer within $t s"; return "$1"; }
 probe_part() {
   t=$((budget + grace))
-  if [ -z "$src" ]; then echo "probe not asked for"; return 1
+  if [ "$probe_on" != 1 ]; then echo "probe not asked for"; return 1
   elif [ -n "$c" ]; then
     echo "via container $c"
     printf '%s\n' "$src" | cap "$t" docker exec -i "$c" python3 - "$budget" "$model" 2>&1 || late $?
@@ -111,6 +112,20 @@ b disk
 if [ -n "$p" ]; then
   d=$p; while [ ! -e "$d" ] && [ "$d" != / ]; do d=$(dirname "$d"); done; df -Pk "$d" 2>&1
 else df -Pk "${HF_HOME:-$HOME/.cache/huggingface}" 2>/dev/null || df -Pk "$HOME" 2>&1; fi; e disk
+b builds
+if have python3; then printf '%s\n' "$src" | cap "$budget" python3 - host 2>&1
+else missing python3; fi; e builds
+b logind
+echo "uid $(id -u)"
+if have loginctl; then
+  loginctl --version 2>/dev/null | head -n 1
+  loginctl show -p RemoveIPC -p KillUserProcesses 2>/dev/null
+  loginctl show-user "$(id -un)" -p Linger 2>/dev/null
+fi
+for f in /etc/systemd/logind.conf /etc/systemd/logind.conf.d/*.conf; do
+  [ -f "$f" ] && grep -E '^[[:space:]#]*(RemoveIPC|KillUserProcesses)[[:space:]]*=' "$f" | sed "s|^|$f: |"
+done
+[ -e "/var/lib/systemd/linger/$(id -un)" ] && echo "linger file"; true; e logind
 b ports; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}'; e ports
 
 if [ -n "$tmp" ]; then

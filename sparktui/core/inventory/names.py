@@ -76,9 +76,12 @@ FACTS: dict[str, str] = {
     "probe.torch": "the image's torch version",
     "probe.torch_cuda": "the CUDA version torch was built with",
     "probe.torch_archs": "the GPU architectures torch's kernels were built for (sm_90, sm_120, compute_120; none: CPU)",
-    "probe.nccl": "the NCCL version torch reports",
+    "probe.nccl": "the NCCL version torch reports (without torch: the version the libnccl it would load says)",
     "probe.nccl_build": "the NCCL library's sha256 (what tells two builds of one version apart)",
     "probe.nccl_path": "the NCCL library torch loads",
+    "probe.nccl_build_id": "the GNU build id of the NCCL library torch loads",
+    "probe.nccl_gcc": "the newest GCC named in the .comment of the NCCL library torch loads (8.5.0)",
+    "probe.nccl_arch": "the architecture of the NCCL library torch loads, from its ELF header (x86_64, aarch64)",
     "probe.vllm": "the image's vLLM version",
     "probe.sglang": "the image's SGLang version",
     "probe.transformers": "the image's transformers version",
@@ -89,6 +92,17 @@ FACTS: dict[str, str] = {
     "probe.vllm_flags": "the flags of vLLM's own vllm serve parser",
     "probe.executor_default": "the default of vLLM's --distributed-executor-backend",
     "probe.timed_out": "the probe's parts that did not finish in time",
+    "host.nccl": "the system's NCCL version (the libnccl.so.2 of ldconfig's cache, as the file says)",
+    "host.nccl_gcc": "the newest GCC named in the .comment of the system's libnccl.so.2",
+    "host.nccl_build_id": "the GNU build id of the system's libnccl.so.2",
+    "host.nccl_sha256": "the sha256 of the system's libnccl.so.2",
+    "host.driver": "the version of the CUDA driver library (libcuda.so.1's file) the host loads",
+    "host.kernel_gcc": "the GCC the running kernel was built with (/proc/version)",
+    "host.systemd": "systemd's version (loginctl --version)",
+    "host.uid": "the uid the node's commands run as (logind spares system users, uid < 1000)",
+    "host.remove_ipc": "systemd-logind's RemoveIPC (yes/no): whether a user's IPC objects go with their last session",
+    "host.kill_user_processes": "systemd-logind's KillUserProcesses (yes/no)",
+    "host.linger": "whether the user lingers (loginctl show-user: Linger), keeping their IPC objects sessionless",
     "launch.engine": "vllm or sglang",
     "launch.model": "the model the launch names (a path or a Hugging Face repo id)",
     "launch.model_is_path": "whether the launch names the model by a path",
@@ -190,6 +204,7 @@ def node_facts(inv: NodeInventory, *, head: bool, cluster: Mapping[str, Value] |
     _model(inv, put, why)
     put("ports.listening", tuple(sorted(inv.ports)) if "ports" not in inv.unknown else None, why("ports", ""))
     _probe(inv.probe, put, why("probe", ""))
+    _host_builds(inv, put, why)
     _environment(inv, values)
     return Facts(values, reasons)
 
@@ -355,17 +370,47 @@ def _probe(probe: ImageFacts | None, put: _Put, not_run: str) -> None:
     cpu_build = probe.torch_cuda is None and probe.torch_archs is None and "torch" in probe.packages
     archs = () if cpu_build and probe.version("torch") and not _lacks(probe, "torch") else probe.torch_archs
     _part(probe, put, "probe.torch_archs", archs, "torch", "torch")
-    _part(probe, put, "probe.nccl", probe.nccl, "torch", "torch")
+    loaded = next((b for b in probe.builds if b.component == "nccl"), None)
+    # torch's own word, else what the library torch would load says it is
+    _part(probe, put, "probe.nccl", probe.nccl or (loaded.version if loaded else None) or None, "torch", "torch")
     library = probe.nccl_library
     _part(probe, put, "probe.nccl_path", library.path if library else None, "torch", "nccl_library")
     build = (library.sha256 or library.build_id) if library else None
     _part(probe, put, "probe.nccl_build", build or None, "torch", "nccl_library")
+    for name, value in (
+        ("probe.nccl_build_id", loaded.build_id if loaded else ""),
+        ("probe.nccl_gcc", loaded.gcc if loaded else ""),
+        ("probe.nccl_arch", loaded.arch if loaded else ""),
+    ):
+        _part(probe, put, name, value or None, "torch", "nccl_library")
     _part(probe, put, "probe.model_types", probe.model_types, "transformers", "transformers")
     _part(probe, put, "probe.vllm_archs", probe.vllm_archs, "vllm", "vllm_archs")
     flags = tuple(sorted(probe.vllm_flags)) if probe.vllm_flags is not None else None
     _part(probe, put, "probe.vllm_flags", flags, "vllm", "vllm_flags")
     executor = probe.executor_default if probe.vllm_flags is not None else None
     _part(probe, put, "probe.executor_default", "" if executor is None and flags else executor, "vllm", "vllm_flags")
+
+
+def _host_builds(inv: NodeInventory, put: _Put, why: _Why) -> None:
+    system = next((b for b in inv.builds if b.component == "nccl_system"), None)
+    no_nccl = why("builds", "") or "no libnccl.so.2 in ldconfig's cache"
+    put("host.nccl", system.version or None if system else None, no_nccl)
+    put("host.nccl_gcc", system.gcc or None if system else None, no_nccl)
+    put("host.nccl_build_id", system.build_id or None if system else None, no_nccl)
+    put("host.nccl_sha256", system.sha256 or None if system else None, no_nccl)
+    driver = next((b for b in inv.builds if b.component == "driver"), None)
+    put("host.driver", driver.version or None if driver else None, why("builds", "") or "no libcuda.so.1 here")
+    kernel = next((b for b in inv.builds if b.component == "kernel"), None)
+    put("host.kernel_gcc", kernel.gcc or None if kernel else None, why("builds", "") or "not in /proc/version")
+    logind, unread = inv.logind, why("logind", "") or "not read"
+    put("host.uid", logind.uid if logind else None, unread)
+    put("host.systemd", logind.systemd or None if logind else None, unread if not logind else "no loginctl")
+    for name, value in (
+        ("host.remove_ipc", logind.remove_ipc if logind else ""),
+        ("host.kill_user_processes", logind.kill_user_processes if logind else ""),
+        ("host.linger", logind.linger if logind else ""),
+    ):
+        put(name, value or None, unread if not logind else "neither loginctl nor logind.conf says")
 
 
 def _lacks(probe: ImageFacts, part: str) -> bool:

@@ -93,6 +93,7 @@ class Preflight:
             ],
             "drift": self.drift.as_dict(),
             "fabric": [asdict(row) for row in fabric.rows(self.inventories)],
+            "builds": {inv.node: [asdict(b) for b in inv.all_builds()] for inv in self.inventories},
             "seconds": round(self.seconds, 3),
         }
 

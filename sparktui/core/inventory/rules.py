@@ -30,7 +30,7 @@ is: see :mod:`sparktui.core.analysis.advisories`) and checked here as a :class:`
 component's version fact (:data:`VERSION_FACTS`) in one of the ``affected`` ranges, and its ``condition``::
 
     id = "nccl-2-30-nvls-hang-without-nvlink"
-    component = "nccl"                           # nccl torch vllm sglang ray driver kernel
+    component = "nccl"                           # nccl torch vllm sglang ray driver kernel systemd
     affected = ">= 2.30.4, <= 2.30.7"            # ranges, ';' between them (catalogue.version_ranges)
     fixed = "2.30.3 and 2.29.7 do not hang"
     condition = "gpu.compute_capability == '12.1'"   # optional, over facts
@@ -83,6 +83,7 @@ VERSION_FACTS: dict[str, str] = {
     "ray": "probe.ray",
     "driver": "gpu.driver",
     "kernel": "node.kernel",
+    "systemd": "host.systemd",
 }
 
 

@@ -3,7 +3,9 @@ into its sections.
 
 Everything the script asks is read-only: ``uname``, ``/etc/os-release``, ``nvidia-smi`` queries, ``ip``,
 the RDMA tools, ``df``, ``docker version / images / ps / inspect``, ``ray status`` inside the engine
-container, the model's ``config.json``, the listening sockets of ``/proc/net/tcp``, and the in-image
+container, the model's ``config.json``, the builds the host itself would load (the probe's file reader,
+run by the host's ``python3`` with ``host``), systemd-logind's ``RemoveIPC`` / ``KillUserProcesses`` and
+the user's ``Linger`` (``loginctl``, ``logind.conf``), the listening sockets of ``/proc/net/tcp``, and the in-image
 probe (:mod:`sparktui.core.inventory.image_probe`, fed on stdin to ``docker exec -i`` into the running
 engine container, or else to ``docker run --rm -i`` of the image). A tool that is missing is a section
 that says so (``nvidia-smi: not installed``, exit 127), never a failed script.
@@ -58,6 +60,8 @@ SECTIONS = (
     "image",
     "model",
     "disk",
+    "builds",
+    "logind",
     "ports",
     "ray_status",
     "probe",
@@ -128,7 +132,8 @@ def script(request: Request, run: str) -> str:
         "sysnet": NET_ROOT,
         "ray_timeout": str(RAY_STATUS_TIMEOUT),
         "engine_words": ENGINE_WORDS,
-        "src": probe_source().rstrip("\n") if request.probe else "",
+        "src": probe_source().rstrip("\n"),
+        "probe_on": "1" if request.probe else "0",
     }
     head = [f"{name}={shlex.quote(value)}" for name, value in values.items()]
     head.append(f"set -- {' '.join(shlex.quote(c) for c in request.containers)}".rstrip())

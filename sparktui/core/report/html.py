@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, worth_showing
 from sparktui.core.events import Finding
+from sparktui.core.inventory import builds
 from sparktui.core.inventory.fabric import COLUMNS, FabricRow
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.summary import (
@@ -378,7 +379,21 @@ def _inventory(incident: Incident) -> Markup:
     count = f"{plural(len(inv.drift.differing), 'fact')} of {len(inv.drift.rows)} differ between the nodes."
     note = _tag("p", count) if len(inv.drift.nodes) > 1 else None
     drift = _tag("table", _tag("thead", head), _tag("tbody", *rows), class_="drift")
-    return _join(verdicts, note, drift, _fabric(inv.fabric))
+    return _join(verdicts, note, drift, _fabric(inv.fabric), _builds(inv.builds))
+
+
+def _builds(table: tuple[builds.BuildRow, ...]) -> Markup | None:
+    """What each node loads, read from the files; a node whose builds could not be read says why."""
+    if not table:
+        return None
+    head = _tag("tr", *(_tag("th", c) for c in builds.COLUMNS))
+    rows = [
+        _tag("tr", *(_tag("td", _tag("code", c) if c else "") for c in r.cells))
+        if r.component
+        else _tag("tr", _tag("td", _tag("code", r.node)), _tag("td", r.note, colspan=str(len(builds.COLUMNS) - 1)))
+        for r in table
+    ]
+    return _join(_tag("h3", "Builds"), _tag("table", _tag("thead", head), _tag("tbody", *rows), class_="builds"))
 
 
 def _fabric(table: tuple[FabricRow, ...]) -> Markup | None:

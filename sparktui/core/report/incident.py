@@ -13,6 +13,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import Grid
 from sparktui.core.audit import AuditEntry
 from sparktui.core.events import Evidence, Finding, Position, SourceSummary
+from sparktui.core.inventory.builds import BuildRow
 from sparktui.core.inventory.drift import Drift, Row
 from sparktui.core.inventory.fabric import FabricRow
 from sparktui.core.redact import Redactor
@@ -40,14 +41,15 @@ class Environment:
 
 @dataclass(frozen=True, slots=True)
 class Inventory:
-    """What ``sparktui check`` found on the nodes: the verdict overall and per node, the drift table and the
-    fabric table."""
+    """What ``sparktui check`` found on the nodes: the verdict overall and per node, the drift table, the
+    fabric table and the build table."""
 
     verdict: str
     verdicts: tuple[tuple[str, str], ...]  # (node, verdict)
     drift: Drift
     seconds: float = 0.0
     fabric: tuple[FabricRow, ...] = ()  # every node's RDMA ports (see sparktui.core.inventory.fabric)
+    builds: tuple[BuildRow, ...] = ()  # what each node loads, read from the files (sparktui.core.inventory.builds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,7 @@ def _inventory(inv: Inventory, text: Callable[[str], str], node: Callable[[str],
         verdicts=tuple((node(n), v) for n, v in inv.verdicts),
         drift=Drift(tuple(map(node, inv.drift.nodes)), rows),
         fabric=tuple(_fabric_row(r, text, node) for r in inv.fabric),
+        builds=tuple(replace(r, node=node(r.node), path=text(r.path), note=text(r.note)) for r in inv.builds),
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, worth_showing
 from sparktui.core.events import Finding
+from sparktui.core.inventory import builds
 from sparktui.core.inventory.fabric import COLUMNS, FabricRow
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.summary import (
@@ -144,7 +145,19 @@ def _inventory_md(incident: Incident) -> list[str]:
             label = (f"**{_text(row.label)}**" if row.differs else _text(row.label)) if i == 0 else ""
             where = ", ".join(_code(n, table=True) for n in nodes_with) if row.differs else "all"
             out.append(f"| {label} | {_code(value, table=True)} | {where} |")
-    return [*out, "", *_fabric_md(inv.fabric)]
+    return [*out, "", *_fabric_md(inv.fabric), *_builds_md(inv.builds)]
+
+
+def _builds_md(table: tuple[builds.BuildRow, ...]) -> list[str]:
+    """What each node loads, read from the files: version, compiler, build id, sha256, path."""
+    if not table:
+        return []
+    columns = builds.COLUMNS
+    out = ["### Builds", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in table:
+        cells = row.cells if row.component else (row.node, row.note, *[""] * (len(columns) - 2))
+        out.append("| " + " | ".join(_code(c, table=True) if c else "" for c in cells) + " |")
+    return [*out, ""]
 
 
 def _fabric_md(table: tuple[FabricRow, ...]) -> list[str]:

@@ -113,6 +113,7 @@ def as_dict(incident: Incident) -> dict[str, Any]:
             "nodes": dict(incident.inventory.verdicts),
             "drift": incident.inventory.drift.as_dict(),
             "fabric": [asdict(row) for row in incident.inventory.fabric],
+            "builds": [asdict(row) for row in incident.inventory.builds],
         },
         "stacks": None if incident.stacks is None else incident.stacks.as_dict(),
         "environment": {

@@ -8,7 +8,7 @@ it ends. Its result is kept by the app, so that ``x`` puts the verdicts and the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -22,7 +22,8 @@ from textual.widgets import Static
 from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Invalid, Refused
-from sparktui.core.inventory import fabric, preflight, rules
+from sparktui.core.events import Finding
+from sparktui.core.inventory import builds, fabric, preflight, rules
 from sparktui.core.inventory.drift import lines
 from sparktui.core.text import display
 from sparktui.core.words import listed
@@ -74,6 +75,16 @@ class InventoryScreen(ModalScreen[None]):
             self.done(result)
 
 
+def known_bad(findings: Sequence[Finding]) -> dict[str, list[str]]:
+    """Each node that loads a known-bad build, with the advisories (of verdict block or slow) that say so."""
+    found: dict[str, list[str]] = {}
+    for finding in findings:
+        if "advisory" in finding.facts and finding.verdict in ("block", "slow"):
+            for node in finding.nodes:
+                found.setdefault(node, []).append(finding.signature)
+    return found
+
+
 def render(result: preflight.Preflight, where: str) -> Text:
     """The verdicts, each finding (title, nodes, detail, remedies), then the drift and fabric tables."""
     out = Text()
@@ -104,5 +115,8 @@ def render(result: preflight.Preflight, where: str) -> Text:
             out.append(f"  {row.label:<16} {display(row.groups[0][0])}\n", style="dim")
     out.append("\nfabric (RDMA ports, from /sys/class/infiniband)\n", style="bold")
     for line in fabric.lines(fabric.rows(result.inventories)):
+        out.append(f"  {display(line)}\n")
+    out.append("\nbuilds (read from the files each node loads)\n", style="bold")
+    for line in builds.lines(tuple(row for inv in result.inventories for row in inv.build_rows())):
         out.append(f"  {display(line)}\n")
     return out

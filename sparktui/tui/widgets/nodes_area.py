@@ -1,5 +1,6 @@
 """The cockpit's node area: a column per node in view, side by side, and over them the node bar (which of
-how many nodes are in view, and the findings on nodes out of view).
+how many nodes are in view, the findings on nodes out of view, and the nodes the last check found loading
+a known-bad build).
 
 Every node's lines are kept whether its column is on screen or not (:mod:`sparktui.tui.nodes`); columns
 exist for the nodes in view only, as many as fit side by side, and ``]`` / ``[`` page through the rest, so
@@ -51,6 +52,7 @@ class NodesArea(Vertical):
         self.settled = False
         self.last_pane: LogPane | None = None
         self.evidence_index = -1
+        self.known_bad: dict[str, list[str]] = {}  # node -> the advisories its builds are in (the last check)
 
     def compose(self) -> ComposeResult:
         yield self.bar
@@ -94,6 +96,11 @@ class NodesArea(Vertical):
         self.tallies = tallies
         for column in self.columns.values():
             column.show_sources(tallies)
+
+    def show_builds(self, known_bad: Mapping[str, list[str]]) -> None:
+        """The nodes the last check found loading a known-bad build, with the advisories, marked in the bar."""
+        self.known_bad = {node: list(ids) for node, ids in known_bad.items()}
+        self.show_bar()
 
     def pause(self, paused: bool) -> None:
         """Stop following (panes hold what came), or follow again, redrawn with the lines that came."""
@@ -142,7 +149,8 @@ class NodesArea(Vertical):
         self.show_bar()
 
     def show_bar(self) -> None:
-        """Which nodes are in view among how many, when not all of them are; nothing (no line) when they are."""
+        """Which nodes are in view among how many, when not all of them are, and the nodes that load a known-bad
+        build; nothing (no line) when there is neither."""
         text = Text()
         if not self.view.everything():
             text.append(f" {len(self.view.shown)} of {len(self.nodes):,} nodes in view ", style="reverse")
@@ -151,6 +159,10 @@ class NodesArea(Vertical):
             if elsewhere:
                 more = f" and {len(elsewhere) - 3:,} more" if len(elsewhere) > 3 else ""
                 text.append(f"   findings on {', '.join(elsewhere[:3])}{more} (e shows the evidence)", style="yellow")
+        for node, ids in sorted(self.known_bad.items()):
+            text.append("   " if text else " ")
+            text.append(f"{node} loads a known-bad build", style="bold red")
+            text.append(f" ({', '.join(ids)}; I shows the builds)", style="red")
         if text != self.bar_shown:
             if bool(text) != bool(self.bar_shown):
                 self.bar.display = bool(text)  # a layout, only when it appears or goes
