@@ -118,7 +118,7 @@ def _finding(rank: int, f: Finding) -> Group:
         parts.append(Padding(Text(f.detail), (0, 0, 0, 3), expand=False))
     if f.facts:
         facts = Text("   facts: ", style="dim")
-        facts.append(", ".join(f"{k}={v}" for k, v in f.facts.items()))
+        facts.append(", ".join(f"{k}={v}" for k, v in f.shown_facts.items()))
         parts.append(facts)
     for e in f.evidence[:6]:
         parts.append(Padding(evidence(e), (0, 0, 0, 3), expand=False))

@@ -119,7 +119,7 @@ class FindingScreen(ModalScreen[None]):
         elif f.explanation:  # a pre-launch check's finding: its explanation says what, why and the fix
             yield Static(_section("Explanation", f.explanation), classes="section")
         if f.facts:
-            yield Static(_section("Facts", ", ".join(f"{k}={v}" for k, v in f.facts.items())), classes="section")
+            yield Static(_section("Facts", ", ".join(f"{k}={v}" for k, v in f.shown_facts.items())), classes="section")
         yield Static(Text("Evidence", style="bold underline"), classes="section")
         if not f.evidence:
             yield Static(Text("no log line: the facts above are what the nodes reported", style="dim"))
