@@ -81,12 +81,13 @@ class Inert:
         obj.__dict__[self._key] = display(value)
 
 
-def display_text(text: str) -> str:
-    """``text`` of any number of lines, each made inert as :func:`display` makes a line, none cut: a whole
-    document (a Markdown report) or a text put into one (HTML), whose lines may have been displayed already."""
-    if text.isascii() and _CONTROLS.search(text.replace("\n", "")) is None:
+def display_text(text: str, limit: int | None = None) -> str:
+    """``text`` of any number of lines, each made inert as :func:`display` makes a line and cut at ``limit``
+    characters where one is given: a whole document (a Markdown report), a text put into one (HTML), a copy
+    to the clipboard; none cut by default, since their lines may have been displayed (and cut) already."""
+    if limit is None and text.isascii() and _CONTROLS.search(text.replace("\n", "")) is None:
         return text  # most texts: nothing to do, known in one pass
-    return "\n".join(display(line, limit=len(line)) for line in text.split("\n"))
+    return "\n".join(display(line, len(line) if limit is None else limit) for line in text.split("\n"))
 
 
 def _redrawn(line: str) -> str:

@@ -40,12 +40,16 @@ from sparktui.tui.stacks import Captures
 
 
 def evidence_text(finding: Finding) -> str:
-    """The evidence as the screen shows it: each line with its place, its node and the lines around it."""
-    return "\n\n".join("\n".join(line for line, _ in evidence_lines(e)) for e in finding.evidence)
+    """The evidence as the screen shows it (each line with its place, its node and the lines around it), secrets
+    redacted as reports have them (:func:`redacted_finding`: a private key cut by the context goes whole, and
+    nothing after it): for ``y``."""
+    shared = redacted_finding(finding, Redactor())
+    return "\n\n".join("\n".join(line for line, _ in evidence_lines(e)) for e in shared.evidence)
 
 
 def finding_markdown(finding: Finding) -> str:
-    """The finding as a report writes it, secrets redacted as reports have them: for pasting into an issue."""
+    """The finding as a report writes it, secrets redacted as reports have them: for pasting into an issue
+    (``Y``)."""
     return markdown.finding_markdown(redacted_finding(finding, Redactor()))
 
 
@@ -162,9 +166,7 @@ class FindingScreen(ModalScreen[None]):
         clipboard.copy(self.app, evidence_text(self.finding), f"the evidence of {self.finding.signature}")
 
     def action_copy_finding(self) -> None:
-        clipboard.copy(
-            self.app, finding_markdown(self.finding), f"{self.finding.signature} as Markdown (secrets redacted)"
-        )
+        clipboard.copy(self.app, finding_markdown(self.finding), f"{self.finding.signature} as Markdown")
 
     def _remedies(self) -> Text:
         text = Text.assemble(("Remediations", "bold underline"), "\n")
