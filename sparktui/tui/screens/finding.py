@@ -31,6 +31,7 @@ from sparktui.core.remedy.plan import Plan, nodes_for
 from sparktui.core.report import markdown
 from sparktui.core.report.fold import fold_finding
 from sparktui.core.report.incident import redacted_finding
+from sparktui.core.text import display_text
 from sparktui.core.words import listed
 from sparktui.richtext import evidence, evidence_lines, finding_head
 from sparktui.tui import clipboard
@@ -107,12 +108,12 @@ class FindingScreen(ModalScreen[None]):
         folded = self._folded()
         for detail in self.query("#finding-detail").results(Static):
             if folded.detail:
-                detail.update(Text(folded.detail))
+                detail.update(Text(display_text(folded.detail)))
                 detail.display = True
 
     def _body(self) -> ComposeResult:
         f, sig = self._folded(), self.signature
-        detail = Static(Text(f.detail), classes="section", id="finding-detail")
+        detail = Static(Text(display_text(f.detail)), classes="section", id="finding-detail")
         detail.display = bool(f.detail)
         yield detail
         if sig is not None:
