@@ -341,8 +341,12 @@ _LINE_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], str | Callable[[
     ("", _AWS, _AWS_SECRET, _aws_secret),
 )
 #: Lower-case words of which every rule needs one on the line it matches (each is looked for with
-#: ``str.find``: one pattern of all of them is searched about as fast as all the finds together).
-_TRIGGERS = tuple(dict.fromkeys(word for _, words, _, _ in _LINE_RULES for word in words))
+#: ``str.find``: one pattern of all of them is searched about as fast as all the finds together). A word that
+#: holds another (``accountkey=`` holds ``key``) is left out: a line with it is found by the shorter one.
+_WORDS_OF_RULES = tuple(dict.fromkeys(word for _, words, _, _ in _LINE_RULES for word in words))
+_TRIGGERS = tuple(
+    word for word in _WORDS_OF_RULES if not any(other in word for other in _WORDS_OF_RULES if other != word)
+)
 
 
 class Redactor:
