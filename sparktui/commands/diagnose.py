@@ -47,7 +47,7 @@ from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
 from sparktui.core.sources.open import UriError, file_sources, ray_uri, scheme
 from sparktui.core.sources.spool import Spool
-from sparktui.core.text import display
+from sparktui.core.text import display, json_inert
 from sparktui.core.words import size, span
 from sparktui.richtext import print_text
 
@@ -350,7 +350,7 @@ def _print(args: argparse.Namespace, diagnosis: Diagnosis) -> None:
     if fmt == "json":
         # Written as it is encoded: the diagnosis of a big cluster's logs is tens of megabytes of JSON.
         encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
-        sys.stdout.writelines(encoder.iterencode(diagnosis.as_dict()))
+        sys.stdout.writelines(map(json_inert, encoder.iterencode(diagnosis.as_dict())))
         sys.stdout.write("\n")
     elif fmt == "md":
         from sparktui.core.report.markdown import diagnosis_markdown

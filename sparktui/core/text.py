@@ -26,6 +26,7 @@ _C1_CSI = re.compile(r"\x9b[0-?]*[ -/]*[@-~]")
 #: Those beyond the C0 controls, as the ranges of a character class (the playbooks' kinds of value refuse them).
 UNSEEN = "\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 _CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f{UNSEEN}]")
+_UNSEEN = re.compile(f"[{UNSEEN}]")
 
 #: The most characters of one line kept for display; the rest is replaced by a marker.
 DISPLAY_LIMIT = 2000
@@ -57,6 +58,19 @@ def display(line: str, limit: int = DISPLAY_LIMIT) -> str:
     if _CONTROLS.search(line):
         line = _CONTROLS.sub(_escaped, line)
     return line.replace("\t", "    ")
+
+
+def json_inert(text: str) -> str:
+    """JSON text (a document, or a piece of one as an encoder hands it out) with every character of
+    :data:`UNSEEN` written as its ``\\u`` escape: the same data to a program, inert on a terminal. (JSON written
+    without ``ensure_ascii`` holds them raw in its strings, where they are the only place they can be.)"""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _UNSEEN.sub(_json_escaped, text)
+
+
+def _json_escaped(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
 
 
 class Inert:

@@ -70,9 +70,18 @@ def test_a_report_shows_names_and_facts_inert_in_markdown_and_html(logs: Path, t
         assert "Q\\u202ewenx" in text and "name\\u202egol" in text
     manifest = (report / "bundle" / "bundle.toml").read_text()
     assert "PWNED" not in manifest and "\\u001b" not in manifest  # the node it writes is the shown one
-    # JSON keeps the fact as the log wrote it (for a program), escaped by JSON itself
-    doc = json.loads((report / "report.json").read_text())
-    assert "/models/Q\u202ewenx" in json.dumps(doc, ensure_ascii=False)
+    # JSON keeps the fact as the log wrote it, for a program, written as JSON's own escape: inert on a terminal
+    text = (report / "report.json").read_text()
+    assert not _raw_in(text) and "Q\\u202ewenx" in text
+    assert "/models/Q\u202ewenx" in json.dumps(json.loads(text), ensure_ascii=False)
+
+
+def test_diagnose_json_keeps_a_fact_whole_and_writes_it_inert(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "--json", str(logs)]) == 1
+    out = capsys.readouterr().out
+    assert not _raw_in(out)
+    (finding,) = json.loads(out)["findings"]
+    assert finding["facts"]["model"] == "/models/Q\u202ewenx"  # the value itself, as the log wrote it
 
 
 def test_a_bundle_node_with_escapes_is_shown_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
