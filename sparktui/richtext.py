@@ -19,7 +19,7 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, Grid, worth_showing
 from sparktui.core.events import Evidence, Finding, Severity
 from sparktui.core.report.summary import also_named, counts, sources_line
-from sparktui.core.text import display
+from sparktui.core.text import display, display_text
 from sparktui.core.words import listed
 
 if TYPE_CHECKING:
@@ -139,10 +139,10 @@ def _finding(rank: int, f: Finding) -> Group:
     )
     parts: list[Text | Padding] = [title, meta]
     if f.detail:
-        parts.append(Padding(Text(f.detail), (0, 0, 0, 3), expand=False))
+        parts.append(Padding(Text(display_text(f.detail)), (0, 0, 0, 3), expand=False))
     if f.facts:
         facts = Text("   facts: ", style="dim")
-        facts.append(", ".join(f"{k}={v}" for k, v in f.facts.items()))
+        facts.append(", ".join(f"{k}={v}" for k, v in f.shown_facts.items()))
         parts.append(facts)
     for e in f.evidence[:6]:
         parts.append(Padding(evidence(e), (0, 0, 0, 3), expand=False))

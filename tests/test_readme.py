@@ -38,6 +38,7 @@ NOT_RUN = {
     "python bench/fanout.py --nodes 64 --rate 20000 --seconds 20": "64 sshd on loopback addresses (a benchmark)",
     "python bench/spool_write.py --mb 20": "a benchmark: minutes of CPU",
     "python bench/redos.py --cap 20": "a benchmark: catastrophic patterns against every engine, a minute",
+    "python bench/secret_kinds.py --mb 0.5": "a benchmark (tests/core/test_redact.py checks its table of kinds)",
     "sparktui diagnose ray://head:6379": "a Ray cluster (tests/sources/test_ray_edge.py starts one on loopback)",
     "sparktui diagnose --edge ray://head:6379": "a Ray cluster (tests/sources/test_ray_edge.py starts one on loopback)",
     "sparktui diagnose --edge --follow --for 5m ray://head:6379": "a Ray cluster, for five minutes",

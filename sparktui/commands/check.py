@@ -33,7 +33,7 @@ from sparktui.core.inventory import builds, fabric, rules
 from sparktui.core.inventory.drift import lines as drift_lines
 from sparktui.core.inventory.script import PROBE_BUDGET
 from sparktui.core.launch.serve import LaunchError
-from sparktui.core.text import display
+from sparktui.core.text import display, json_inert
 from sparktui.richtext import VERDICT_STYLE
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def main(args: argparse.Namespace) -> int:
     if args.report:
         _report(Path(args.report), result, plan, audit.kept)
     if args.json:
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_inert(json.dumps(result.as_dict(), indent=2, ensure_ascii=False)) + "\n")
     else:
         show(result, plan.where, out(), all_rows=args.all)
     worst = max((f.severity for f in result.findings), default=None)

@@ -47,7 +47,7 @@ from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
 from sparktui.core.sources.open import UriError, file_sources, ray_uri, scheme
 from sparktui.core.sources.spool import Spool
-from sparktui.core.text import display
+from sparktui.core.text import display, display_text, json_inert
 from sparktui.core.words import size, span
 from sparktui.richtext import print_stacks, print_text
 
@@ -356,12 +356,12 @@ def _print(args: argparse.Namespace, incident: Incident) -> None:
         # Written as it is encoded: the diagnosis of a big cluster's logs is tens of megabytes of JSON.
         encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
         shape = diagnosis.as_dict() if stacks is None else {**diagnosis.as_dict(), "stacks": stacks.as_dict()}
-        sys.stdout.writelines(encoder.iterencode(shape))
+        sys.stdout.writelines(map(json_inert, encoder.iterencode(shape)))
         sys.stdout.write("\n")
     elif fmt == "md":
         from sparktui.core.report.markdown import diagnosis_markdown, stacks_markdown
 
-        more = "" if stacks is None else "\n" + "\n".join(stacks_markdown(stacks))
+        more = "" if stacks is None else "\n" + display_text("\n".join(stacks_markdown(stacks)))
         sys.stdout.write(diagnosis_markdown(diagnosis) + more + "\n")
     else:
         print_text(diagnosis, out())

@@ -21,7 +21,7 @@ from sparktui.core.remedy.render import Rendered
 from sparktui.core.remote.command import Command
 from sparktui.core.sources import bundle
 from sparktui.core.sources.open import file_sources
-from sparktui.core.text import display
+from sparktui.core.text import display, display_text
 from sparktui.richtext import translation_text
 
 if TYPE_CHECKING:
@@ -187,7 +187,11 @@ def _show(book: pb.Playbook, rendered: Rendered, shown: Console) -> None:
 
 def _commands(commands: tuple[Command, ...], shown: Console) -> None:
     for command in commands:
-        shown.print(Text.assemble((f"{command.node:>12} ", "cyan"), ("$ ", "dim"), command.command))
+        # What is shown is what runs, every character of it seen (display_text): the kinds of value refuse what
+        # a terminal would hide, and a command that held it anyway would show it escaped, never drawn.
+        shown.print(
+            Text.assemble((f"{display(command.node):>12} ", "cyan"), ("$ ", "dim"), display_text(command.command))
+        )
 
 
 def _run(plan: Plan, rendered: Rendered, args: argparse.Namespace, shown: Console) -> int:

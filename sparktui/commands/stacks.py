@@ -31,7 +31,7 @@ from sparktui.core.stacks import compare as comparing
 from sparktui.core.stacks import flight
 from sparktui.core.stacks.kinds import KindError, builtin_kinds
 from sparktui.core.stacks.script import Request
-from sparktui.core.text import display
+from sparktui.core.text import display, json_inert
 
 if TYPE_CHECKING:
     from sparktui.core.stacks.gather import NodeStacks
@@ -90,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
         result["where"] = where
         result["gpus"] = {n.node: [str(g) for g in n.gpus] for n in found}
         result["hosts"] = {n.node: n.hostname for n in found if n.hostname}
-        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_inert(json.dumps(result, indent=2, ensure_ascii=False)) + "\n")
     else:
         show(groups, problems, where, out())
     return comparing.exit_code(groups, problems)
@@ -158,7 +158,7 @@ def _flight(args: argparse.Namespace) -> int:
         raise UsageError(f"--flight {folder}: {exc}") from None
     result = flight.analyse(dumps)
     if args.json:
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_inert(json.dumps(result.as_dict(), indent=2, ensure_ascii=False)) + "\n")
     else:
         console = out()
         console.print(

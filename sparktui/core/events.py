@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from typing import Any, NamedTuple
 
+from sparktui.core.text import display
+
 
 class Severity(IntEnum):
     """How bad a finding is; ``ERROR`` and ``CRITICAL`` mean the deployment is not working."""
@@ -81,6 +83,13 @@ class Finding:
     waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
     lost_peer: bool = False  # ... and says that it lost that one (its socket closed), rather than waited for it
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
+
+    @property
+    def shown_facts(self) -> dict[str, str]:
+        """The facts as every front end shows them: each value inert as a log line is (:func:`display`: a
+        bidirectional override or an escape in a path a log printed is shown as ``\\u202e``, ``\\x1b``). The
+        facts themselves stay as the log wrote them, for the playbooks (which refuse such characters)."""
+        return {k: display(v) for k, v in self.facts.items()}
 
     def seen_after(self, other: Finding) -> bool:
         """Whether this finding was first seen after ``other``: by the logs' clocks where both say a time and

@@ -8,21 +8,26 @@ import shlex
 
 import regex
 
-#: What a value of each kind may look like. A value that does not fit is refused, never escaped into shape.
+from sparktui.core.text import UNSEEN
+
+#: What a value of each kind may look like. A value that does not fit is refused, never escaped into shape: the
+#: kinds that take any text (a path, a setting, a command line) refuse the controls and the characters a terminal
+#: does not draw or that reorder a line (a bidirectional override in a path taken from a log would show the
+#: command to approve as another one), as the screens show them escaped (:data:`sparktui.core.text.UNSEEN`).
 KINDS: dict[str, str] = {
     "iface": r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}",
     "host": r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?",
     "port": r"(?:6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3})",
-    "path": r"[^\x00-\x1f\x7f]{1,4096}",
+    "path": rf"[^\x00-\x1f{UNSEEN}]{{1,4096}}",
     "name": r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}",
     "image": r"[a-z0-9][a-z0-9._/:@-]{0,254}",
     "int": r"\d{1,9}",
     "number": r"\d{1,9}(?:\.\d{1,9})?",
-    "env": r"[A-Za-z_][A-Za-z0-9_]{0,127}=[^\x00-\x1f\x7f]{0,4096}",
-    "text": r"[^\x00-\x1f\x7f]{0,4096}",
+    "env": rf"[A-Za-z_][A-Za-z0-9_]{{0,127}}=[^\x00-\x1f{UNSEEN}]{{0,4096}}",
+    "text": rf"[^\x00-\x1f{UNSEEN}]{{0,4096}}",
     # Shell words already quoted (the canonical shlex.join form, checked): substituted as they are, so
     # ``{recreate} --flag`` appends words to a command. Probes produce these; a user may type them.
-    "argv": r"[^\x00-\x1f\x7f]{0,65536}",
+    "argv": rf"[^\x00-\x1f{UNSEEN}]{{0,65536}}",
 }
 #: How a message names a value of each kind.
 NOUNS: dict[str, str] = {

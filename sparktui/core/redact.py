@@ -3,8 +3,10 @@ live session), host names and addresses replaced on request.
 
 Secrets are recognised by where they stand (``HF_TOKEN=…``, ``--api-key …``, ``"api_key": "…"``,
 ``Authorization: Bearer …``, ``https://user:…@host``) and by their shape wherever they stand (Hugging
-Face, OpenAI-style, AWS, GitHub tokens, JWTs). The name, the option or the scheme stays, so a reader still
-sees *that* a token was given; only the value becomes :data:`REDACTED`.
+Face, OpenAI-style, AWS, GitHub, GitLab, Slack, npm, Google, Azure, Stripe tokens, JWTs and more: the
+families the common secret scanners know, :data:`_TOKENS`), and a bare AWS secret access key on a line that
+speaks of AWS. The name, the option or the scheme stays, so a reader still sees *that* a token was given;
+only the value becomes :data:`REDACTED`.
 
 Armoured blocks (PEM private keys, certificates, PGP blocks: ``-----BEGIN … KEY-----`` to ``-----END …-----``)
 go whole, each of their lines becoming :data:`REDACTED`, and so does the part of one that a text holds when
@@ -72,13 +74,70 @@ _ARGV = re.compile(rf"((['\"])--?{_NAME}\2,[ \t]*)({_QUOTED})", re.IGNORECASE)
 _OPTION = re.compile(rf"(?<![\w-])(--?{_NAME}(?:=|[ \t]+))(?!-)({_VALUE})", re.IGNORECASE)
 _KEYED = re.compile(rf"((['\"]){_NAME}\2[ \t]*:[ \t]*)({_QUOTED}|\[[^\]\n]*\])", re.IGNORECASE)
 _ASSIGNED = re.compile(rf"(?<![\w.-])({_NAME}[ \t]*=[ \t]*)({_VALUE})", re.IGNORECASE)
-_SHAPES = re.compile(
-    r"\b(?:(?P<hf>hf_)[A-Za-z0-9]{20,}"
-    r"|(?P<sk>sk-)(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{20,}"
-    r"|(?P<aws>AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"
-    r"|(?P<gh>gh[pousr]_|github_pat_)[A-Za-z0-9_]{30,}"
-    r"|(?P<jwt>eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+
+
+#: Tokens known by their shape wherever they stand, by family (the families the common secret scanners know:
+#: gitleaks, trufflehog, detect-secrets), each written here as (lower-case words one of which the line must hold,
+#: the pattern, whose group ``keep`` is what stays: the part that says what the token is, never a secret). Each is
+#: a literal prefix and a run of one character class, or a few, so every one is matched in linear time; each is
+#: a rule of its own, looked for only on the lines that hold one of its words. A word is looked for in every
+#: block redacted: the fewer and the longer, the faster.
+_WORD_START = r"(?<![A-Za-z0-9_])"
+_TOKENS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("hf_",), r"(?P<keep>hf_)[A-Za-z0-9]{20,}"),  # Hugging Face
+    (("api_org_",), r"(?P<keep>api_org_)[A-Za-z0-9]{30,}"),  # Hugging Face, an organisation's
+    (("sk-",), r"(?P<keep>sk-)(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),  # OpenAI, Anthropic, DeepSeek...
+    (("akia", "asia"), r"(?P<keep>AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"),  # AWS, an access key's id
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), r"(?P<keep>gh[pousr]_|github_pat_)[A-Za-z0-9_]{30,}"),
+    (("eyj",), r"(?P<keep>eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # a JWT
+    (("xox",), r"(?P<keep>xox[abposre]-|xoxe\.xox[bp]-)[0-9A-Za-z-]{10,}"),  # Slack: bot, user, app, refresh...
+    (("xapp-",), r"(?P<keep>xapp-)\d-[A-Z0-9]{6,}-\d{6,}-[a-z0-9]{20,}"),  # Slack, an app-level token
+    (("hooks.slack.com/",), r"(?P<keep>hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/+-]{20,}"),
+    (("/api/webhooks/",), r"(?P<keep>discord(?:app)?\.com/api/webhooks/\d{5,}/)[A-Za-z0-9_-]{40,}"),
+    # GitLab: personal, OAuth application, deploy, runner, CI job, pipeline trigger, feed, incoming mail, agent,
+    # SCIM, feature flag client and workspace tokens (all ``gl…-``), Grafana's (``glsa_``, ``glc_``), and
+    # GitLab's runner registration token
+    (("gl",), r"(?P<keep>gl(?:pat|oas|dt|rt|cbt|ptt|ft|imt|agent|soat|ffct|wt)-)[0-9A-Za-z_.-]{20,}"),
+    (("gl",), r"(?P<keep>glsa_)[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
+    (("gl",), r"(?P<keep>glc_)[A-Za-z0-9+/]{32,}={0,2}"),
+    (("gr1348941",), r"(?P<keep>GR1348941)[0-9A-Za-z_-]{20,}"),
+    (("npm_",), r"(?P<keep>npm_)[A-Za-z0-9]{36,}"),  # npm
+    (("pypi-",), r"(?P<keep>pypi-)AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),  # PyPI
+    (("aiza",), r"(?P<keep>AIza)[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),  # Google API key
+    (("gocspx-",), r"(?P<keep>GOCSPX-)[0-9A-Za-z_-]{28}"),  # Google OAuth client secret
+    (("ya29.",), r"(?P<keep>ya29\.)[0-9A-Za-z_-]{20,}"),  # Google OAuth access token
+    (("q~",), r"(?P<keep>)[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),  # Azure (Entra ID) client secret
+    # Azure connection strings (storage, Service Bus, Event Hubs) and shared access signatures
+    (
+        ("accountkey=", "sharedaccess"),
+        r"(?P<keep>(?i:AccountKey|SharedAccessKey|SharedAccessSignature)=)[^;\s'\"]{16,}",
+    ),
+    (("sig=",), r"(?P<keep>(?<=[?&])sig=)[A-Za-z0-9%/+]{20,}={0,2}"),
+    (("_live_", "_test_"), r"(?P<keep>[sr]k_(?:live|test)_)[0-9A-Za-z]{10,99}"),  # Stripe, secret and restricted
+    (("whsec_",), r"(?P<keep>whsec_)[A-Za-z0-9+/]{24,}"),  # Stripe, a webhook's signing secret
+    (("sg.",), r"(?P<keep>SG\.)[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),  # SendGrid
+    (("dop_v1_", "doo_v1_", "dor_v1_"), r"(?P<keep>do[opr]_v1_)[a-f0-9]{64}"),  # DigitalOcean
+    (("dapi",), r"(?P<keep>dapi)[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"),  # Databricks
+    (("shpat_", "shpss_"), r"(?P<keep>shp(?:at|ca|pa|ss)_)[a-fA-F0-9]{32}"),  # Shopify
+    (("hvs.",), r"(?P<keep>hvs\.)[A-Za-z0-9_-]{24,}"),  # HashiCorp Vault
+    ((".atlasv1.",), r"(?P<keep>)[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),  # Terraform Cloud
+    (("pmak-",), r"(?P<keep>PMAK-)[a-f0-9]{24}-[a-f0-9]{34}"),  # Postman
+    (("lin_api_",), r"(?P<keep>lin_api_)[A-Za-z0-9]{40}"),  # Linear
+    (("r8_",), r"(?P<keep>r8_)[A-Za-z0-9]{37}"),  # Replicate
+    (("gsk_",), r"(?P<keep>gsk_)[A-Za-z0-9]{48,}"),  # Groq
+    (("pplx-",), r"(?P<keep>pplx-)[A-Za-z0-9]{48,}"),  # Perplexity
+    (("nvapi-",), r"(?P<keep>nvapi-)[A-Za-z0-9_-]{40,}"),  # NVIDIA (NGC, build.nvidia.com)
+    (("pul-",), r"(?P<keep>pul-)[a-f0-9]{40}"),  # Pulumi
+    (("atatt3",), r"(?P<keep>ATATT3)[A-Za-z0-9_=-]{100,}"),  # Atlassian
+    (("dp.pt.",), r"(?P<keep>dp\.pt\.)[A-Za-z0-9]{40,}"),  # Doppler
+    (("age-secret-key-1",), r"(?P<keep>AGE-SECRET-KEY-1)[0-9A-Z]{58}"),  # age
 )
+#: Tokens that may follow a letter: a Telegram bot's token comes right after ``/bot`` in the API's URLs.
+_GLUED: tuple[tuple[tuple[str, ...], str], ...] = (((":aa",), r"(?<!\d)(?P<keep>\d{8,10}:)AA[0-9A-Za-z_-]{33}"),)
+#: A bare AWS secret access key: 40 characters of base64 standing alone, on a line that speaks of AWS (a token
+#: of that shape elsewhere is as likely a hash). One of mixed case and digits only (:func:`_aws_secret`): a hex
+#: digest is not one.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 _HOST = r"[a-z0-9](?:[\w.-]{0,251}[a-z0-9])?"
 _DNS = r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}"  # a dotted name ending in a word
@@ -253,13 +312,19 @@ def _value(m: re.Match[str]) -> str:
 
 
 def _shape(m: re.Match[str]) -> str:
-    return f"{m.group(m.lastgroup) if m.lastgroup else ''}{REDACTED}"
+    return f"{m.group('keep')}{REDACTED}"
+
+
+def _aws_secret(m: re.Match[str]) -> str:
+    token = m.group()
+    mixed = not token.isdigit() and token.lower() != token and token.upper() != token
+    return REDACTED if mixed and any(c.isdigit() for c in token) else token
 
 
 #: The lower-case words one of which every name that :data:`_WORDS` allows holds.
 _NAMED = ("token", "key", "secret", "pass", "credential")
-#: The lower-case starts of the :data:`_SHAPES`.
-_SHAPED = ("hf_", "sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "eyj")
+#: The lower-case words that say a line speaks of AWS.
+_AWS = ("aws", "akia", "asia", "amazon")
 
 #: Rules for one line: (a word the lower-cased line must contain for the rule to apply, the words of which it
 #: must contain one, pattern, replacement). The words only spare a pattern lines it cannot match.
@@ -271,11 +336,17 @@ _LINE_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], str | Callable[[
     ("-", _NAMED, _OPTION, _value),
     (":", _NAMED, _KEYED, _value),
     ("=", _NAMED, _ASSIGNED, _value),
-    ("", _SHAPED, _SHAPES, _shape),
+    *(("", words, re.compile(f"{_WORD_START}{pattern}"), _shape) for words, pattern in _TOKENS),
+    *(("", words, re.compile(pattern), _shape) for words, pattern in _GLUED),
+    ("", _AWS, _AWS_SECRET, _aws_secret),
 )
 #: Lower-case words of which every rule needs one on the line it matches (each is looked for with
-#: ``str.find``: one pattern of all of them is searched about as fast as all the finds together).
-_TRIGGERS = tuple(dict.fromkeys(word for _, words, _, _ in _LINE_RULES for word in words))
+#: ``str.find``: one pattern of all of them is searched about as fast as all the finds together). A word that
+#: holds another (``accountkey=`` holds ``key``) is left out: a line with it is found by the shorter one.
+_WORDS_OF_RULES = tuple(dict.fromkeys(word for _, words, _, _ in _LINE_RULES for word in words))
+_TRIGGERS = tuple(
+    word for word in _WORDS_OF_RULES if not any(other in word for other in _WORDS_OF_RULES if other != word)
+)
 
 
 class Redactor:

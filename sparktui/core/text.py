@@ -10,6 +10,7 @@ reorder a line) is hidden from the reader.
 from __future__ import annotations
 
 import re
+from typing import overload
 
 # CSI (colours, cursor moves); the strings, each with its payload: OSC (titles, hyperlinks), DCS (sixel
 # images, terminal queries), SOS, PM and APC; the two-byte escapes; CSI in its one-byte C1 form.
@@ -22,7 +23,10 @@ _C1_CSI = re.compile(r"\x9b[0-?]*[ -/]*[@-~]")
 # not draw but that change what a line seems to say: zero-width ones (U+200B-U+200D, U+2060-U+2064, the
 # byte order mark U+FEFF), the bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E,
 # U+200F, U+202A-U+202E, U+2066-U+2069) and the line and paragraph separators (U+2028, U+2029).
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+#: Those beyond the C0 controls, as the ranges of a character class (the playbooks' kinds of value refuse them).
+UNSEEN = "\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f{UNSEEN}]")
+_UNSEEN = re.compile(f"[{UNSEEN}]")
 
 #: The most characters of one line kept for display; the rest is replaced by a marker.
 DISPLAY_LIMIT = 2000
@@ -54,6 +58,50 @@ def display(line: str, limit: int = DISPLAY_LIMIT) -> str:
     if _CONTROLS.search(line):
         line = _CONTROLS.sub(_escaped, line)
     return line.replace("\t", "    ")
+
+
+def json_inert(text: str) -> str:
+    """JSON text (a document, or a piece of one as an encoder hands it out) with every character of
+    :data:`UNSEEN` written as its ``\\u`` escape: the same data to a program, inert on a terminal. (JSON written
+    without ``ensure_ascii`` holds them raw in its strings, where they are the only place they can be.)"""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _UNSEEN.sub(_json_escaped, text)
+
+
+def _json_escaped(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+class Inert:
+    """A text attribute of a class that keeps the value set on it as :func:`display` makes it: where a name
+    taken from outside the program (a file's, a node's named by a bundle or learnt from a log, a container's)
+    is set on the object that carries it, it becomes inert for every front end that shows it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._key = f"_inert_{name}"
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Inert: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> str: ...
+    def __get__(self, obj: object | None, owner: type) -> Inert | str:
+        if obj is None:
+            return self
+        value: str = obj.__dict__[self._key]
+        return value
+
+    def __set__(self, obj: object, value: str) -> None:
+        obj.__dict__[self._key] = display(value)
+
+
+def display_text(text: str, limit: int | None = None) -> str:
+    """``text`` of any number of lines, each made inert as :func:`display` makes a line and cut at ``limit``
+    characters where one is given: a whole document (a Markdown report), a text put into one (HTML), a copy
+    to the clipboard; none cut by default, since their lines may have been displayed (and cut) already."""
+    if limit is None and text.isascii() and _CONTROLS.search(text.replace("\n", "")) is None:
+        return text  # most texts: nothing to do, known in one pass
+    return "\n".join(display(line, len(line) if limit is None else limit) for line in text.split("\n"))
 
 
 def _redrawn(line: str) -> str:

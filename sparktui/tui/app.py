@@ -318,7 +318,7 @@ class SparkApp(App[None]):
         if finding is None:
             self.notify("no finding selected", severity="warning")
             return
-        clipboard.copy(self, finding_markdown(finding), f"{finding.signature} as Markdown (secrets redacted)")
+        clipboard.copy(self, finding_markdown(finding), f"{finding.signature} as Markdown")
 
     def action_inventory(self) -> None:
         self.push_screen(InventoryScreen(self.cluster, audit_log(), self._inventoried))

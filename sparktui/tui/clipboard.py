@@ -3,8 +3,9 @@
 The terminal is asked with OSC 52 (Textual's :meth:`~textual.app.App.copy_to_clipboard`), which many
 terminals and multiplexers ignore or refuse without saying so; so every copy is also written to
 :func:`copy_file` (readable by the user only), and the notification names it. What is copied is the
-text as the cockpit shows it, every line made inert (:func:`~sparktui.core.text.display`): nothing raw
-from a log reaches the clipboard, and so nothing raw reaches a terminal it is pasted into.
+text as the cockpit shows it, its secrets redacted as in the reports (:func:`~sparktui.core.redact.redact`)
+and every line made inert (:func:`~sparktui.core.text.display_text`): nothing raw from a log reaches the
+clipboard, so nothing raw reaches a terminal it is pasted into, and no secret leaves by a copy.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 from textual.app import App
 
 from sparktui.core.dirs import state_dir
-from sparktui.core.text import display
+from sparktui.core.redact import redact
+from sparktui.core.text import display, display_text
 
 #: The file every copy is written to, in the state folder.
 COPY_FILE = "copied.txt"
@@ -26,11 +28,6 @@ LINE_LIMIT = 100_000
 
 def copy_file() -> Path:
     return state_dir() / COPY_FILE
-
-
-def inert(text: str) -> str:
-    """``text`` with every line made inert, as the cockpit shows lines."""
-    return "\n".join(display(line, LINE_LIMIT) for line in text.split("\n"))
 
 
 def write_private(path: Path, text: str) -> None:
@@ -46,7 +43,7 @@ def write_private(path: Path, text: str) -> None:
 def copy(app: App[Any], text: str, what: str) -> Path | None:
     """Copy ``text`` (``what`` says what it is, for the notification); the file it was written to, or None
     when it could not be written."""
-    safe, what = inert(text), display(what)
+    safe, what = display_text(redact(text), LINE_LIMIT), display(what)
     app.copy_to_clipboard(safe)
     path = copy_file()
     try:
@@ -58,5 +55,5 @@ def copy(app: App[Any], text: str, what: str) -> Path | None:
             markup=False,
         )
         return None
-    app.notify(f"copied {what}; also in {path}", timeout=6, markup=False)
+    app.notify(f"copied {what}, secrets redacted; also in {path}", timeout=6, markup=False)
     return path

@@ -11,6 +11,7 @@ from sparktui.core.sources.base import LiveSource, SourceGroup
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.replay import replay
 from sparktui.core.sources.spool import Spool
+from sparktui.core.text import display
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +24,11 @@ class Session:
     live: tuple[LiveSource | SourceGroup, ...] = ()
     speed: float = 0.0
     nodes: tuple[tuple[str, str], ...] = ()  # the SSH nodes its live sources read from: (name, [user@]host[:port])
+
+    def __post_init__(self) -> None:
+        # The title holds the sources' names as given (a glob may bring a file named to drive a terminal) or a
+        # bundle's: shown in the header and kept in the spool, inert as every name is (see text.Inert).
+        object.__setattr__(self, "title", display(self.title))
 
     def pipeline(self, catalogue: cat.Catalogue, *, spool: bool, raw: bool) -> tuple[Pipeline, ReplayClock | None]:
         """The one pipeline over the session's sources: live ones (spooled when ``spool``, secrets kept when

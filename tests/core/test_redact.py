@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.secret_kinds import KINDS, caught
 from sparktui.core.redact import PEM_LINES, REDACTED, PieceRedactor, Redactor, redact
 from sparktui.core.report.export import redact_bundle
 from sparktui.core.sources import bundle
@@ -47,6 +48,21 @@ SECRETS = [
         "dozjgNryP4J3jVmNHl0w5N",
         "jwt eyJ",
     ),
+    # the trial's new kinds (2026-12c X6), bare in a line as a log prints them
+    ("bot xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx ready", "AbCdEfGhIjKlMnOp", "bot xoxb-"),
+    ("remote https://gitlab.example/x.git token glpat-Ab1Cd2Ef3Gh4Ij5Kl6Mn", "Ab1Cd2Ef3Gh4Ij5Kl6Mn", "token glpat-"),
+    ("npm notice auth npm_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz done", "Ab1Cd2Ef3Gh4", "npm notice auth npm_"),
+    ("aws configure: secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY set", "wJalrXUtnFEMI", "aws configure: secret "),
+    ("AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "K7MDENG", "AKIA"),
+    ("places key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY in use", "9tSrke72PouQMnMX", "places key AIza"),
+    (
+        "conn AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4;EndpointSuffix=x",
+        "Zm9vYmFy",
+        ";EndpointSuffix=x",
+    ),
+    ("charging sk_live_51HxAbCdEfGhIjKlMnOpQrStUv", "51HxAbCdEfGhIjKlMnOp", "charging sk_live_"),
+    ("GH github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEF", "abcdefghijkl", "GH github_pat_"),
+    ("hub org api_org_AbCdEfGhIjKlMnOpQrStUvWxYz012345 ok", "AbCdEfGhIjKlMnOp", "hub org api_org_"),
 ]
 
 #: Lines that look close to a secret and are not one: they must come back unchanged.
@@ -62,6 +78,12 @@ CLEAN = [
     "disk-usage 93% task-id=7",
     "    for prefix, group in itertools.groupby(weights_by_parts, key=lambda x: x[0][0]):",
     "non-default args: {'host': '127.0.0.1', 'port': 18441, 'api_key': '***', 'served_model_name': ['qwen-tiny']}",
+    # near the new kinds' shapes, and none of them
+    "aws s3 cp s3://bucket/3f2e52c1a2b3c4d5e6f708192a3b4c5d6e7f8091 . # the commit's digest, hex",
+    "aws region us-east-1 layer sha256:ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMN",
+    "loading model-00001-of-00004.safetensors from /models/QwenABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    "glibc 2.39, gloo backend: global rank 0; glpat- and npm_ without a token after them",
+    "GET /v1/files?sig=abc&sv=1 200",
 ]
 
 
@@ -72,6 +94,13 @@ def test_a_secret_goes_and_its_context_stays(line: str, secret: str, kept: str) 
     assert kept in out
     assert REDACTED in out
     assert redact(out) == out
+
+
+@pytest.mark.parametrize(("kind", "line", "secret"), KINDS, ids=[k for k, _, _ in KINDS])
+def test_every_kind_the_scanners_know_goes(kind: str, line: str, secret: str) -> None:
+    """The bench's table of secret kinds (bench/secret_kinds.py: the families of gitleaks, trufflehog and
+    detect-secrets, a token of each in its shape) is caught whole."""
+    assert caught(redact, line, secret)
 
 
 @pytest.mark.parametrize("line", CLEAN)

@@ -18,6 +18,8 @@ from sparktui.tui.screens.finding import FindingScreen, evidence_text
 from sparktui.tui.session import Session
 from sparktui.tui.widgets.logpane import LogPane
 
+from ..cli.test_secret_kinds import CAPTURED as SECRET_LOG
+from ..cli.test_secret_kinds import SECRETS
 from ..conftest import FIXTURES
 from .conftest import make_bundle, wait_done
 
@@ -120,3 +122,31 @@ async def test_y_copies_a_pane_line_made_safe(tmp_path: Path, state_home: Path) 
         await pilot.pause()
         assert copy_file().read_text() == pane.shown[-1].text + "\n"
         assert isinstance(app.focused, LogPane)
+
+
+async def test_y_copies_the_evidence_and_a_line_with_their_secrets_redacted(tmp_path: Path) -> None:
+    """The trial's repro (2026-12c X8): `y` on a finding copied its evidence raw, private keys and tokens
+    included, to the clipboard and copied.txt; every copy now has its secrets redacted, as `Y` has."""
+    lines = SECRET_LOG.read_text().splitlines()
+    error = next(i for i, line in enumerate(lines) if "Invalid repository ID" in line)
+    lines[error:error] = [template.format(secret) for secret, template in SECRETS.items()]
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(lines) + "\n")
+    app = make_app(Session("t", bundle.load(make_bundle(tmp_path / "b", logs={"spark-a/server.log": log}))))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_finding(app, pilot)
+        assert any(secret in "\n".join(e.before) for e in screen.finding.evidence for secret in SECRETS)
+        await pilot.press("y")
+        await pilot.pause()
+        copied = copy_file().read_text()
+        assert "Invalid repository ID" in copied and "[REDACTED]" in copied
+        assert not any(secret in copied or secret in app.clipboard for secret in SECRETS)
+        await pilot.press("escape")
+        await pilot.pause()
+        panes = [p for column in app.nodes_area.columns.values() for p in column.panes.values()]
+        pane = next(p for p in panes if any("xoxb-" in line.text for line in p.shown))
+        pane.focus()
+        pane.cursor = next(i for i, line in enumerate(pane.shown) if "xoxb-" in line.text)
+        await pilot.press("y")
+        await pilot.pause()
+        assert copy_file().read_text() == "bot xoxb-[REDACTED] connected\n"

@@ -80,4 +80,4 @@ class Differences:
         detail = f"{join(odd)} printed {sig.differ.label} {', '.join(odd_values)}{where}; {'; '.join(told)}."
         facts = {sig.differ.fact: ", ".join(ordered[-1][0]), "other_values": ", ".join(odd_values)}
         first = Position(evidence[0].source, evidence[0].line)
-        return Part(first, len(nodes), odd, facts, evidence, detail=detail)
+        return Part(first, len(nodes), odd, facts, evidence, detail=display(detail))

@@ -37,6 +37,7 @@ from sparktui.core.sources import bundle
 from sparktui.core.sources.bundle import AUDIT
 from sparktui.core.sources.files import FileSource
 from sparktui.core.stacks.snapshot import FILE as STACKS
+from sparktui.core.text import json_inert
 
 #: Characters a file name in a bundle may not hold on some systems; each becomes ``_``.
 _UNPORTABLE = re.compile(r'[\x00-\x1f\x7f<>:"|?*\\]')
@@ -180,7 +181,7 @@ def _redaction(redactor: Redactor) -> str:
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json_inert(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _write(path: Path, text: str) -> Path:

@@ -29,6 +29,7 @@ from sparktui.core.report.summary import (
     tail,
     when,
 )
+from sparktui.core.text import display_text
 
 
 class Markup(str):
@@ -37,12 +38,16 @@ class Markup(str):
 
 def _tag(tag: str, *children: str | None, **attrs: str | None) -> Markup:
     """``<tag attrs>children</tag>``; ``class_`` gives ``class``; None children and attributes are left out."""
-    attributes = "".join(f' {k.rstrip("_")}="{html.escape(v)}"' for k, v in attrs.items() if v is not None)
+    attributes = "".join(
+        f' {k.rstrip("_")}="{html.escape(display_text(v))}"' for k, v in attrs.items() if v is not None
+    )
     return Markup(f"<{tag}{attributes}>{_join(*children)}</{tag}>")
 
 
 def _join(*children: str | None) -> Markup:
-    return Markup("".join(c if isinstance(c, Markup) else html.escape(c) for c in children if c is not None))
+    return Markup(
+        "".join(c if isinstance(c, Markup) else html.escape(display_text(c)) for c in children if c is not None)
+    )
 
 
 def page(incident: Incident) -> str:
@@ -151,7 +156,7 @@ def _findings(d: Diagnosis) -> Markup:
 def _finding(rank: int, f: Finding) -> Markup:
     level = f.severity.label
     meta = _join(_tag("code", f.signature), f" · {f.category} · seen {f.count}x · first at ", _tag("code", _first(f)))
-    facts = _tag("dl", *(_join(_tag("dt", k), _tag("dd", v)) for k, v in f.facts.items()), class_="facts")
+    facts = _tag("dl", *(_join(_tag("dt", k), _tag("dd", v)) for k, v in f.shown_facts.items()), class_="facts")
     remedies = _join(*(_tag("code", r, class_="chip") for r in f.remediations))
     evidence = [
         _tag(

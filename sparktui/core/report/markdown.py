@@ -29,6 +29,7 @@ from sparktui.core.report.summary import (
     when,
 )
 from sparktui.core.stacks.snapshot import Snapshot
+from sparktui.core.text import display_text
 
 #: Markdown's special characters, and underscores that could start or end emphasis (not those inside a word).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
@@ -46,7 +47,7 @@ def diagnosis_markdown(diagnosis: Diagnosis) -> str:
         out += [f"## {rank}. {f.title}", "", *_finding_md(f, open_evidence=True)]
     if diagnosis.progress:
         out += ["## Start-up stages", "", *_stages_md(diagnosis)]
-    return "\n".join(out)
+    return display_text("\n".join(out))
 
 
 def markdown(incident: Incident) -> str:
@@ -58,7 +59,7 @@ def markdown(incident: Incident) -> str:
     out += [*_stacks_md(incident), *_inventory_md(incident), "## Launch command", ""]
     out += [*_fenced(inert(incident.command), "sh"), ""] if incident.command else ["Not given.", ""]
     out += [*_audit_md(incident), *_sources_md(d), *_environment_md(incident)]
-    return "\n".join(out)
+    return display_text("\n".join(out))
 
 
 def _summary_md(incident: Incident) -> list[str]:
@@ -219,7 +220,7 @@ def _environment_md(incident: Incident) -> list[str]:
 def finding_markdown(f: Finding) -> str:
     """One finding on its own, as :func:`markdown` writes it in a report (its title a heading, the evidence
     open): for pasting into an issue."""
-    return "\n".join([f"### {f.title}", "", *_finding_md(f, open_evidence=True)]).rstrip() + "\n"
+    return display_text("\n".join([f"### {f.title}", "", *_finding_md(f, open_evidence=True)]).rstrip()) + "\n"
 
 
 def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
@@ -233,7 +234,7 @@ def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
         out += [_text(f.detail), ""]
     out += [f.explanation, ""]
     if f.facts:
-        out.append("- **facts**: " + ", ".join(_code(f"{k}={v}") for k, v in f.facts.items()))
+        out.append("- **facts**: " + ", ".join(_code(f"{k}={v}") for k, v in f.shown_facts.items()))
     if f.remediations:
         out.append("- **remediation**: " + ", ".join(_code(r) for r in f.remediations))
     if f.facts or f.remediations:

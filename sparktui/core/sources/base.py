@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import SourceNote, State, StateChange
+from sparktui.core.text import Inert
 
 #: Where to resume a stream: a byte offset, a Docker timestamp, a Ray log offset... opaque to the caller,
 #: meaningful to the source that produced it.
@@ -58,8 +59,10 @@ class LiveSource(ABC):
     replaced, never raised.
     """
 
-    name: str  # shown to the user, unique in a session
-    node: str  # the node the lines come from
+    # Both are shown to the user as they are set (the text of a file's name, of a node a bundle or a log names):
+    # :class:`Inert` makes them safe for a terminal where they are set, once for every front end.
+    name = Inert()  # shown to the user, unique in a session
+    node = Inert()  # the node the lines come from
     finite = False  # True for a source that ends by itself (a file read once, a replay)
     kind = "source"  # what sort of source it is, in a word or two, for a list of sources
     # True where a cursor it handed out means the same in another process, later (a file position, a

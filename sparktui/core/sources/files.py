@@ -26,6 +26,7 @@ from sparktui.core.classify import NodeLearner
 from sparktui.core.errors import Refused
 from sparktui.core.lines import UTF8, BytesRead, LineSplitter, encoding_of
 from sparktui.core.sources.base import Cursor, Extent, LiveSource, Received
+from sparktui.core.text import display
 
 BLOCK = 1 << 20
 T = TypeVar("T")
@@ -100,6 +101,12 @@ class FileSource:
     path: Path
     name: str  # shown to the user and used in evidence
     node: str | None = None  # known from elsewhere (a bundle's manifest); else found in the content
+
+    def __post_init__(self) -> None:
+        # The name and the node are shown as they are made inert here (see Inert, which the live sources use).
+        object.__setattr__(self, "name", display(self.name))
+        if self.node is not None:
+            object.__setattr__(self, "node", display(self.node))
 
     @property
     def compressed(self) -> bool:
@@ -317,12 +324,13 @@ def stdin() -> FileSource:
 
 
 def node_from_path(path: Path) -> str:
+    """The node a file's path names (its name, or its folder's for a generic name), inert to show."""
     name = path.name
     for suffix in (*_DECOMPRESSORS, ".log", ".txt", ".out", ".err"):
         name = name.removesuffix(suffix)
     if name.lower() in _GENERIC_STEMS and path.parent.name:
-        return path.parent.name
-    return name or path.name
+        return display(path.parent.name)
+    return display(name or path.name)
 
 
 def looks_binary(path: Path) -> bool:

@@ -31,6 +31,7 @@ from sparktui.core.remedy.plan import Plan, nodes_for
 from sparktui.core.report import markdown
 from sparktui.core.report.fold import fold_finding
 from sparktui.core.report.incident import redacted_finding
+from sparktui.core.text import display_text
 from sparktui.core.words import listed
 from sparktui.richtext import evidence, evidence_lines, finding_head
 from sparktui.tui import clipboard
@@ -40,12 +41,16 @@ from sparktui.tui.stacks import Captures
 
 
 def evidence_text(finding: Finding) -> str:
-    """The evidence as the screen shows it: each line with its place, its node and the lines around it."""
-    return "\n\n".join("\n".join(line for line, _ in evidence_lines(e)) for e in finding.evidence)
+    """The evidence as the screen shows it (each line with its place, its node and the lines around it), secrets
+    redacted as reports have them (:func:`redacted_finding`: a private key cut by the context goes whole, and
+    nothing after it): for ``y``."""
+    shared = redacted_finding(finding, Redactor())
+    return "\n\n".join("\n".join(line for line, _ in evidence_lines(e)) for e in shared.evidence)
 
 
 def finding_markdown(finding: Finding) -> str:
-    """The finding as a report writes it, secrets redacted as reports have them: for pasting into an issue."""
+    """The finding as a report writes it, secrets redacted as reports have them: for pasting into an issue
+    (``Y``)."""
     return markdown.finding_markdown(redacted_finding(finding, Redactor()))
 
 
@@ -103,12 +108,12 @@ class FindingScreen(ModalScreen[None]):
         folded = self._folded()
         for detail in self.query("#finding-detail").results(Static):
             if folded.detail:
-                detail.update(Text(folded.detail))
+                detail.update(Text(display_text(folded.detail)))
                 detail.display = True
 
     def _body(self) -> ComposeResult:
         f, sig = self._folded(), self.signature
-        detail = Static(Text(f.detail), classes="section", id="finding-detail")
+        detail = Static(Text(display_text(f.detail)), classes="section", id="finding-detail")
         detail.display = bool(f.detail)
         yield detail
         if sig is not None:
@@ -119,7 +124,7 @@ class FindingScreen(ModalScreen[None]):
         elif f.explanation:  # a pre-launch check's finding: its explanation says what, why and the fix
             yield Static(_section("Explanation", f.explanation), classes="section")
         if f.facts:
-            yield Static(_section("Facts", ", ".join(f"{k}={v}" for k, v in f.facts.items())), classes="section")
+            yield Static(_section("Facts", ", ".join(f"{k}={v}" for k, v in f.shown_facts.items())), classes="section")
         yield Static(Text("Evidence", style="bold underline"), classes="section")
         if not f.evidence:
             yield Static(Text("no log line: the facts above are what the nodes reported", style="dim"))
@@ -162,9 +167,7 @@ class FindingScreen(ModalScreen[None]):
         clipboard.copy(self.app, evidence_text(self.finding), f"the evidence of {self.finding.signature}")
 
     def action_copy_finding(self) -> None:
-        clipboard.copy(
-            self.app, finding_markdown(self.finding), f"{self.finding.signature} as Markdown (secrets redacted)"
-        )
+        clipboard.copy(self.app, finding_markdown(self.finding), f"{self.finding.signature} as Markdown")
 
     def _remedies(self) -> Text:
         text = Text.assemble(("Remediations", "bold underline"), "\n")

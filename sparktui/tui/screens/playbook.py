@@ -30,7 +30,7 @@ from sparktui.core.remedy.plan import Plan, ProbeError, audit_log, final
 from sparktui.core.remedy.playbook import PlaybookError
 from sparktui.core.remedy.render import Rendered
 from sparktui.core.remote.command import Command
-from sparktui.core.text import display
+from sparktui.core.text import display, display_text
 from sparktui.richtext import translation_text
 from sparktui.tui.bindings import KEYS, PLAYBOOK, bindings
 from sparktui.tui.screens.values import ValuesScreen
@@ -450,7 +450,10 @@ class PlaybookScreen(ModalScreen[None]):
 
 
 def _commands(commands: Iterable[Command]) -> Text:
-    return Text("\n").join(Text.assemble((f"{c.node:>14} ", "cyan"), ("$ ", "dim"), c.command) for c in commands)
+    """The commands as approved: every character of them seen (see :func:`display_text`)."""
+    return Text("\n").join(
+        Text.assemble((f"{display(c.node):>14} ", "cyan"), ("$ ", "dim"), display_text(c.command)) for c in commands
+    )
 
 
 def _section(title: str, body: Text) -> Static:
