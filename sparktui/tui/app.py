@@ -32,7 +32,7 @@ from sparktui.core.inventory.preflight import Preflight
 from sparktui.core.pipeline import Tally
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import audit_log
-from sparktui.core.report.export import export
+from sparktui.core.report.export import export, new_folder
 from sparktui.core.report.incident import Incident, Inventory
 from sparktui.core.sources import bundle
 from sparktui.core.sources.bundle import Bundle
@@ -410,18 +410,19 @@ class SparkApp(App[None]):
         if self.diagnosis is None:
             self.notify("nothing to export yet", severity="warning")
             return
-        target = self.export_dir / time.strftime("sparktui-report-%Y%m%d-%H%M%S")
-        self.notify(f"exporting to {target}…", timeout=2)
-        self._export(self.diagnosis, target)
+        stem = time.strftime("sparktui-report-%Y%m%d-%H%M%S")
+        self.notify(f"exporting to {self.export_dir / stem}…", timeout=2)
+        self._export(self.diagnosis, stem)
 
     def _spool(self) -> Spool | None:
         """Where a live session keeps what it received (its incident folder); None for a replay."""
         return self.pipeline.spool
 
     @work(thread=True, group="export")
-    def _export(self, diagnosis: Diagnosis, target: Path) -> None:
+    def _export(self, diagnosis: Diagnosis, stem: str) -> None:
         """Markdown, HTML, JSON and a redacted bundle of the logs seen (the replayed bundle, or the spool),
-        with the commands run from the cockpit (a spool's own audit.jsonl holds them already)."""
+        with the commands run from the cockpit (a spool's own audit.jsonl holds them already), in a new folder
+        named ``stem`` (with a suffix where another export, of this cockpit or another, took the name)."""
         logs: Bundle | None = self.source.bundle
         ran = tuple(self.ran)
         spool = self._spool()
@@ -435,6 +436,7 @@ class SparkApp(App[None]):
         )
         incident = replace(incident, inventory=self.inventory, stacks=self.stacks.latest or incident.stacks)
         try:
+            target = new_folder(self.export_dir, stem)
             export(incident, target)
         except (OSError, SourceError) as exc:
             self.call_from_thread(self.notify, f"export failed: {exc}", severity="error")

@@ -178,6 +178,24 @@ async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
         assert (report.parent / "report.html").exists() and (report.parent / "bundle" / "bundle.toml").exists()
 
 
+async def test_two_exports_in_one_second_get_two_folders(hang_app: SparkApp, tmp_path: Path) -> None:
+    """The trial's R7: two exports in one second wrote one `sparktui-report-...` folder and both said it was
+    theirs. Each now makes its own folder (a suffix where the second's name is taken) and names it."""
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        said: list[str] = []
+        hang_app.notify = lambda message, *args, **kwargs: said.append(message)  # type: ignore[method-assign]
+        await pilot.press("x", "x")
+        await until(lambda: sum("report written to" in m for m in said) == 2, 30, "both exports")
+    folders = sorted(p.parent for p in tmp_path.glob("sparktui-report-*/report.md"))
+    assert len(folders) == 2
+    assert sorted(m.split(" (")[0].removeprefix("report written to ") for m in said if "written" in m) == [
+        str(f) for f in folders
+    ]
+    for folder in folders:
+        assert (folder / "report.html").exists() and (folder / "bundle" / "bundle.toml").exists()
+
+
 async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None:
     nasty = "\x1b]0;pwned\x07\x1b[2Jclear screen\x00 and bell\x07 " + "z" * 50_000 + "\n"
     loaded = bundle.load(make_bundle(tmp_path / "b", {"nasty.log": nasty}))
