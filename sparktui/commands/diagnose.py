@@ -281,10 +281,10 @@ def _warn(problems: Console, text: str) -> None:
 def _spool(args: argparse.Namespace) -> Spool:
     """A new spool, or with the same sources (a path by where it is) the last session's, resumed."""
     title = "sparktui diagnose --follow"
-    if args.fresh:
-        return Spool.new(title, raw=args.spool_raw)
     inputs = ["--edge"] if args.edge else []
     inputs += [a if a == "-" or scheme(a) is not None else os.path.abspath(a) for a in args.sources]
+    if args.fresh:  # not resumed, yet resumable: its checkpoint names the inputs as any other's does
+        return Spool.new(title, raw=args.spool_raw, inputs=inputs)
     return Spool.resume(title, inputs, raw=args.spool_raw)
 
 
