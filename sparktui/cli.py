@@ -8,6 +8,8 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -18,6 +20,7 @@ from sparktui.commands import catalogue, check, cockpit, diagnose, discover, pla
 from sparktui.commands.common import USAGE_ERROR, err
 from sparktui.core.analysis.matcher import engine_name
 from sparktui.core.errors import Invalid
+from sparktui.core.sources.open import scheme
 
 MODULES = (diagnose, cockpit, play, translate, discover, check, catalogue, stacks)
 COMMANDS = (
@@ -53,9 +56,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _mistyped(first: str) -> str | None:
+    """The command ``first`` is a typo of, when it names no file (nor a source of another kind) and is close to
+    one: a word that opened the cockpit on a file that does not exist (``sparktui diagnoes x``)."""
+    if first.startswith("-") or os.path.lexists(first) or scheme(first) is not None:
+        return None
+    close = difflib.get_close_matches(first, COMMANDS, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        meant = _mistyped(argv[0]) if argv else None
+        if meant is not None:
+            err().print(
+                Text(f"sparktui: no command {argv[0]!r} (did you mean {meant}?), and no file of that name", style="red")
+            )
+            return USAGE_ERROR
         argv.insert(0, "open")
     args = build_parser().parse_args(argv)
     try:

@@ -5,6 +5,7 @@ traceback or a wait for ever."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,6 +14,10 @@ from pathlib import Path
 import pytest
 
 from ..tui.test_terminal import ended, needs_tmux, screen, start, tmux
+
+#: The tmux server may be older than this test: the code under test is named, as this process finds it. (Each
+#: command prints an empty line first: a new pane loses its first line.)
+HERE = "PYTHONPATH=" + shlex.quote(os.environ.get("PYTHONPATH", ""))
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures" / "nccl" / "two-hosts-second-group-not-joined" / "rank0.log"
 
@@ -97,7 +102,7 @@ def test_a_fifo_among_the_signatures_is_refused_not_waited_on(tmp_path: Path) ->
 def test_the_cockpit_on_a_deeply_nested_cluster_file_says_it_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "sparktui.toml").write_text(deep(100_000))
     session = f"sparktui-deep-{os.getpid()}"
-    start(session, f"{sys.executable} -m sparktui {LOG}; echo rc=$?", tmp_path)
+    start(session, f"echo; {HERE} {sys.executable} -m sparktui {LOG}; echo rc=$?", tmp_path)
     try:
         ended(session, 60)
         shown = screen(session)
