@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -22,6 +23,7 @@ from sparktui.core.analysis.matcher import engine_name
 from sparktui.core.errors import Invalid
 from sparktui.core.sources.open import scheme
 
+_NEGATIVE = re.compile(r"-\.?\d")
 MODULES = (diagnose, cockpit, play, translate, discover, check, catalogue, stacks)
 COMMANDS = (
     diagnose.NAME,
@@ -65,6 +67,18 @@ def _mistyped(first: str) -> str | None:
     return close[0] if close else None
 
 
+def _negative_durations_joined(argv: Sequence[str]) -> list[str]:
+    """``--for -5s`` as ``--for=-5s``: argparse takes a word that begins with ``-`` and is no plain number for an
+    option, and answers "expected one argument", where the option's own check says what is wrong."""
+    out: list[str] = []
+    for word in argv:
+        if out and out[-1] == "--for" and _NEGATIVE.match(word):
+            out[-1] = f"--for={word}"
+        else:
+            out.append(word)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
@@ -75,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return USAGE_ERROR
         argv.insert(0, "open")
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_negative_durations_joined(argv))
     try:
         code: int = args.run(args)
     except (Invalid, FileNotFoundError) as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 from pathlib import Path
 
@@ -67,6 +68,9 @@ def keys_from_terminal() -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    speed = getattr(args, "speed", 1.0)
+    if not (math.isfinite(speed) and speed >= 0):
+        raise UsageError(f"--speed: {speed:g} is no speed: give times real time, or 0 for all at once")
     keys_from_terminal()
     from sparktui.tui.factory import demo, make_app  # Textual loads only for the interface
     from sparktui.tui.session import Session

@@ -1,6 +1,6 @@
 """A mistyped command (the trial's M5): `sparktui diagnoes x` opened the cockpit on two files that do not exist. A
 first word that names no file and is close to a command is refused in one line naming the command meant; one
-that names a file still opens it."""
+that names a file still opens it. And values mistyped as negative (M4, M6) get their option's own one line."""
 
 from __future__ import annotations
 
@@ -66,3 +66,27 @@ def test_on_a_terminal_the_typo_is_said_and_no_cockpit_opens(tmp_path: Path) -> 
         assert "no command 'diagnoes' (did you mean diagnose?)" in shown and "rc=2" in shown, shown
     finally:
         tmux("kill-session", "-t", session)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["diagnose", "--follow", "--for", "-5s", "x"], "sparktui: --for: the duration must be positive\n"),
+        (["diagnose", "--follow", "--for", "-.5m", "x"], "sparktui: --for: the duration must be positive\n"),
+        (
+            ["replay", "b", "--speed", "-1"],
+            "sparktui: --speed: -1 is no speed: give times real time, or 0 for all at once\n",
+        ),
+        (
+            ["demo", "--speed", "nan"],
+            "sparktui: --speed: nan is no speed: give times real time, or 0 for all at once\n",
+        ),
+    ],
+)
+def test_a_negative_duration_or_speed_is_refused_by_its_own_check(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    """The trial's M4 and M6: `--for -5s` got argparse's "expected one argument" (the value taken for an option), and
+    `replay --speed -1` replayed all at once as `--speed 0` does."""
+    assert main(argv) == 2
+    assert capsys.readouterr().err == said
