@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from sparktui import __version__
-from sparktui.commands import catalogue, check, cockpit, diagnose, discover, play, stacks, translate
+from sparktui.commands import catalogue, check, cockpit, diagnose, discover, native_stderr, play, stacks, translate
 from sparktui.commands.common import USAGE_ERROR, err
 from sparktui.core.analysis.matcher import engine_name
 from sparktui.core.errors import Invalid
@@ -90,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return USAGE_ERROR
         argv.insert(0, "open")
     args = build_parser().parse_args(_negative_durations_joined(argv))
+    native_stderr.keep_for(argv)  # Ray's C++ warnings, before Ray loads: into a file, not the terminal
     try:
         code: int = args.run(args)
     except (Invalid, FileNotFoundError) as exc:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from sparktui.commands import native_stderr
 from sparktui.commands.common import (
     USAGE_ERROR,
     UsageError,
@@ -171,6 +172,8 @@ def _main(args: argparse.Namespace, fail_on: Severity) -> int:
             problems.print(Text(display(f"sparktui: {warning}"), style="yellow"))
     for line in flood.folded():
         problems.print(Text(display(f"sparktui: {line} (--json lists each)"), style="yellow"))
+    if native := native_stderr.said():
+        problems.print(Text(display(f"sparktui: {native}"), style="dim"))
     # A bundle's capture of the stacks is folded into the stall findings it was taken for and the grids, as
     # the replay and the export show them. What is printed is redacted as a report is (a token in an evidence
     # line, a private key's body in its context): output that is pasted into tickets and CI logs; --no-redact
