@@ -1,6 +1,6 @@
-"""Many sources saying the same thing: the first few lines of each kind are shown, the rest counted into one
-line per kind ("… and 4,997 more sources alike"). A resume of 5,000 files, or 5,000 files past the limit on
-open files, said each one line of its own (trial 2026-12c, R2 and F12); the JSON keeps every one.
+"""Many sources saying the same thing: the lines of the first few sources to say each kind are shown, the rest
+counted into one line per kind ("… and the same from 4,997 more"). A resume of 5,000 files, or 5,000 files past
+the limit on open files, said each one line of its own (trial 2026-12c, R2 and F12); the JSON keeps every one.
 
 A line's kind is its text with the source's name and every number taken out, so "n0001.log: retrying in
 0.3 s" and "n0002.log: retrying in 1.2 s" are one kind.
@@ -25,7 +25,7 @@ def kind(source: str, text: str) -> str:
 @dataclass
 class _Kind:
     last: str = ""  # the last source shown
-    shown: int = 0
+    shown: set[str] = field(default_factory=set)  # the sources whose lines of this kind are shown
     hidden: int = 0
     sources: set[str] = field(default_factory=set)  # those of the lines not shown
 
@@ -39,10 +39,11 @@ class Flood:
     _kinds: dict[str, _Kind] = field(default_factory=dict)
 
     def admit(self, source: str, text: str) -> bool:
-        """Whether ``source``'s line ``text`` is shown: one of the first :attr:`shown` of its kind."""
+        """Whether ``source``'s line ``text`` is shown: it is of one of the first :attr:`shown` sources to say a
+        line of its kind (one source saying it again and again, a retry, is still heard)."""
         seen = self._kinds.setdefault(kind(source, text), _Kind())
-        if seen.shown < self.shown:
-            seen.shown += 1
+        if source in seen.shown or len(seen.shown) < self.shown:
+            seen.shown.add(source)
             seen.last = source
             return True
         seen.hidden += 1
