@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from sparktui.core.sources import bundle
@@ -16,6 +17,7 @@ from sparktui.tui.factory import make_app
 from sparktui.tui.messages import DiagnosisChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.screens.inventory import InventoryScreen
 from sparktui.tui.screens.progress import EMPTY, ProgressScreen
 from sparktui.tui.session import Session
 from sparktui.tui.widgets.findings import STACKS
@@ -321,3 +323,16 @@ async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
         assert app.findings_table.get_cell("vllm-serving-stalled", STACKS).plain == "W"
         status = str(app.query_one("#status").render())
         assert "cpu-node 0.0 tok/s · 1 running · KV 0%" in status, status
+
+
+async def test_the_inventory_takes_the_keys_once_it_has_checked(hang_app: SparkApp) -> None:
+    """The trial's C11: `I` opened unfocused, and PageDown, End, the arrows and `j` did nothing until `tab`."""
+    async with hang_app.run_test(size=(100, 20)) as pilot:
+        await wait_done(pilot, hang_app)
+        screen = InventoryScreen(None)  # this machine's check: no cluster file
+        hang_app.push_screen(screen)
+        await until(lambda: "verdict:" in str(screen.body.render()), 60, "the check of this machine")
+        scroll = screen.query_one("#inventory", VerticalScroll)
+        await until(lambda: hang_app.focused is scroll, 10, "the inventory focused")
+        await pilot.press("end")
+        await until(lambda: scroll.scroll_y > 0, 10, "End scrolled the inventory")
