@@ -149,6 +149,17 @@ class SparkApp(App[None]):
             self.push_screen(WelcomeScreen(), self._welcomed)
         else:
             self._feed()
+        if not self.welcome and not self.source.live and self.source.bundle is None:
+            self.notify(self._nothing_to_follow(), severity="warning", timeout=60)
+
+    def _nothing_to_follow(self) -> str:
+        """What to do about a session with no source at all (a cluster file that names none): not a blank screen."""
+        where = f"the cluster file {self.cluster.path}" if self.cluster is not None else "this session"
+        return (
+            f"nothing to follow: {where} names no log source. Add the engine's containers ([deployment] "
+            "containers = [...]) or a node's sources = [...] there, or name sources on the command line "
+            "(sparktui SOURCE...); I checks the nodes meanwhile."
+        )
 
     def on_unmount(self) -> None:
         self.pipeline.stop()  # its sources end, and so does the worker that reads it

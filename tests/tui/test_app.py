@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from sparktui.core import cluster as clusterfile
 from sparktui.core.sources import bundle
 from sparktui.tui.app import SparkApp
 from sparktui.tui.bindings import KEYS
@@ -336,3 +337,20 @@ async def test_the_inventory_takes_the_keys_once_it_has_checked(hang_app: SparkA
         await until(lambda: hang_app.focused is scroll, 10, "the inventory focused")
         await pilot.press("end")
         await until(lambda: scroll.scroll_y > 0, 10, "End scrolled the inventory")
+
+
+async def test_a_cluster_file_without_sources_says_what_to_do(tmp_path: Path) -> None:
+    """The trial's C12: a cockpit on a cluster file with `containers = []` and no node sources was an empty
+    screen (`live t+0s ended`) with nothing saying why."""
+    (tmp_path / "sparktui.toml").write_text(
+        '[[nodes]]\nname = "spark-a"\nrole = "head"\n\n[[nodes]]\nname = "spark-b"\n\n[deployment]\ncontainers = []\n'
+    )
+    cluster = clusterfile.load(tmp_path / "sparktui.toml")
+    assert cluster.source_uris() == []
+    app = make_app(Session(f"cluster {cluster.path}", live=()), cluster=cluster, export_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert any(
+            m.startswith(f"nothing to follow: the cluster file {cluster.path} names no log source") for m in said
+        ), said
