@@ -9,9 +9,13 @@ import math
 import os
 from pathlib import Path
 
+from rich.text import Text
+
+from sparktui.commands import native_stderr
 from sparktui.commands.common import (
     UsageError,
     catalogue,
+    err,
     open_sources,
     signatures_option,
     spool_raw_option,
@@ -19,6 +23,7 @@ from sparktui.commands.common import (
 )
 from sparktui.core import cluster as clusterfile
 from sparktui.core.sources import bundle, files
+from sparktui.core.text import display
 
 NAMES = ("open", "demo", "replay")
 DEMO = "second-communicator"
@@ -108,4 +113,6 @@ def main(args: argparse.Namespace) -> int:
         spool_raw=raw,
     )
     app.run()
+    if native := native_stderr.said():  # Ray's own warnings, kept off the screen while it ran
+        err().print(Text(display(f"sparktui: {native}"), style="dim"))
     return 0
