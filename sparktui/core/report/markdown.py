@@ -78,7 +78,7 @@ def _summary_md(incident: Incident) -> list[str]:
         "| | |",
         "|---|---|",
         f"| findings | {counts(d)} |",
-        f"| {'checked' if incident.inventory is not None else 'read'} | {scope_line(incident)} |",
+        f"| {'read' if d.sources or incident.inventory is None else 'checked'} | {scope_line(incident)} |",
         f"| created | {when(incident.created)} |",
         f"| redaction | {redaction_note(incident)} |",
         "",

@@ -50,12 +50,16 @@ def sources_line(diagnosis: Diagnosis) -> str:
 
 
 def scope_line(incident: Incident) -> str:
-    """What the report covers: the logs read, or for a pre-launch check the nodes checked and its verdict."""
-    if incident.inventory is not None:
-        checked = incident.inventory
-        return f"{plural(len(checked.verdicts), 'node')} checked, verdict {checked.verdict}"
-    nodes = {s.node for s in incident.diagnosis.sources if s.node}  # a file of notes, or a group never found, has none
-    return f"{sources_line(incident.diagnosis)} · {plural(len(nodes), 'node')}"
+    """What the report covers: the logs read, and the nodes a pre-launch check looked at with its verdict (a
+    check alone read no log: only its nodes are said)."""
+    parts = []
+    d, checked = incident.diagnosis, incident.inventory
+    if d.sources or checked is None:
+        nodes = {s.node for s in d.sources if s.node}  # a file of notes, or a group never found, has none
+        parts.append(f"{sources_line(d)} · {plural(len(nodes), 'node')}")
+    if checked is not None:
+        parts.append(f"{plural(len(checked.verdicts), 'node')} checked, verdict {checked.verdict}")
+    return " · ".join(parts)
 
 
 def first_seen(f: Finding) -> str:
