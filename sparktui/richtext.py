@@ -18,6 +18,7 @@ from rich.text import Text
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import REPORT_GRIDS, Cell, Grid, worth_showing
 from sparktui.core.events import Evidence, Finding, Severity
+from sparktui.core.floods import Flood
 from sparktui.core.report.summary import also_named, counts, sources_line
 from sparktui.core.text import display, display_text
 from sparktui.core.words import listed
@@ -42,11 +43,15 @@ def print_text(diagnosis: Diagnosis, console: Console) -> None:
     head = Text(f"{sources_line(diagnosis)}, ", style="dim")
     head.append(counts(diagnosis), style="bold" if diagnosis.findings else "green")
     console.print(head)
+    flood = Flood()  # thousands of sources saying one thing: a few, then a line per kind (--json has every one)
     for s in diagnosis.sources:
-        if s.error:
+        if s.error and flood.admit(s.name, s.error):
             console.print(Text(f"  ! {s.error}", style="yellow"))
         for note in s.notes:
-            console.print(Text(f"  ! {s.name}: {display(note)}", style="yellow"), soft_wrap=True)
+            if flood.admit(s.name, note):
+                console.print(Text(f"  ! {s.name}: {display(note)}", style="yellow"), soft_wrap=True)
+    for line in flood.folded():
+        console.print(Text(f"  ! {display(line)} (--json lists each)", style="yellow"), soft_wrap=True)
     for phrase in also_named(diagnosis):
         console.print(Text(f"  = {display(phrase)}", style="dim"), soft_wrap=True)
     errors = {s.error for s in diagnosis.sources}

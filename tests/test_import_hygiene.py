@@ -18,6 +18,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(floor)
     for floor in (
         {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs", "core.words"}
+        | {"core.floods"}  # many sources saying one thing, folded into a line per kind
         | {"core.address"},  # a node's [user@]host[:port], parsed once
         {"core.formats"},  # the line formats as data, which core.classify applies
         {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch", "core.settings"}

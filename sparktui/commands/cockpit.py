@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
+from sparktui.commands import native_stderr
 from sparktui.commands.common import (
     UsageError,
     catalogue,
+    err,
     open_sources,
     signatures_option,
     spool_raw_option,
@@ -20,6 +25,7 @@ from sparktui.commands.common import (
 from sparktui.core import cluster as clusterfile
 from sparktui.core.sources import bundle, files
 from sparktui.core.sources.open import ssh_targets
+from sparktui.core.text import display
 
 if TYPE_CHECKING:
     from sparktui.tui.session import Session  # Textual loads only for the interface
@@ -81,6 +87,9 @@ def live_session(sources: list[str], *, trust_new_host_key: bool = False) -> Ses
 
 
 def main(args: argparse.Namespace) -> int:
+    speed = getattr(args, "speed", 1.0)
+    if not (math.isfinite(speed) and speed >= 0):
+        raise UsageError(f"--speed: {speed:g} is no speed: give times real time, or 0 for all at once")
     keys_from_terminal()
     from sparktui.tui.factory import demo, make_app  # Textual loads only for the interface
     from sparktui.tui.session import Session
@@ -118,4 +127,6 @@ def main(args: argparse.Namespace) -> int:
         spool_raw=raw,
     )
     app.run()
+    if native := native_stderr.said():  # Ray's own warnings, kept off the screen while it ran
+        err().print(Text(display(f"sparktui: {native}"), style="dim"))
     return 0

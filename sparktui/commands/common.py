@@ -14,6 +14,7 @@ from typing import TextIO, cast
 from rich.console import Console
 from rich.text import Text
 
+from sparktui.commands import native_stderr
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis import userfiles
 from sparktui.core.errors import Invalid
@@ -123,6 +124,7 @@ def duration(text: str) -> float:
 def open_sources(arguments: Sequence[str], *, trust_new_host_key: bool) -> list[LiveSource | SourceGroup]:
     """Live sources for the arguments (paths followed, ``ssh://``, ``docker://``, ``ray://``), with room to
     keep every followed file open."""
+    native_stderr.keep_for(arguments)
     sources = Opener(trust_new_host_key=trust_new_host_key).open(list(arguments))
     allow_open_files(sum(isinstance(s, FollowedFile) for s in sources))
     return sources

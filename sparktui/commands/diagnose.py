@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from sparktui.commands import native_stderr
 from sparktui.commands.common import (
     USAGE_ERROR,
     UsageError,
@@ -40,6 +41,7 @@ from sparktui.core import cluster as clusterfile
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity, State
+from sparktui.core.floods import Flood
 from sparktui.core.pipeline import Input, Pipeline, Update, run
 from sparktui.core.redact import Redactor
 from sparktui.core.report.incident import Incident
@@ -164,9 +166,14 @@ def _main(args: argparse.Namespace, fail_on: Severity) -> int:
         diagnosis, incident = _files(args, found, problems, edge)
     if edge is not None and not args.quiet and (edge.totals.nodes or edge.totals.pulled):
         problems.print(Text(_edge_summary(edge), style="dim"))
+    flood, whose = Flood(), {s.error: s.name for s in diagnosis.sources if s.error}
     for warning in diagnosis.warnings:
-        if warning not in found.refused:  # those were said when the catalogue loaded
+        if warning not in found.refused and flood.admit(whose.get(warning, ""), warning):  # refused: said already
             problems.print(Text(display(f"sparktui: {warning}"), style="yellow"))
+    for line in flood.folded():
+        problems.print(Text(display(f"sparktui: {line} (--json lists each)"), style="yellow"))
+    if native := native_stderr.said():
+        problems.print(Text(display(f"sparktui: {native}"), style="dim"))
     # A bundle's capture of the stacks is folded into the stall findings it was taken for and the grids, as
     # the replay and the export show them, and said after them in a section of its own (a capture taken with
     # no stall finding is folded nowhere). What is printed is redacted as a report is (a token in an evidence
@@ -284,10 +291,10 @@ def _warn(problems: Console, text: str) -> None:
 def _spool(args: argparse.Namespace) -> Spool:
     """A new spool, or with the same sources (a path by where it is) the last session's, resumed."""
     title = "sparktui diagnose --follow"
-    if args.fresh:
-        return Spool.new(title, raw=args.spool_raw)
     inputs = ["--edge"] if args.edge else []
     inputs += [a if a == "-" or scheme(a) is not None else os.path.abspath(a) for a in args.sources]
+    if args.fresh:  # not resumed, yet resumable: its checkpoint names the inputs as any other's does
+        return Spool.new(title, raw=args.spool_raw, inputs=inputs)
     return Spool.resume(title, inputs, raw=args.spool_raw)
 
 
@@ -296,6 +303,7 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
     terminal; with ``states``, each source that retries, fails or has news is printed as it happens."""
     show = not args.quiet and problems.is_terminal
     started = time.monotonic()
+    flood = Flood()  # thousands of sources retrying: a few lines of each kind, then one that counts the rest
     with problems.status(f"{doing}…", spinner="dots") if show else nullcontext() as status:
         updates = pipeline.updates()
         while True:
@@ -308,10 +316,11 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
             try:
                 for change in update.changes:
                     if states and not args.quiet and change.state in (State.RETRYING, State.FAILED):
-                        line = f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip()
-                        problems.print(Text(display(line), style="yellow"))
+                        said = f"{change.state.value} {change.detail}".rstrip()
+                        if flood.admit(change.source, said):
+                            problems.print(Text(display(f"sparktui: {change.source}: {said}"), style="yellow"))
                 for note in update.notes:
-                    if states and not args.quiet:
+                    if states and not args.quiet and flood.admit(note.source, note.text):
                         problems.print(Text(display(f"sparktui: {note.source}: {note.text}"), style="yellow"))
                 if status is not None:
                     status.update(progress(doing, update, time.monotonic() - started))
@@ -321,6 +330,8 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
                 raise UsageError(f"the analysis stopped: {update.error}")
             if update.done:
                 assert pipeline.result is not None
+                for line in flood.folded():
+                    problems.print(Text(display(f"sparktui: {line}"), style="yellow"))
                 return _unread_warned(pipeline.result)
 
 

@@ -161,7 +161,7 @@ def same_host(a: str, b: str) -> bool:
 
 def find(cwd: Path | None = None) -> Path | None:
     candidates = [(cwd or Path.cwd()) / "sparktui.toml", *(d / "cluster.toml" for d in dirs.config_dirs())]
-    return next((p for p in candidates if p.is_file()), None)
+    return next((p for p in candidates if tomlfile.present(p)), None)
 
 
 def load(path: Path) -> Cluster:

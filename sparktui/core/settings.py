@@ -65,7 +65,7 @@ class Settings:
 
 
 def find() -> Path | None:
-    return next((p for p in (d / NAME for d in dirs.config_dirs()) if p.is_file()), None)
+    return next((p for p in (d / NAME for d in dirs.config_dirs()) if tomlfile.present(p)), None)
 
 
 def load(path: Path | None = None) -> Settings:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -10,13 +12,54 @@ from typing import Any
 
 
 def read(path: Path, error: Callable[[str], Exception]) -> dict[str, Any]:
-    """The parsed document; ``error(reason)`` is raised when the file cannot be read or is not TOML."""
+    """The parsed document; ``error(reason)`` is raised when the file cannot be read, is not a regular file (a
+    folder, a FIFO that would block the read for ever, a device such as ``/dev/zero`` that never ends) or is
+    not TOML, nesting too deep for the parser included."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = _regular_text(path)
     except OSError as exc:
         raise error(f"cannot read: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:
+        raise error(str(exc)) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise error(f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise error("not valid TOML for sparktui: arrays or tables nested too deeply to read") from None
+
+
+def present(path: Path) -> bool:
+    """Whether a file sparktui looks for is there to be read: anything at ``path``, a folder, a FIFO or a
+    broken link included, so that :func:`read` says what is wrong with it rather than it being passed over."""
+    return path.exists() or path.is_symlink()
+
+
+def _regular_text(path: Path) -> str:
+    """The UTF-8 text of ``path``, opened without blocking so that a FIFO is refused rather than waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ValueError(f"cannot read: it is {_kind(mode)}, not a regular file")
+    with os.fdopen(fd, "rb") as file:
+        try:
+            return file.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not valid TOML: {exc}") from None
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "something other than a file"
 
 
 def string(value: str) -> str:

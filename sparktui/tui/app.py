@@ -32,7 +32,7 @@ from sparktui.core.inventory.preflight import Preflight
 from sparktui.core.pipeline import Tally
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import audit_log
-from sparktui.core.report.export import export
+from sparktui.core.report.export import export, new_folder
 from sparktui.core.report.incident import Incident, Inventory
 from sparktui.core.sources import bundle
 from sparktui.core.sources.bundle import Bundle
@@ -151,6 +151,17 @@ class SparkApp(App[None]):
             self.push_screen(WelcomeScreen(), self._welcomed)
         else:
             self._feed()
+        if not self.welcome and not self.source.live and self.source.bundle is None:
+            self.notify(self._nothing_to_follow(), severity="warning", timeout=60)
+
+    def _nothing_to_follow(self) -> str:
+        """What to do about a session with no source at all (a cluster file that names none): not a blank screen."""
+        where = f"the cluster file {self.cluster.path}" if self.cluster is not None else "this session"
+        return (
+            f"nothing to follow: {where} names no log source. Add the engine's containers ([deployment] "
+            "containers = [...]) or a node's sources = [...] there, or name sources on the command line "
+            "(sparktui SOURCE...); I checks the nodes meanwhile."
+        )
 
     def on_unmount(self) -> None:
         self.pipeline.stop()  # its sources end, and so does the worker that reads it
@@ -417,18 +428,19 @@ class SparkApp(App[None]):
         if self.diagnosis is None:
             self.notify("nothing to export yet", severity="warning")
             return
-        target = self.export_dir / time.strftime("sparktui-report-%Y%m%d-%H%M%S")
-        self.notify(f"exporting to {target}…", timeout=2)
-        self._export(self.diagnosis, target)
+        stem = time.strftime("sparktui-report-%Y%m%d-%H%M%S")
+        self.notify(f"exporting to {self.export_dir / stem}…", timeout=2)
+        self._export(self.diagnosis, stem)
 
     def _spool(self) -> Spool | None:
         """Where a live session keeps what it received (its incident folder); None for a replay."""
         return self.pipeline.spool
 
     @work(thread=True, group="export")
-    def _export(self, diagnosis: Diagnosis, target: Path) -> None:
+    def _export(self, diagnosis: Diagnosis, stem: str) -> None:
         """Markdown, HTML, JSON and a redacted bundle of the logs seen (the replayed bundle, or the spool),
-        with the commands run from the cockpit (a spool's own audit.jsonl holds them already)."""
+        with the commands run from the cockpit (a spool's own audit.jsonl holds them already), in a new folder
+        named ``stem`` (with a suffix where another export, of this cockpit or another, took the name)."""
         logs: Bundle | None = self.source.bundle
         ran = tuple(self.ran)
         spool = self._spool()
@@ -442,6 +454,7 @@ class SparkApp(App[None]):
         )
         incident = replace(incident, inventory=self.inventory, stacks=self.stacks.latest or incident.stacks)
         try:
+            target = new_folder(self.export_dir, stem)
             export(incident, target)
         except (OSError, SourceError) as exc:
             self.call_from_thread(self.notify, f"export failed: {exc}", severity="error")

@@ -93,3 +93,38 @@ def test_play_takes_the_network_from_the_cluster_file(
     out = capsys.readouterr().out
     assert "ray start --head --port=6379 --node-ip-address=192.168.100.10" in out
     assert "-e NCCL_SOCKET_IFNAME=enp1s0f1np1" in out
+
+
+IB_LAUNCH = "NCCL_IB_HCA=rocep1s0f0,rocep1s0f1 NCCL_IB_GID_INDEX=3 vllm serve /m --tensor-parallel-size 2"
+
+
+def test_per_node_nccl_ib_is_not_undone_by_the_launchs_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trial's C15: the relaunch ran `sh -c 'NCCL_IB_HCA=rocep1s0f0,rocep1s0f1 NCCL_IB_GID_INDEX=3 vllm serve
+    ...'`, so vLLM got the launch's values back over each node's. They are taken out of the relaunched command."""
+    (tmp_path / "sparktui.toml").write_text(
+        GOOD.replace('"vllm serve /models/x --tensor-parallel-size 2"', repr(IB_LAUNCH))
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "set-nccl-ib-per-node", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    (relaunch,) = [line for line in out.splitlines() if "docker exec -d" in line]
+    assert "sh -c 'vllm serve /m --tensor-parallel-size 2'" in relaunch, relaunch
+    assert "rocep1s0f0" not in out and "NCCL_IB_GID_INDEX=3" not in out
+
+
+@pytest.mark.parametrize(
+    "launch",
+    ["docker exec -e NCCL_IB_GID_INDEX=3 vllm_node vllm serve /m", "bash -c 'NCCL_IB_HCA=mlx5_0 vllm serve /m'"],
+)
+def test_a_launch_setting_nccl_ib_where_it_cannot_be_taken_out_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], launch: str
+) -> None:
+    (tmp_path / "sparktui.toml").write_text(
+        GOOD.replace('"vllm serve /models/x --tensor-parallel-size 2"', repr(launch))
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "set-nccl-ib-per-node", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "set-nccl-ib-per-node: serve: the launch sets NCCL_IB_" in err, err

@@ -57,8 +57,19 @@ def test_a_wedge_in_real_logs_that_printed_an_affected_nccl_names_the_advisory()
     assert watchdog.facts["advisories"] == "nccl-2-28-9-proxy-wedge-aarch64"
     assert "(advisory nccl-2-28-9-proxy-wedge-aarch64): NCCL 2.28.9, printed in the logs on spark-a," in watchdog.detail
     assert "https://github.com/vllm-project/vllm/issues/52504" in watchdog.detail
+    assert "known-bad release on aarch64 (GB10, GB200) across nodes (architecture unknown:" in watchdog.detail
     # the root cause is no hang: the advisory names only the findings whose symptom it is
     assert "advisories" not in findings["nccl-collective-size-mismatch"].facts
+
+
+def test_an_advisory_of_one_architecture_on_logs_of_unknown_architecture_says_so() -> None:
+    """The trial's C16: the x86 H200 logs of four-hosts-rank-exception had the aarch64-only 2.28.9 advisory
+    attached as though it applied; nothing in logs names the architecture, and the note now says so."""
+    sources, _ = file_sources([str(ROOT / "tests" / "fixtures" / "nccl4" / "four-hosts-rank-exception")])
+    noted = [f for f in diagnose_files(sources, catalogue([])).findings if "advisories" in f.facts]
+    assert noted, "the fixture's NCCL 2.28.9 draws the advisory"
+    for finding in noted:
+        assert "architecture unknown: the logs do not say these nodes' architecture" in finding.detail
 
 
 def test_a_version_outside_the_ranges_or_on_another_node_attaches_nothing() -> None:

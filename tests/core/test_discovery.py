@@ -60,3 +60,15 @@ def test_the_cluster_file_carries_the_network(tmp_path: Path) -> None:
     loaded = config.load(path)
     assert loaded.network == config.Network("enp1s0f1np1", "192.168.100.10", "rocep1s0f1")
     assert "# other RDMA devices seen: roceP2p1s0f1 (enP2p1s0f1np1)" in path.read_text()
+
+
+def test_both_rails_of_the_cage_are_named_where_each_links_the_nodes() -> None:
+    """The trial's C14: rocep1s0f1 and its twin roceP2p1s0f1 both ACTIVE, each on an interface with an address in
+    a subnet both nodes share; discover named rocep1s0f1 alone, which `check` then calls rdma-one-rail-of-two."""
+    twin = [("enP2p1s0f1np1", "10.20.22.10/24")], [("enP2p1s0f1np1", "10.20.22.20/24")]
+    head = NodeLook(HEAD.target, hostname="spark-a", addresses=[*HEAD.addresses, *twin[0]], rdma=HEAD.rdma)
+    worker = NodeLook(WORKER.target, hostname="spark-b", addresses=[*WORKER.addresses, *twin[1]], rdma=WORKER.rdma)
+    found = network(head, [worker])
+    assert found is not None and found.iface == "enp1s0f1np1"
+    assert found.hca == ("rocep1s0f1", "roceP2p1s0f1")
+    assert 'hca = "rocep1s0f1,roceP2p1s0f1"' in cluster_file([head, worker])

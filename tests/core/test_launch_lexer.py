@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sparktui.core.launch.lexer import LaunchError, NotALaunch, Option, Takes, options, read
+from sparktui.core.launch.lexer import LaunchError, NotALaunch, Option, Takes, options, read, without_env
 from sparktui.core.launch.serve import parse_launch
 from sparktui.core.launch.sglang_to_vllm import TranslateError, sglang_to_vllm
 
@@ -127,3 +127,22 @@ def test_what_cannot_be_read_is_said_in_one_line(command: str, message: str) -> 
     with pytest.raises(LaunchError) as caught:
         read(command)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("command", "left"),
+    [
+        ("NCCL_IB_HCA=a,b NCCL_IB_GID_INDEX=3 vllm serve /m -tp 2", "vllm serve /m -tp 2"),
+        (
+            "FOO=1 NCCL_IB_HCA='a b' env NCCL_IB_GID_INDEX=3 BAR=\"x y\" vllm serve /m > log 2>&1",
+            'FOO=1 env BAR="x y" vllm serve /m > log 2>&1',
+        ),
+        (
+            "NCCL_IB_HCA=a \\\n  python3 -m vllm.entrypoints.openai.api_server --model /m",
+            "python3 -m vllm.entrypoints.openai.api_server --model /m",
+        ),
+        ("vllm serve /m --served-model-name NCCL_IB_HCA=x", "vllm serve /m --served-model-name NCCL_IB_HCA=x"),
+    ],
+)
+def test_without_env_takes_out_only_the_assignments_in_front(command: str, left: str) -> None:
+    assert without_env(command, {"NCCL_IB_HCA", "NCCL_IB_GID_INDEX"}) == left

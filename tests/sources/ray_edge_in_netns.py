@@ -249,6 +249,8 @@ async def test_edge_followed_scans_the_logs_made_after_it_started(nodes: list[Ra
     assert pipeline.result is not None
     (source,) = (s for s in pipeline.result.sources if s.name == name)
     assert source.node == head.ip and source.lines == len(port_in_use.splitlines())
+    # Trial 12c F14: followed, no file is ever done, and the summary said `0 B of logs read there`
+    assert edge.totals.read >= len(port_in_use.encode()), edge.totals
 
 
 #: What the cluster file names: a container on every node, a file on two Ray nodes and on one that is not in

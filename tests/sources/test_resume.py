@@ -147,6 +147,29 @@ def test_fresh_reads_from_the_start_into_a_new_incident(tmp_path: Path) -> None:
     assert "resuming" not in err
 
 
+def test_the_session_after_a_fresh_one_resumes_it(tmp_path: Path) -> None:
+    """The trial's R1: a `--fresh` session's checkpoint named no inputs (`{"inputs": ""`), so the next session of
+    the same file never resumed it and read every line again into a new incident."""
+    text = LOG.read_bytes()
+    lines = text.splitlines(keepends=True)
+    head = b"".join(lines[:FIRST])
+    (tmp_path / "run").mkdir()
+    log = tmp_path / "run" / "app.log"
+    log.write_bytes(head)
+    first = _follow(tmp_path, "--fresh")
+    wait_until(lambda: _checkpointed(tmp_path) == len(head) or first.poll() is not None, 60, "the first 40 lines kept")
+    _ended(first, signal.SIGTERM)
+    with open(log, "ab") as more:
+        more.write(b"".join(lines[FIRST:]))
+    second = _follow(tmp_path)
+    wait_until(lambda: _checkpointed(tmp_path) == len(text) or second.poll() is not None, 60, "the rest kept")
+    out, err = _ended(second, signal.SIGTERM)
+    assert "sparktui: resuming " in err, err
+    assert json.loads(out)["sources"][0]["lines"] == len(lines)
+    (incident,) = _incidents(tmp_path)  # the fresh session's, gone on with
+    assert incident.joinpath("app", "app.log").read_bytes() == text
+
+
 def _incidents(tmp_path: Path) -> list[Path]:
     root = tmp_path / "state" / "sparktui" / "incidents"
     return sorted(root.iterdir()) if root.is_dir() else []

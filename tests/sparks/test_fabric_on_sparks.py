@@ -162,9 +162,9 @@ def raylet_environ(node: SparkNode) -> list[str]:
     return node.run(raylets).stdout.splitlines()
 
 
-def per_node(sparks: Sparks, *extra: str) -> int:
+def per_node(sparks: Sparks, *extra: str, serve: str = "vllm serve org/model --tensor-parallel-size 2") -> int:
     given = ["--set", "container=vllm_node", "--set", f"head_ip={sparks.head.address}"]
-    given += ["--set", "serve=vllm serve org/model --tensor-parallel-size 2", "--set", "port=18091"]
+    given += ["--set", f"serve={serve}", "--set", "port=18091"]
     return main(["play", "set-nccl-ib-per-node", *NODES, *given, *extra, "--yes"])
 
 
@@ -184,6 +184,22 @@ def test_each_node_gets_its_own_values_and_the_pinned_index_is_taken_out(sparks:
     assert json.loads(kept) == ["NCCL_IB_HCA", "NCCL_IB_GID_INDEX"]
     serve = a.run("tr '\\000' '\\n' < /proc/$(pgrep -o -f 'vllm serve')/environ").stdout.splitlines()
     assert "NCCL_IB_HCA==rocep1s0f1:1" in serve
+
+
+def test_the_launchs_own_nccl_ib_values_do_not_undo_each_nodes(sparks: Sparks, tmp_path: Path) -> None:
+    """The trial's C15: a launch of the README's form (`NCCL_IB_HCA=... NCCL_IB_GID_INDEX=3 vllm serve ...`) was
+    relaunched as written, its own values overriding the head's in vllm serve. They are taken out."""
+    a, b = sparks.head, sparks["spark-b"]
+    trees = {"spark-a": spark_ports(a.address, MAC_A), "spark-b": spark_ports(b.address, MAC_B, ipv4_at=3)}
+    assert ray_start_cluster(sparks) == 0
+    launch = "NCCL_IB_HCA=rocep1s0f0,rocep1s0f1 NCCL_IB_GID_INDEX=3 vllm serve org/model --tensor-parallel-size 2"
+    with mounted(sparks, tmp_path, trees):
+        assert per_node(sparks, serve=launch) == 0
+    # the newest: vLLM itself, not the sh -c that started it (the launch's own values were not in its environment);
+    # [v] keeps the shell that runs pgrep out
+    serve = a.run("tr '\\000' '\\n' < /proc/$(pgrep -n -f '[v]llm serve')/environ").stdout.splitlines()
+    assert "NCCL_IB_HCA==rocep1s0f1:1" in serve
+    assert not [v for v in serve if v.startswith("NCCL_IB_GID_INDEX=")]
 
 
 def test_pinned_each_node_gets_its_own_index(sparks: Sparks, tmp_path: Path) -> None:

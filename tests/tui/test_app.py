@@ -7,8 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from sparktui.core import cluster as clusterfile
 from sparktui.core.sources import bundle
 from sparktui.tui.app import SparkApp
 from sparktui.tui.bindings import KEYS
@@ -16,6 +18,7 @@ from sparktui.tui.factory import make_app
 from sparktui.tui.messages import DiagnosisChanged
 from sparktui.tui.screens.finding import FindingScreen
 from sparktui.tui.screens.help import HelpScreen
+from sparktui.tui.screens.inventory import InventoryScreen
 from sparktui.tui.screens.progress import EMPTY, ProgressScreen
 from sparktui.tui.session import Session
 from sparktui.tui.widgets.findings import STACKS
@@ -178,6 +181,24 @@ async def test_pause_and_export(hang_app: SparkApp, tmp_path: Path) -> None:
         assert (report.parent / "report.html").exists() and (report.parent / "bundle" / "bundle.toml").exists()
 
 
+async def test_two_exports_in_one_second_get_two_folders(hang_app: SparkApp, tmp_path: Path) -> None:
+    """The trial's R7: two exports in one second wrote one `sparktui-report-...` folder and both said it was
+    theirs. Each now makes its own folder (a suffix where the second's name is taken) and names it."""
+    async with hang_app.run_test(size=(160, 48)) as pilot:
+        await wait_done(pilot, hang_app)
+        said: list[str] = []
+        hang_app.notify = lambda message, *args, **kwargs: said.append(message)  # type: ignore[method-assign]
+        await pilot.press("x", "x")
+        await until(lambda: sum("report written to" in m for m in said) == 2, 30, "both exports")
+    folders = sorted(p.parent for p in tmp_path.glob("sparktui-report-*/report.md"))
+    assert len(folders) == 2
+    assert sorted(m.split(" (")[0].removeprefix("report written to ") for m in said if "written" in m) == [
+        str(f) for f in folders
+    ]
+    for folder in folders:
+        assert (folder / "report.html").exists() and (folder / "bundle" / "bundle.toml").exists()
+
+
 async def test_escape_sequences_and_long_lines_are_inert(tmp_path: Path) -> None:
     nasty = "\x1b]0;pwned\x07\x1b[2Jclear screen\x00 and bell\x07 " + "z" * 50_000 + "\n"
     loaded = bundle.load(make_bundle(tmp_path / "b", {"nasty.log": nasty}))
@@ -303,3 +324,33 @@ async def test_the_status_bar_says_how_each_node_serves(tmp_path: Path) -> None:
         assert app.findings_table.get_cell("vllm-serving-stalled", STACKS).plain == "W"
         status = str(app.query_one("#status").render())
         assert "cpu-node 0.0 tok/s · 1 running · KV 0%" in status, status
+
+
+async def test_the_inventory_takes_the_keys_once_it_has_checked(hang_app: SparkApp) -> None:
+    """The trial's C11: `I` opened unfocused, and PageDown, End, the arrows and `j` did nothing until `tab`."""
+    async with hang_app.run_test(size=(100, 20)) as pilot:
+        await wait_done(pilot, hang_app)
+        screen = InventoryScreen(None)  # this machine's check: no cluster file
+        hang_app.push_screen(screen)
+        await until(lambda: "verdict:" in str(screen.body.render()), 60, "the check of this machine")
+        scroll = screen.query_one("#inventory", VerticalScroll)
+        await until(lambda: hang_app.focused is scroll, 10, "the inventory focused")
+        await pilot.press("end")
+        await until(lambda: scroll.scroll_y > 0, 10, "End scrolled the inventory")
+
+
+async def test_a_cluster_file_without_sources_says_what_to_do(tmp_path: Path) -> None:
+    """The trial's C12: a cockpit on a cluster file with `containers = []` and no node sources was an empty
+    screen (`live t+0s ended`) with nothing saying why."""
+    (tmp_path / "sparktui.toml").write_text(
+        '[[nodes]]\nname = "spark-a"\nrole = "head"\n\n[[nodes]]\nname = "spark-b"\n\n[deployment]\ncontainers = []\n'
+    )
+    cluster = clusterfile.load(tmp_path / "sparktui.toml")
+    assert cluster.source_uris() == []
+    app = make_app(Session(f"cluster {cluster.path}", live=()), cluster=cluster, export_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert any(
+            m.startswith(f"nothing to follow: the cluster file {cluster.path} names no log source") for m in said
+        ), said

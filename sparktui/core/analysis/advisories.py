@@ -11,6 +11,9 @@ from dataclasses import replace
 from sparktui.core.catalogue import COMPONENTS, Advisory
 from sparktui.core.events import Finding
 
+#: The pre-launch fact of a machine's architecture, which an advisory's condition may need and logs never give.
+_ARCH = "node.arch"
+
 
 class VersionsSeen:
     """The versions the logs printed, by the fact that holds them (``nccl_version``...) and node, taken from
@@ -65,6 +68,8 @@ def _note(advisory: Advisory, finding: Finding, seen: Mapping[str, Mapping[str, 
         return ""
     where = f" on {', '.join(nodes)}" if nodes else ""
     applies = f" {advisory.applies}" if advisory.applies else ""
+    if _ARCH in advisory.condition:  # the logs name no architecture: the advisory is offered, not asserted
+        applies += " (architecture unknown: the logs do not say these nodes' architecture, so it holds only there)"
     return (
         f"A known issue may explain it (advisory {advisory.id}): {advisory.label} {', '.join(affected)}, printed in"
         f" the logs{where}, is a known-bad release{applies}: {advisory.symptom} Fix: {advisory.fix}"

@@ -274,9 +274,8 @@ class RayEdge(Producer):
             return
         if isinstance(item, Done):
             progress.done = True
-            if progress.last is not None:
-                self.totals.read += progress.last.read_bytes
-        else:
+        else:  # counted as it comes: a followed file is never done, and a session ends with it still read
+            self.totals.read += item.read_bytes - (progress.last.read_bytes if progress.last is not None else 0)
             progress.last = item
         sink.scanned(item)
 

@@ -13,7 +13,7 @@ import asyncio
 import ipaddress
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sparktui.core.address import ssh_address
@@ -99,12 +99,15 @@ class Link:
     iface: str
     head_ip: str
     subnet: str
-    hca: tuple[str, ...]  # the head's RDMA devices on that interface
+    hca: tuple[str, ...]  # the head's RDMA devices on an interface every node shares a subnet on (every rail)
 
 
 def network(head: NodeLook, workers: list[NodeLook]) -> Link | None:
     """The interface on which the head and every worker have an address in one subnet, under the same
-    name on each; one with RDMA devices first. None when there is no worker or no such interface."""
+    name on each; one with RDMA devices first. Its ``hca`` names the RDMA devices of every such interface: a
+    Spark's cage is two rails (rocep1s0f1 and its twin roceP2p1s0f1 on an interface of its own), and naming one
+    alone halves the link (``sparktui check`` calls it rdma-one-rail-of-two). None when there is no worker or
+    no such interface."""
     if not workers:
         return None
     found: list[Link] = []
@@ -118,7 +121,9 @@ def network(head: NodeLook, workers: list[NodeLook]) -> Link | None:
         if all(_has_address(w, iface, address.network) for w in workers):
             hca = tuple(sorted(dev for dev, net in head.rdma.items() if net == iface))
             found.append(Link(iface, str(address.ip), str(address.network), hca))
-    return max(found, key=lambda n: bool(n.hca), default=None)
+    chosen = max(found, key=lambda n: bool(n.hca), default=None)
+    rails = tuple(sorted({dev for link in found for dev in link.hca}, key=str.casefold))
+    return replace(chosen, hca=rails) if chosen is not None else None
 
 
 def _has_address(node: NodeLook, iface: str, subnet: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:

@@ -26,6 +26,7 @@ FACTS: dict[str, str] = {
     "node.arch": "the machine's architecture (x86_64, aarch64)",
     "node.head": "whether the node is the head (the first node, or the cluster file's head)",
     "node.reachable": "whether the node answered (over SSH, or this machine)",
+    "node.error": "why the node could not be asked ('' where it answered)",
     "gpu.count": "the GPUs nvidia-smi lists (0 where nvidia-smi is not installed)",
     "gpu.names": "the GPUs' names",
     "gpu.driver": "the NVIDIA driver version",
@@ -155,7 +156,12 @@ def _put(values: dict[str, Value], reasons: dict[str, str], name: str, value: Va
 
 def node_facts(inv: NodeInventory, *, head: bool, cluster: Mapping[str, Value] | None = None) -> Facts:
     """The facts of one node's inventory (without the launch's: see :func:`launch_facts`)."""
-    values: dict[str, Value] = {"node.name": inv.node, "node.head": head, "node.reachable": not inv.error}
+    values: dict[str, Value] = {
+        "node.name": inv.node,
+        "node.head": head,
+        "node.reachable": not inv.error,
+        "node.error": inv.error,
+    }
     values.update(cluster or {})
     reasons: dict[str, str] = {}
     if inv.error:

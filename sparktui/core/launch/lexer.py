@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -137,6 +137,39 @@ def read(command: str) -> Command:
         around.after,
         around.background,
     )
+
+
+def without_env(command: str, names: Collection[str]) -> str:
+    """``command`` without the ``NAME=value`` assignments in front of it (after ``env`` or ``exec`` too) that set
+    one of ``names``, the rest kept as written: a playbook that gives the engine its own values relaunches the
+    command with these taken out, or they would win again. Raises :class:`LaunchError` where the command sets
+    one of ``names`` where it cannot be taken out as written (``docker exec -e``, inside ``sh -c '...'``)."""
+    text = _CONTINUATION.sub(" ", command)
+    kept: list[str] = []
+    at = 0
+    while True:
+        start = at
+        while at < len(text) and text[at] in _BLANKS:
+            at += 1
+        if at >= len(text) or text[at] in _SPECIAL:
+            break
+        word, _, end = _word(text, at)
+        if word not in ("env", "exec") and not _ASSIGNMENT.match(text, at):
+            break  # the name of an assignment is never quoted
+        if word.partition("=")[0] not in names or word in ("env", "exec"):
+            kept.append(text[start:end])
+        at = end
+    stripped = ("".join(kept) + text[start:]).strip()
+    try:
+        left = [name for name, _ in read(stripped).env if name in names]
+    except LaunchError:
+        return stripped  # not a launch read here: the assignments in front are all it holds of these
+    if left:
+        raise LaunchError(
+            f"the launch sets {', '.join(dict.fromkeys(left))} where it cannot be taken out (docker exec -e, or "
+            "inside sh -c): take it out of the launch, or it overrides the values given"
+        )
+    return stripped
 
 
 def options(args: Sequence[str], takes: Callable[[str], Takes]) -> list[Option]:

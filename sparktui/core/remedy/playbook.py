@@ -28,6 +28,7 @@ RISKS = ("read-only", "restarts", "changes-node")
 PROBES = ("probe:docker-run", "probe:docker-run-options", "probe:docker-run-image", "probe:docker-run-command")
 TARGETS = ("head", "workers", "all", "finding", "local")
 PLACES = ("host", "container")
+_ENV_NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 VERIFY_KINDS = ("none", "log", "http", "ray-status", "completion")
 
 #: Placeholders every playbook may use: the node a command runs on, the head, and when the run was rendered
@@ -52,6 +53,9 @@ class Param:
     # "sglang:x" (the cluster file's SGLang launch x, translated to vLLM), "probe:x" (read on the node), "ask".
     sources: tuple[str, ...]
     default: str | None = None
+    # A launch command's environment assignments taken out of its value (``without_env``): the playbook gives
+    # the engine values of these itself, which the launch's own would override.
+    without_env: tuple[str, ...] = ()
 
     @property
     def probe(self) -> str | None:
@@ -225,7 +229,12 @@ def _param(name: str, spec: Table) -> Param:
     default = spec.text("default", required=False, empty=True) if "default" in spec.data else None
     if default is not None and not fits(kind, default):
         raise spec.fail("default", f"must be a string of kind {kind}")
-    return Param(name, kind, spec.text("description", required=False, empty=True), tuple(sources), default)
+    without = spec.texts("without_env", required=False)
+    if without and (kind != "text" or not all(_ENV_NAME.fullmatch(n) for n in without)):
+        raise spec.fail("without_env", "environment variable names, for a text parameter holding a launch command")
+    return Param(
+        name, kind, spec.text("description", required=False, empty=True), tuple(sources), default, tuple(without)
+    )
 
 
 def _step(s: Table, shared: Mapping[str, Step]) -> Step:

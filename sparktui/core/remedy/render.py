@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from sparktui.core.kinds import fits
+from sparktui.core.launch.lexer import LaunchError, without_env
 from sparktui.core.remedy.playbook import PLACEHOLDER, Param, Playbook, PlaybookError, Step
 from sparktui.core.remote.command import Command
 
@@ -228,6 +229,11 @@ def _checked(
             if not fits(param.kind, value):
                 shown = value if len(value) < 200 else value[:200] + "..."
                 raise PlaybookError(f"{playbook.id}: refused {param.name}={shown!r}: not a valid {param.kind}")
+            if param.without_env:
+                try:
+                    value = without_env(value, param.without_env)
+                except LaunchError as exc:
+                    raise PlaybookError(f"{playbook.id}: {param.name}: {exc}") from None
             out[node][param.name] = value
     return out
 

@@ -19,6 +19,7 @@ every file.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import shutil
@@ -51,8 +52,10 @@ def export(
     anonymise_hosts: bool = False,
     hosts: Iterable[str] = (),
 ) -> list[Path]:
-    """Write the incident into ``directory`` (created if needed; files of an earlier export are replaced)
-    and return the files written. ``redact`` takes secrets out; ``anonymise_hosts`` also replaces host
+    """Write the incident into ``directory`` and return the files written. The folder is created if needed;
+    one that holds an earlier export (and nothing else) has it removed first, so that no log of another
+    incident stays in its bundle; one that holds anything else is refused with :class:`FileExistsError`.
+    ``redact`` takes secrets out; ``anonymise_hosts`` also replaces host
     names and addresses, ``hosts`` naming hosts the logs may not show in a host position (the cluster's
     nodes and SSH addresses). Raises :class:`OSError` when ``directory`` cannot be written and
     :class:`~sparktui.core.sources.files.SourceError` when a log cannot be read."""
@@ -62,7 +65,7 @@ def export(
         incident.learn_hosts(redactor)
         _learn_logs(redactor, incident.logs)
     safe = incident.redacted(redactor)
-    directory.mkdir(parents=True, exist_ok=True)
+    _clear(directory)
     written = [
         _write(directory / "report.md", markdown(safe)),
         _write(directory / "report.html", page(safe)),
@@ -85,6 +88,41 @@ def export(
     if safe.stacks is not None:
         written.append(safe.stacks.write(target))
     return written
+
+
+def new_folder(parent: Path, stem: str) -> Path:
+    """A folder named ``stem`` in ``parent``, made here and now and so never one another export made in the
+    same second (``stem-2``, ``stem-3``, ... once the name is taken)."""
+    for n in range(1, 1000):
+        folder = parent / (stem if n == 1 else f"{stem}-{n}")
+        try:
+            folder.mkdir(parents=True)
+        except FileExistsError:
+            continue
+        return folder
+    raise FileExistsError(errno.EEXIST, f"every name from {stem} to {stem}-999 is taken in {parent}")
+
+
+#: What an export writes at its top, the one content of a folder :func:`export` may clear.
+_OWN = frozenset({"report.md", "report.html", "report.json", "bundle"})
+
+
+def _clear(directory: Path) -> None:
+    """An empty ``directory`` to export into: made, or emptied of an earlier export, or refused."""
+    directory.mkdir(parents=True, exist_ok=True)
+    held = {p.name for p in directory.iterdir()}
+    if not held:
+        return
+    if "report.json" not in held or not held <= _OWN or (directory / "bundle").is_symlink():
+        raise FileExistsError(
+            errno.EEXIST, "the folder holds files that are not an earlier sparktui report: give an empty or new one"
+        )
+    for name in held:
+        path = directory / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def redact_bundle(

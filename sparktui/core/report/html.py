@@ -21,10 +21,13 @@ from sparktui.core.report.summary import (
     INVENTORY_NOTE,
     counts,
     evidence_by_node,
+    first_seen,
     inert,
+    level,
     numbered,
     plural,
     redaction_note,
+    scope_line,
     sources_line,
     tail,
     when,
@@ -96,11 +99,9 @@ def _section(anchor: str, title: str, content: str) -> Markup:
 
 def _header(incident: Incident) -> Markup:
     d = incident.diagnosis
-    nodes = sorted({s.node for s in d.sources if s.node})  # a file of notes, or a group never found, has none
     facts = _join(
         _tag("span", counts(d)),
-        _tag("span", sources_line(d)),
-        _tag("span", plural(len(nodes), "node")),
+        _tag("span", scope_line(incident)),
         _tag("span", when(incident.created)),
         _tag("span", redaction_note(incident), class_="redaction" if incident.secrets_redacted else "redaction off"),
     )
@@ -117,20 +118,19 @@ def _hero(d: Diagnosis) -> Markup:
     if not d.findings:
         return _tag("div", _tag("strong", "No findings"), f" in {sources_line(d)}.", class_="hero quiet")
     root = d.findings[0]
-    level = root.severity.label
+    first = first_seen(root)
     return _tag(
         "div",
         _tag("div", "Most likely root cause", class_="label"),
-        _tag("div", _pill(level), " ", _tag("a", root.title, href="#finding-1"), class_="title"),
+        _tag("div", _pill(root), " ", _tag("a", root.title, href="#finding-1"), class_="title"),
         _tag(
             "div",
-            *(("on ", _nodes(root.nodes), " · ") if root.nodes else ()),
-            "first at ",
-            _tag("code", _first(root)),
+            *(("on ", _nodes(root.nodes)) if root.nodes else ()),
+            *((" · " if root.nodes else "", "first at ", _tag("code", first)) if first else ()),
             class_="where",
         ),
         _tag("p", root.detail) if root.detail else None,
-        class_=f"hero {level}",
+        class_=f"hero {root.severity.label}",
     )
 
 
@@ -141,10 +141,10 @@ def _findings(d: Diagnosis) -> Markup:
         _tag(
             "tr",
             _tag("td", str(rank), class_="num"),
-            _tag("td", _pill(f.severity.label)),
+            _tag("td", _pill(f)),
             _tag("td", _tag("a", f.title, href=f"#finding-{rank}")),
             _tag("td", _nodes(f.nodes)),
-            _tag("td", _tag("code", _first(f))),
+            _tag("td", _tag("code", first_seen(f)) if first_seen(f) else ""),
         )
         for rank, f in enumerate(d.findings, 1)
     ]
@@ -154,8 +154,10 @@ def _findings(d: Diagnosis) -> Markup:
 
 
 def _finding(rank: int, f: Finding) -> Markup:
-    level = f.severity.label
-    meta = _join(_tag("code", f.signature), f" · {f.category} · seen {f.count}x · first at ", _tag("code", _first(f)))
+    tone = f.severity.label
+    first = first_seen(f)
+    seen = (f" · seen {f.count}x · first at ", _tag("code", first)) if first else ()
+    meta = _join(_tag("code", f.signature), f" · {f.category}", *seen)
     facts = _tag("dl", *(_join(_tag("dt", k), _tag("dd", v)) for k, v in f.shown_facts.items()), class_="facts")
     remedies = _join(*(_tag("code", r, class_="chip") for r in f.remediations))
     evidence = [
@@ -173,7 +175,7 @@ def _finding(rank: int, f: Finding) -> Markup:
     ]
     return _tag(
         "article",
-        _tag("div", _tag("span", str(rank), class_="rank"), _pill(level), _tag("h3", f.title), class_="head"),
+        _tag("div", _tag("span", str(rank), class_="rank"), _pill(f), _tag("h3", f.title), class_="head"),
         _tag("div", meta, class_="meta"),
         _tag("div", "nodes ", _nodes(f.nodes), class_="meta") if f.nodes else None,
         _tag("p", f.detail, class_="detail") if f.detail else None,
@@ -182,7 +184,7 @@ def _finding(rank: int, f: Finding) -> Markup:
         _tag("p", "Remediation ", remedies, class_="remedies") if f.remediations else None,
         _tag("h4", "Evidence") if evidence else None,
         *evidence,
-        class_=f"card {level}",
+        class_=f"card {tone}",
         id=f"finding-{rank}",
     )
 
@@ -333,16 +335,13 @@ def _environment(incident: Incident) -> Markup:
     return _join(_tag("table", _tag("tbody", *rows), class_="keys"), _pre(inert(env.notes)) if env.notes else None)
 
 
-def _pill(level: str) -> Markup:
-    return _tag("span", level, class_=f"pill {level}")
+def _pill(f: Finding) -> Markup:
+    """The finding's grade in words (a check's verdict, else its severity), coloured by its severity."""
+    return _tag("span", level(f), class_=f"pill {f.severity.label}")
 
 
 def _nodes(nodes: Sequence[str]) -> Markup:
     return _join(*(_tag("span", n, class_="node") for n in nodes))
-
-
-def _first(f: Finding) -> str:
-    return f"{f.first_seen.source}:{f.first_seen.line}"
 
 
 def _explained(text: str) -> Markup:

@@ -20,10 +20,13 @@ from sparktui.core.report.summary import (
     INVENTORY_NOTE,
     counts,
     evidence_by_node,
+    first_seen,
     inert,
+    level,
     numbered,
     plural,
     redaction_note,
+    scope_line,
     sources_line,
     tail,
     when,
@@ -70,7 +73,7 @@ def _summary_md(incident: Incident) -> list[str]:
     if d.findings:
         root = d.findings[0]
         where = f", on {', '.join(_code(n) for n in root.nodes)}" if root.nodes else ""
-        out += [f"**Most likely root cause:** {root.title} ({root.severity.label}{where}).", ""]
+        out += [f"**Most likely root cause:** {root.title} ({level(root)}{where}).", ""]
     else:
         out += [f"**No findings** in {sources_line(d)}.", ""]
     return [
@@ -78,7 +81,7 @@ def _summary_md(incident: Incident) -> list[str]:
         "| | |",
         "|---|---|",
         f"| findings | {counts(d)} |",
-        f"| read | {sources_line(d)} |",
+        f"| {'read' if d.sources or incident.inventory is None else 'checked'} | {scope_line(incident)} |",
         f"| created | {when(incident.created)} |",
         f"| redaction | {redaction_note(incident)} |",
         "",
@@ -91,9 +94,9 @@ def _findings_md(d: Diagnosis) -> list[str]:
     out = ["## Findings", "", "| # | severity | finding | nodes | first seen |", "|---|---|---|---|---|"]
     for rank, f in enumerate(d.findings, 1):
         nodes = ", ".join(_code(n, table=True) for n in f.nodes)
-        first = _code(f"{f.first_seen.source}:{f.first_seen.line}", table=True)
+        first = _code(first_seen(f), table=True) if first_seen(f) else ""
         title = f.title.replace("|", "\\|")  # the catalogue's own words: only the cell separator escaped
-        out.append(f"| {rank} | {f.severity.label} | {title} | {nodes} | {first} |")
+        out.append(f"| {rank} | {level(f)} | {title} | {nodes} | {first} |")
     out.append("")
     for rank, f in enumerate(d.findings, 1):
         out += [f"### {rank}. {f.title}", "", *_finding_md(f, open_evidence=rank == 1)]
@@ -225,11 +228,8 @@ def finding_markdown(f: Finding) -> str:
 
 def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
     nodes = ", ".join(_code(n) for n in f.nodes)
-    first = _code(f"{f.first_seen.source}:{f.first_seen.line}")
-    out = [
-        f"**{f.severity.label}** · {_code(f.signature)} ({f.category}) · {nodes} · seen {f.count}x · first at {first}",
-        "",
-    ]
+    first = f" · seen {f.count}x · first at {_code(first_seen(f))}" if first_seen(f) else ""
+    out = [f"**{level(f)}** · {_code(f.signature)} ({f.category}) · {nodes}{first}", ""]
     if f.detail:
         out += [_text(f.detail), ""]
     out += [f.explanation, ""]

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.events import Evidence, Finding, Severity
+from sparktui.core.events import Evidence, Finding
 from sparktui.core.report.incident import Incident
 from sparktui.core.text import display
 
@@ -28,17 +28,43 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+def level(f: Finding) -> str:
+    """How a finding is graded in words: a pre-launch check's verdict (block, slow, advice) as ``sparktui check``
+    says it, else its severity."""
+    return f.verdict or f.severity.label
+
+
 def counts(diagnosis: Diagnosis) -> str:
-    """``"3 findings (1 critical, 2 warning)"`` or ``"no findings"``."""
+    """``"3 findings (1 critical, 2 warning)"`` (a check's: ``"(1 block, 2 slow)"``) or ``"no findings"``."""
     if not diagnosis.findings:
         return "no findings"
-    by = [(s, sum(f.severity == s for f in diagnosis.findings)) for s in reversed(Severity)]
-    parts = ", ".join(f"{n} {s.label}" for s, n in by if n)
+    by: dict[str, int] = {}
+    for f in sorted(diagnosis.findings, key=lambda f: f.severity, reverse=True):
+        by[level(f)] = by.get(level(f), 0) + 1
+    parts = ", ".join(f"{n} {label}" for label, n in by.items())
     return f"{plural(len(diagnosis.findings), 'finding')} ({parts})"
 
 
 def sources_line(diagnosis: Diagnosis) -> str:
     return f"{plural(len(diagnosis.sources), 'source')}, {plural(sum(s.lines for s in diagnosis.sources), 'line')}"
+
+
+def scope_line(incident: Incident) -> str:
+    """What the report covers: the logs read, and the nodes a pre-launch check looked at with its verdict (a
+    check alone read no log: only its nodes are said)."""
+    parts = []
+    d, checked = incident.diagnosis, incident.inventory
+    if d.sources or checked is None:
+        nodes = {s.node for s in d.sources if s.node}  # a file of notes, or a group never found, has none
+        parts.append(f"{sources_line(d)} · {plural(len(nodes), 'node')}")
+    if checked is not None:
+        parts.append(f"{plural(len(checked.verdicts), 'node')} checked, verdict {checked.verdict}")
+    return " · ".join(parts)
+
+
+def first_seen(f: Finding) -> str:
+    """Where a finding was first seen, ``source:line``; "" for a check's, which no log line shows."""
+    return "" if f.verdict else f"{f.first_seen.source}:{f.first_seen.line}"
 
 
 def also_named(diagnosis: Diagnosis) -> list[str]:

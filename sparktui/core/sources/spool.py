@@ -143,10 +143,18 @@ class Spool:
 
     @classmethod
     def new(
-        cls, title: str, *, raw: bool = False, root: Path | None = None, keep: SpoolSettings | None = None
+        cls,
+        title: str,
+        *,
+        raw: bool = False,
+        root: Path | None = None,
+        keep: SpoolSettings | None = None,
+        inputs: Sequence[str] = (),
     ) -> Spool:
         """A spool in a new incident folder under ``root`` (default: the state folder), once the old
-        incidents that ``keep`` (default: the settings file's) does not keep are removed."""
+        incidents that ``keep`` (default: the settings file's) does not keep are removed. ``inputs`` (the
+        arguments naming its sources) go into its checkpoint, so that a later session of the same resumes it
+        (:meth:`resume`), a ``--fresh`` one included; none: no later session resumes it."""
         keep = keep or settings.load().spool
         base = (root or state_dir()) / "incidents"
         os.close(private_dir(base.parent))  # the state folder, and the incidents: they list what was spooled
@@ -160,7 +168,7 @@ class Spool:
             except FileExistsError:
                 n += 1
                 path = base / f"{stamp}-{n}"
-        spool = cls(path, title, raw)
+        spool = cls(path, title, raw, inputs=_key(inputs) if inputs else "")
         prune(base, keep, current=path)
         return spool
 
@@ -347,7 +355,7 @@ class Spool:
         """The spool of the last session of the same ``inputs`` (the arguments naming its sources), gone on
         from its checkpoint where that session ended (no live session holds it) and kept lines the same way
         (redacted or ``raw``); otherwise a new one (:meth:`new`). See :attr:`resumed`."""
-        key = digest("\n".join(inputs))
+        key = _key(inputs)
         keep = keep or settings.load().spool
         base = (root or state_dir()) / "incidents"
         if base.is_dir():
@@ -367,9 +375,7 @@ class Spool:
                     return spool
                 spool.close()
                 break
-        spool = cls.new(title, raw=raw, root=root, keep=keep)
-        spool.inputs = key
-        return spool
+        return cls.new(title, raw=raw, root=root, keep=keep, inputs=inputs)
 
     def resume_of(self, source: str) -> Resume | None:
         """Where ``source`` stood when the resumed session ended, or None (not in it: read from its start).
@@ -436,6 +442,11 @@ class Spool:
 def _stamp_order(name: str) -> tuple[str, int]:
     """An incident folder's name in the order they were made (``-2`` after the one of the same second)."""
     return name[:15], int(name[16:] or 1)
+
+
+def _key(inputs: Sequence[str]) -> str:
+    """How a checkpoint names a session's inputs."""
+    return digest("\n".join(inputs))
 
 
 def _checkpoint_head(incident: Path) -> dict[str, Any]:

@@ -71,6 +71,9 @@ class InventoryScreen(ModalScreen[None]):
 
     def show(self, result: preflight.Preflight, where: str) -> None:
         self.body.update(render(result, where))
+        # The scroll takes the keys once it has something to scroll (a scroll container may only take the focus
+        # then): PageDown, End and the arrows did nothing until tab.
+        self.call_after_refresh(self.query_one("#inventory", VerticalScroll).focus)
         if self.done is not None:
             self.done(result)
 
