@@ -17,7 +17,8 @@ PACKAGE = ROOT / "sparktui"
 FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(floor)
     for floor in (
-        {"core.events", "core.errors", "core.kinds", "core.text", "core.tomlfile", "core.dirs", "core.words"}
+        {"core.text"},  # how any text is shown inert: events and kinds clean names and values with it
+        {"core.events", "core.errors", "core.kinds", "core.tomlfile", "core.dirs", "core.words"}
         | {"core.floods"}  # many sources saying one thing, folded into a line per kind
         | {"core.address"},  # a node's [user@]host[:port], parsed once
         {"core.formats"},  # the line formats as data, which core.classify applies

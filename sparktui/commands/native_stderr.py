@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from sparktui.core.dirs import private_dir, state_dir
 
@@ -35,7 +36,7 @@ def keep(name: str) -> Path | None:
     """From now on, what is written on descriptor 2 below Python goes to a new file named after ``name``, which
     this returns; the same file for every later call. None where there is no standard error to keep apart."""
     global _kept
-    if _kept is not None or sys.stderr is None:
+    if _kept is not None or not _is_descriptor_2(sys.stderr):
         return _kept
     folder = state_dir() / "native"
     os.close(private_dir(folder))
@@ -51,6 +52,15 @@ def keep(name: str) -> Path | None:
     sys.stderr = own
     _kept = path
     return path
+
+
+def _is_descriptor_2(stream: TextIO | None) -> bool:
+    """Whether Python's standard error writes on descriptor 2: not where it was replaced (pytest's capture, a
+    program embedding sparktui), whose own stream already keeps native output apart from ours."""
+    try:
+        return stream is not None and stream.fileno() == 2
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return False
 
 
 def said() -> str:

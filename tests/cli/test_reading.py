@@ -161,7 +161,7 @@ def test_notes_beside_the_logs_make_up_no_node(tmp_path: Path, capsys: pytest.Ca
     assert FileSource(hang / "meta.txt", "meta.txt").default_node() == ""
     assert FileSource(hang / "rank0.log", "rank0.log").default_node() == "spark-a"
     assert main(["diagnose", "--report", str(tmp_path / "report"), str(hang)]) == 1
-    assert "<span>2 nodes</span>" in (tmp_path / "report" / "report.html").read_text()
+    assert "117 lines · 2 nodes</span>" in (tmp_path / "report" / "report.html").read_text()
     exported = bundle.load(tmp_path / "report" / "bundle")  # the notes keep no node there either
     assert {s.name: s.node for s in exported.sources} == {
         "meta.txt": "",

@@ -57,7 +57,8 @@ def test_a_wedge_in_real_logs_that_printed_an_affected_nccl_names_the_advisory()
     assert watchdog.facts["advisories"] == "nccl-2-28-9-proxy-wedge-aarch64"
     assert "(advisory nccl-2-28-9-proxy-wedge-aarch64): NCCL 2.28.9, printed in the logs on spark-a," in watchdog.detail
     assert "https://github.com/vllm-project/vllm/issues/52504" in watchdog.detail
-    assert "known-bad release on aarch64 (GB10, GB200) across nodes (architecture unknown:" in watchdog.detail
+    assert "release on aarch64 (GB10, GB200) across nodes, in a build made with GCC before 10" in watchdog.detail
+    assert "(architecture unknown: the logs do not say these nodes' architecture" in watchdog.detail
     # the root cause is no hang: the advisory names only the findings whose symptom it is
     assert "advisories" not in findings["nccl-collective-size-mismatch"].facts
 
