@@ -171,6 +171,7 @@ def _finding(rank: int, f: Finding) -> Markup:
         _tag("div", meta, class_="meta"),
         _tag("div", "nodes ", _nodes(f.nodes), class_="meta") if f.nodes else None,
         _tag("p", f.detail, class_="detail") if f.detail else None,
+        _tag("p", "Why here: " + "; ".join(b.said() for b in f.because), class_="because") if f.because else None,
         _tag("p", _explained(f.explanation), class_="explain"),
         facts if f.facts else None,
         _tag("p", "Remediation ", remedies, class_="remedies") if f.remediations else None,
@@ -466,6 +467,7 @@ table.keys th { width: 160px; text-transform: none; font-size: 14px; letter-spac
 .card .rank { color: var(--muted); font-weight: 700; font-size: 17px; }
 .meta { color: var(--muted); font-size: 13px; margin-top: 6px; }
 .detail { margin: 12px 0 0; font-weight: 500; }
+.because { margin: 8px 0 0; font-size: 13px; color: var(--muted); }
 .explain { margin: 10px 0 0; color: var(--text); opacity: .9; max-width: 980px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 12px 0 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
