@@ -154,7 +154,9 @@ class Correlation:
         stalled: dict[str, list[StallHit]] = {}
         pending: list[Pending] = []
         log_end = {s.name: s.last_time for s in self._sources.values() if s.last_time is not None}
-        for hit in self.tracker.stalls(self.catalogue.signatures, now=now, log_end=log_end, down=down):
+        log_lines = {s.name: s.lines for s in self._sources.values()}
+        sigs = self.catalogue.signatures
+        for hit in self.tracker.stalls(sigs, now=now, log_end=log_end, log_lines=log_lines, down=down):
             if hit.pending is None:
                 stalled.setdefault(hit.signature.id, []).append(hit)
             else:

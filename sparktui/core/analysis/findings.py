@@ -38,6 +38,7 @@ class Part:
     evidence: Sequence[Evidence]
     detail: str = ""
     weak: bool = False  # only the end of the log speaks for it: the finding is at most a warning
+    cut: bool = False  # peers got further, in logs that end about where it stopped: the finding is info
     folded: int = 0  # lines Ray's de-duplication folded into its hits
 
 
@@ -54,6 +55,8 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
     evidence = [e for p in parts for e in p.evidence]
     first = min((p.first for p in parts), key=lambda at: (order.get(at.source, len(order)), at.line))
     severity = sig.severity if not all(p.weak for p in parts) else min(sig.severity, Severity.WARNING)
+    if all(p.cut for p in parts):
+        severity = Severity.INFO
     times = [t for e in evidence if (t := moment(e)) is not None]
     details = [p.detail for p in parts if p.detail]
     folded = sum(p.folded for p in parts)
@@ -188,7 +191,9 @@ def _group_part(hits: list[StallHit]) -> Part:
     nodes += [u.node for u in ahead.values()] + [u.node for u in seen.values()] + [u.node for u in quiet.values()]
     first = min((e for e in evidence), key=lambda e: (e.source, e.line))
     weak = not any(h.corroboration for h in hits)
-    return Part(Position(first.source, first.line), len(hits), nodes, facts, evidence, _describe(hits, weak), weak=weak)
+    cut = all(h.cut for h in hits)
+    detail = _describe(hits, weak, cut)
+    return Part(Position(first.source, first.line), len(hits), nodes, facts, evidence, detail, weak=weak, cut=cut)
 
 
 def _distinct(tuples: Iterable[tuple[Unit, ...]]) -> list[tuple[Unit, ...]]:
@@ -196,7 +201,7 @@ def _distinct(tuples: Iterable[tuple[Unit, ...]]) -> list[tuple[Unit, ...]]:
     return list({id(t): t for t in tuples}.values())
 
 
-def _describe(hits: list[StallHit], weak: bool) -> str:
+def _describe(hits: list[StallHit], weak: bool, cut: bool) -> str:
     """One sentence per peer group: who stopped where, who got further, who never began it."""
     unit = hits[0].unit
     rule = hits[0].signature.stall
@@ -241,7 +246,12 @@ def _describe(hits: list[StallHit], weak: bool) -> str:
             " Ray's log de-duplication folded some of these lines of other workers into one"
             " (`[repeated Nx across cluster]`), so a rank may look behind only because its line was folded."
         )
-    if weak:
+    if cut:
+        text += (
+            " But the peers' lines end about where its own do (by their clocks, or by the lines after its last"
+            " one): a window of interleaved start-up lines cut there reads the same, so it is not taken for a hang."
+        )
+    elif weak:
         text += (
             " Nothing else in the logs says it was stuck: it hangs there if the job was still running when the"
             " log was taken, or the log was only cut there."
