@@ -124,6 +124,7 @@ def _hero(d: Diagnosis) -> Markup:
             class_="where",
         ),
         _tag("p", root.detail) if root.detail else None,
+        _tag("p", "Why first: " + _why(root), class_="because") if root.because else None,
         class_=f"hero {level}",
     )
 
@@ -171,7 +172,7 @@ def _finding(rank: int, f: Finding) -> Markup:
         _tag("div", meta, class_="meta"),
         _tag("div", "nodes ", _nodes(f.nodes), class_="meta") if f.nodes else None,
         _tag("p", f.detail, class_="detail") if f.detail else None,
-        _tag("p", "Why here: " + "; ".join(b.said() for b in f.because), class_="because") if f.because else None,
+        _tag("p", "Why here: " + _why(f), class_="because") if f.because else None,
         _tag("p", _explained(f.explanation), class_="explain"),
         facts if f.facts else None,
         _tag("p", "Remediation ", remedies, class_="remedies") if f.remediations else None,
@@ -180,6 +181,10 @@ def _finding(rank: int, f: Finding) -> Markup:
         class_=f"card {level}",
         id=f"finding-{rank}",
     )
+
+
+def _why(f: Finding) -> str:
+    return "; ".join(b.said() for b in f.because)
 
 
 def _evidence(source: str, line: int, rows: list[tuple[int, str, bool]]) -> Markup:
