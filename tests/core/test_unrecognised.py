@@ -106,6 +106,7 @@ def test_an_exit_status_only_reports_the_exception_its_process_printed_before() 
     found = diagnose(("node", log)).findings
     assert found[0].facts["exception"] == "ValueError"
     assert not [f for f in found if f.facts.get("exit") == "1"]
+    assert _explained(found[0]) == [("E3", ("unrecognised-failure-process-died",))]
     # torchrun stopping the healthy rank (exitcode -15, SIGTERM) once rank 1 was killed
     killed = (ROOT / "tests/fixtures/torchrun/rank-host-oom/torchrun.log").read_text(encoding="utf-8")
     found = diagnose(("node", killed)).findings

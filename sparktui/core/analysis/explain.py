@@ -93,11 +93,11 @@ def explain_away(findings: Sequence[Finding], signatures: Mapping[str, Signature
     # (what a process printed before it exited, named or not, is what its exit status reports)
     errors = [f for f in findings if f.severity >= Severity.ERROR and not exit_status(f)]
     explained: dict[int, list[tuple[str, Finding]]] = {}  # by the finding that explains: rule, what it explains
-    kept = []
+    kept: list[tuple[Finding, Finding]] = []  # (as found, as kept): what explains is known as it was found
     for f in findings:
         sig = fallback(f)
         if sig is None:
-            kept.append(f)
+            kept.append((f, f))
             continue
         places = set(_places(f))
         said = next((e for e in named if (sig.fallback or e.category == f.category) and places & set(_places(e))), None)
@@ -108,8 +108,8 @@ def explain_away(findings: Sequence[Finding], signatures: Mapping[str, Signature
                 explained.setdefault(id(by), []).append((rule, f))
                 break
         else:
-            kept.append(told(f))
-    return [_explains(f, explained.get(id(f), [])) for f in kept]
+            kept.append((f, told(f)))
+    return [_explains(f, explained.get(id(found), [])) for found, f in kept]
 
 
 #: How each explain-away rule says what the finding that explains did.
