@@ -143,6 +143,10 @@ def _finding(rank: int, f: Finding) -> Group:
         style="dim",
     )
     parts: list[Text | Padding] = [title, meta]
+    if f.because:
+        why = Text("   why: ", style="dim")
+        why.append("; ".join(b.said() for b in f.because))
+        parts.append(why)
     if f.detail:
         parts.append(Padding(Text(display_text(f.detail)), (0, 0, 0, 3), expand=False))
     if f.facts:

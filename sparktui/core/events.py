@@ -64,6 +64,21 @@ class Evidence(ByFields):
 
 
 @dataclass(frozen=True, slots=True)
+class Because:
+    """Why a finding is kept or placed where it is: the rule that did it (its id in
+    :data:`sparktui.core.analysis.explain.RULES`, or a filing step's), in words, and the findings it names (their
+    signatures)."""
+
+    rule: str
+    text: str
+    names: tuple[str, ...] = ()
+
+    def said(self) -> str:
+        """One line: ``O3 error, more severe than #2 (warning)``."""
+        return f"{self.rule} {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """A diagnosis: one signature seen (or one stall detected), correlated across nodes and ranks."""
 
@@ -83,6 +98,7 @@ class Finding:
     waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
     lost_peer: bool = False  # ... and says that it lost that one (its socket closed), rather than waited for it
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
+    because: tuple[Because, ...] = ()  # why it is kept and ranked where it is, first what placed it most
 
     @property
     def shown_facts(self) -> dict[str, str]:
@@ -126,6 +142,7 @@ def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
         "facts": dict(f.facts),
         "explanation": f.explanation,
         "remediations": list(f.remediations),
+        "because": [{"rule": b.rule, "text": b.text, "names": list(b.names)} for b in f.because],
     } | ({"verdict": f.verdict} if f.verdict else {})
 
 

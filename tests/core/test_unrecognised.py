@@ -1,4 +1,5 @@
-"""Failures no signature names: the fallback signature, its families, what it leaves out and how it ranks."""
+"""Failures no signature names: the fallback signature, its families, what it leaves out (the explain-away rules
+E1-E3 of ``explain``, each said by the finding that explains) and how it ranks."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.events import Finding
 
 ROOT = Path(__file__).resolve().parents[2]
 EXCEPTION = ROOT / "tests" / "fixtures" / "nccl4" / "four-hosts-rank-exception"
@@ -47,6 +49,7 @@ def test_the_exception_ranks_before_the_timeouts_it_caused() -> None:
     found = diagnose(*logs).findings
     assert found[0].signature == "unrecognised-failure"
     assert "torch-nccl-watchdog-timeout" in [f.signature for f in found[1:]]
+    assert "torch-nccl-watchdog-timeout" in next(b.names for b in found[0].because if b.rule == "T1")
 
 
 def test_a_family_files_it_by_its_words() -> None:
@@ -73,6 +76,7 @@ def test_a_signature_of_the_same_category_on_the_node_says_it_better() -> None:
     uvicorn = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use"
     found = diagnose(("head", f"{uvicorn}\n{GRPC_PORT}")).findings
     assert [f.signature for f in found] == ["server-port-in-use"]
+    assert _explained(found[0]) == [("E1", ("unrecognised-failure-port-in-use",))]
     elsewhere = diagnose(("head", uvicorn), ("worker", GRPC_PORT)).findings
     assert {f.signature for f in elsewhere} == {"server-port-in-use", "unrecognised-failure-port-in-use"}
 
@@ -102,11 +106,15 @@ def test_an_exit_status_only_reports_the_exception_its_process_printed_before() 
     found = diagnose(("node", log)).findings
     assert found[0].facts["exception"] == "ValueError"
     assert not [f for f in found if f.facts.get("exit") == "1"]
+    assert _explained(found[0]) == [("E3", ("unrecognised-failure-process-died",))]
     # torchrun stopping the healthy rank (exitcode -15, SIGTERM) once rank 1 was killed
     killed = (ROOT / "tests/fixtures/torchrun/rank-host-oom/torchrun.log").read_text(encoding="utf-8")
     found = diagnose(("node", killed)).findings
     assert found[0].signature == "process-killed-sigkill"
     assert not [f for f in found if f.facts.get("exit") == "-15"]
+    # (the healthy rank's lost peer, printed before torchrun stopped it, is what that exit status reports)
+    lost = next(f for f in found if f.signature == "gloo-peer-connection-lost")
+    assert _explained(lost) == [("E3", ("unrecognised-failure-process-died",))]
 
 
 def test_the_causes_in_a_chain_of_exceptions_go_with_the_named_one_it_ends_in() -> None:
@@ -114,7 +122,14 @@ def test_the_causes_in_a_chain_of_exceptions_go_with_the_named_one_it_ends_in() 
     tests/fixtures/ray/job-submit-wrong-address): urllib3's and requests' refused connections, chained by
     Python to Ray's own ConnectionError, which a signature names, are not findings of their own."""
     log = (ROOT / "tests/fixtures/ray/job-submit-wrong-address/job-submit.log").read_text(encoding="utf-8")
-    assert [f.signature for f in diagnose(("head", log)).findings] == ["ray-dashboard-unreachable"]
+    found = diagnose(("head", log)).findings
+    assert [f.signature for f in found] == ["ray-dashboard-unreachable"]
+    assert _explained(found[0]) == [("E2", ("unrecognised-failure-network",))]
+
+
+def _explained(f: Finding) -> list[tuple[str, tuple[str, ...]]]:
+    """The explain-away rules a finding says it applied, with the findings it explained."""
+    return [(b.rule, b.names) for b in f.because if b.rule.startswith("E")]
 
 
 def test_what_fails_after_an_orderly_shutdown_stays_quiet() -> None:

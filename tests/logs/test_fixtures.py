@@ -6,6 +6,7 @@ import tomllib
 
 import pytest
 
+from sparktui.core.analysis.explain import RULES
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity
 from sparktui.core.pipeline import diagnose_files
@@ -33,6 +34,7 @@ def test_fixture(name: str, catalogue: Catalogue) -> None:
     assert not problems
     diagnosis = diagnose_files(sources, catalogue)
     found = [f.signature for f in diagnosis.findings]
+    assert all(f.because and {b.rule for b in f.because} <= set(RULES) for f in diagnosis.findings), found
     for f in diagnosis.findings:  # a line is evidence once, however many patterns of the signature it matched
         quoted = [(e.source, e.line) for e in f.evidence]
         assert len(quoted) == len(set(quoted)), (f.signature, quoted)
@@ -46,6 +48,7 @@ def test_fixture(name: str, catalogue: Catalogue) -> None:
         assert list(root.nodes) == want["root_nodes"]
         assert sorted({e.node for e in root.evidence}) == sorted(root.nodes)
     if "root_says" in want:
-        assert str(want["root_says"]) in diagnosis.findings[0].detail
+        root = diagnosis.findings[0]
+        assert any(str(want["root_says"]) in said for said in (root.detail, *(b.text for b in root.because)))
     for sig in want.get("present", []):  # type: ignore[attr-defined]
         assert sig in found, found

@@ -13,22 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sparktui.core.analysis.advisories import VersionsSeen, attach
+from sparktui.core.analysis.clocks import clocks
 from sparktui.core.analysis.diagnosis import Diagnosis, Pending
 from sparktui.core.analysis.differ import Differences
-from sparktui.core.analysis.findings import (
-    STALL_EVIDENCE_MAX,
-    Part,
-    merge,
-    metric_part,
-    name_consequences,
-    rank,
-    stall_parts,
-)
+from sparktui.core.analysis.explain import explain_away, order, tell
+from sparktui.core.analysis.findings import STALL_EVIDENCE_MAX, Part, merge, metric_part, moment, stall_parts
 from sparktui.core.analysis.progress import grids
 from sparktui.core.analysis.scan import EVIDENCE_MAX, Disabled, Hits, LateContext, Role, Scanned
 from sparktui.core.analysis.serving import ServingWatch
 from sparktui.core.analysis.stages import Outage, StageTracker, StallHit
-from sparktui.core.analysis.unrecognised import judge
 from sparktui.core.catalogue import Catalogue, Signature
 from sparktui.core.events import Evidence, Position, SourceSummary
 
@@ -149,7 +142,7 @@ class Correlation:
         stage's ``stuck_after`` seconds without progress, not counting the sources' outages in ``down``:
         see :meth:`StageTracker.stalls`); leave it out for logs read after the fact."""
         self.changed = False
-        order = {name: i for i, name in enumerate(self._sources)}
+        order_of = {name: i for i, name in enumerate(self._sources)}
         parts: dict[str, list[Part]] = {}
         for (sig_id, scope), m in self._merged.items():
             sig = self._signatures.get(sig_id)
@@ -157,33 +150,38 @@ class Correlation:
                 parts.setdefault(sig_id, []).append(
                     Part(m.first, m.count, m.nodes, m.facts, m.evidence, folded=m.folded)
                 )
-        findings = [merge(self._signatures[s], found, order, EVIDENCE_MAX) for s, found in parts.items()]
+        findings = [merge(self._signatures[s], found, order_of, EVIDENCE_MAX) for s, found in parts.items()]
         stalled: dict[str, list[StallHit]] = {}
         pending: list[Pending] = []
         log_end = {s.name: s.last_time for s in self._sources.values() if s.last_time is not None}
-        for hit in self.tracker.stalls(self.catalogue.signatures, now=now, log_end=log_end, down=down):
+        log_lines = {s.name: s.lines for s in self._sources.values()}
+        sigs = self.catalogue.signatures
+        for hit in self.tracker.stalls(sigs, now=now, log_end=log_end, log_lines=log_lines, down=down):
             if hit.pending is None:
                 stalled.setdefault(hit.signature.id, []).append(hit)
             else:
                 pending.append(_pending(hit, hit.pending))
         findings += [
-            merge(self._signatures[s], stall_parts(hits), order, STALL_EVIDENCE_MAX) for s, hits in stalled.items()
+            merge(self._signatures[s], stall_parts(hits), order_of, STALL_EVIDENCE_MAX) for s, hits in stalled.items()
         ]
         metric: dict[str, list[Part]] = {}
         for still in self.serving.hits():
             metric.setdefault(still.signature.id, []).append(metric_part(still))
-        findings += [merge(self._signatures[s], found, order) for s, found in metric.items()]
+        findings += [merge(self._signatures[s], found, order_of) for s, found in metric.items()]
         for sig in self.differences.signatures:
             differing = self.differences.parts(sig)
             if differing:
-                findings.append(merge(sig, differing, order, EVIDENCE_MAX))
+                findings.append(merge(sig, differing, order_of, EVIDENCE_MAX))
         sources = tuple(
             SourceSummary(s.name, s.node, s.lines, s.error, s.hosts, tuple(s.notes)) for s in self._sources.values()
         )
-        findings = judge(findings, self._signatures)
-        ranked = name_consequences(rank(findings, self.catalogue, order), self.tracker.nodes())
+        said = [(e.node, t) for f in findings for e in f.evidence if (t := moment(e)) is not None]
+        said += [(s.node, s.last_time) for s in self._sources.values() if s.last_time is not None]
+        clock = clocks(said)
+        findings = explain_away(findings, self._signatures, clock)
+        ranked = tell(order(findings, self.catalogue, order_of, clock), self.tracker.nodes(), clock)
         ranked = attach(ranked, self.versions.seen, self.catalogue.advisories)
-        warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()))
+        warnings = (*self.catalogue.refused, *(d.text for d in self._disabled.values()), *clock.warnings())
         pending.sort(key=lambda p: -p.waited)
         stages = _with_pending(self.tracker.summary(), pending)
         return Diagnosis(

@@ -1,5 +1,6 @@
 """Findings made from what was seen: one merge for every way a signature is seen (its hits in each scope and
-source, each stalled unit), and the ranking that puts the root cause first."""
+source, each stalled unit, a metric that stood still). Which of them explain others away and how they are
+ranked is :mod:`~sparktui.core.analysis.explain`'s."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from dataclasses import dataclass, replace
 
 from sparktui.core.analysis.serving import MetricHit
 from sparktui.core.analysis.stages import WENT_QUIET, StallHit, Unit, who
-from sparktui.core.catalogue import Catalogue, Signature
+from sparktui.core.catalogue import Signature
 from sparktui.core.classify import classify
 from sparktui.core.events import Evidence, Finding, Position, Severity
 from sparktui.core.text import display
-from sparktui.core.words import join, ranges
+from sparktui.core.words import ranges
 
 #: Nodes whose peers got past a stalled unit that a finding shows a line of.
 PEERS_SHOWN = 6
@@ -37,6 +38,7 @@ class Part:
     evidence: Sequence[Evidence]
     detail: str = ""
     weak: bool = False  # only the end of the log speaks for it: the finding is at most a warning
+    cut: bool = False  # peers got further, in logs that end about where it stopped: the finding is info
     folded: int = 0  # lines Ray's de-duplication folded into its hits
 
 
@@ -53,6 +55,8 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
     evidence = [e for p in parts for e in p.evidence]
     first = min((p.first for p in parts), key=lambda at: (order.get(at.source, len(order)), at.line))
     severity = sig.severity if not all(p.weak for p in parts) else min(sig.severity, Severity.WARNING)
+    if all(p.cut for p in parts):
+        severity = Severity.INFO
     times = [t for e in evidence if (t := moment(e)) is not None]
     details = [p.detail for p in parts if p.detail]
     folded = sum(p.folded for p in parts)
@@ -187,7 +191,9 @@ def _group_part(hits: list[StallHit]) -> Part:
     nodes += [u.node for u in ahead.values()] + [u.node for u in seen.values()] + [u.node for u in quiet.values()]
     first = min((e for e in evidence), key=lambda e: (e.source, e.line))
     weak = not any(h.corroboration for h in hits)
-    return Part(Position(first.source, first.line), len(hits), nodes, facts, evidence, _describe(hits, weak), weak=weak)
+    cut = all(h.cut for h in hits)
+    detail = _describe(hits, weak, cut)
+    return Part(Position(first.source, first.line), len(hits), nodes, facts, evidence, detail, weak=weak, cut=cut)
 
 
 def _distinct(tuples: Iterable[tuple[Unit, ...]]) -> list[tuple[Unit, ...]]:
@@ -195,7 +201,7 @@ def _distinct(tuples: Iterable[tuple[Unit, ...]]) -> list[tuple[Unit, ...]]:
     return list({id(t): t for t in tuples}.values())
 
 
-def _describe(hits: list[StallHit], weak: bool) -> str:
+def _describe(hits: list[StallHit], weak: bool, cut: bool) -> str:
     """One sentence per peer group: who stopped where, who got further, who never began it."""
     unit = hits[0].unit
     rule = hits[0].signature.stall
@@ -240,7 +246,12 @@ def _describe(hits: list[StallHit], weak: bool) -> str:
             " Ray's log de-duplication folded some of these lines of other workers into one"
             " (`[repeated Nx across cluster]`), so a rank may look behind only because its line was folded."
         )
-    if weak:
+    if cut:
+        text += (
+            " But the peers' lines end about where its own do (by their clocks, or by the lines after its last"
+            " one): a window of interleaved start-up lines cut there reads the same, so it is not taken for a hang."
+        )
+    elif weak:
         text += (
             " Nothing else in the logs says it was stuck: it hangs there if the job was still running when the"
             " log was taken, or the log was only cut there."
@@ -299,111 +310,3 @@ def group_label(unit: Unit) -> str:
     head, _, split = group.partition(">")
     name = f"{label} {head.partition(':')[2]}"
     return f"split {split} of {name}" if split else name
-
-
-def rank(findings: list[Finding], catalogue: Catalogue, source_order: Mapping[str, int]) -> list[Finding]:
-    """Order findings so the most likely root cause comes first.
-
-    A finding whose signature declares ``consequence_of`` a category or signature that was also found
-    ranks below it (a watchdog timeout below the hang that caused it), provided the cause is at least an
-    error or at least as severe. A finding that ``waits_for_peers`` (a timeout, a lost peer, an abort) ranks
-    below every other error found no later than it. Then: problems before context (info), more severe
-    first, earlier first (by the logs' clocks where both say one, else by source and line), wider (more
-    nodes) first.
-    """
-    consequence_of = {sig.id: set(sig.consequence_of) for sig in catalogue.signatures}
-    # What no signature names ranks below what one does at the same severity; sorted by its words into a
-    # category, above what it could not sort.
-    tier = {sig.id: 2 if sig.fallback else 1 for sig in catalogue.signatures if sig.fallback or sig.family_of}
-
-    def causes(f: Finding) -> list[Finding]:
-        wanted = consequence_of.get(f.signature, set())
-        return [g for g in findings if g is not f and (declared(f, g, wanted) or waited_for(f, g))]
-
-    def declared(f: Finding, g: Finding, wanted: set[str]) -> bool:
-        # (a failure filed by its words alone is no declared cause of what a signature names)
-        return (
-            (g.category in wanted or g.signature in wanted)
-            and g.signature not in tier
-            and (g.severity >= Severity.ERROR or g.severity >= f.severity)
-        )
-
-    def waited_for(f: Finding, g: Finding) -> bool:
-        """A rank that waited (``f``) waited for another error found no later, unless that error is itself
-        declared a consequence of what ``f`` says."""
-        theirs = consequence_of.get(g.signature, set())
-        return (
-            f.waits_for_peers
-            and not g.waits_for_peers
-            and g.severity >= Severity.ERROR
-            and not g.seen_after(f)
-            and f.category not in theirs
-            and f.signature not in theirs
-        )
-
-    depth: dict[int, int] = {}
-
-    def depth_of(f: Finding, path: frozenset[int] = frozenset()) -> int:
-        if id(f) in depth:
-            return depth[id(f)]
-        if id(f) in path:
-            return 0
-        d = max((1 + depth_of(g, path | {id(f)}) for g in causes(f)), default=0)
-        depth[id(f)] = d
-        return d
-
-    def key(f: Finding) -> tuple[int, int, int, int, tuple[int, float], int, int, int, int]:
-        return (
-            1 if f.severity < Severity.WARNING else 0,
-            depth_of(f),
-            -int(f.severity),
-            tier.get(f.signature, 0),
-            (0, f.time) if f.time is not None else (1, 0.0),
-            source_order.get(f.first_seen.source, len(source_order)),
-            f.first_seen.line,
-            -len(f.nodes),
-            -f.count,
-        )
-
-    return sorted(findings, key=key)
-
-
-def name_consequences(ranked: list[Finding], nodes: Sequence[str]) -> list[Finding]:
-    """Say on the root finding which nodes then waited for it: "the ranks on node-a and node-b then timed out
-    or lost their peer (4 findings below), 29 s later". Where the root is itself a wait, name the nodes of
-    the job (``nodes``) that did not wait: the others waited for them."""
-    if not ranked or ranked[0].severity < Severity.ERROR:
-        return ranked
-    root = ranked[0]
-    if root.waits_for_peers:
-        quiet = [n for n in nodes if n not in root.nodes]
-        if not quiet or len(quiet) == len(nodes):
-            return ranked
-        one = len(quiet) == 1
-        if root.lost_peer:
-            note = (
-                f"{join(quiet)} reported no such loss: the others lost {'it' if one else 'them'} (a process that died "
-                "or a link that went down; a log that ends with no error of its own points to a kill: the kernel's "
-                "OOM killer, a stopped container, a lost node)."
-            )
-        else:
-            it, are = ("it", "is") if one else ("they", "are")
-            note = (
-                f"{join(quiet)} reported no such wait: the others waited for {'it' if one else 'them'} "
-                f"({it} never called this collective, or {are} stuck before it)."
-            )
-        return [replace(root, detail=f"{root.detail} {note}" if root.detail else note), *ranked[1:]]
-    waiting = [f for f in ranked[1:] if f.waits_for_peers and not root.seen_after(f)]
-    nodes = list(dict.fromkeys(n for f in waiting for n in f.nodes if n not in root.nodes))
-    if not nodes:
-        return ranked
-    note = (
-        f"The ranks on {join(nodes)} then waited for it and timed out or lost their peer "
-        f"({len(waiting)} finding{'s' if len(waiting) > 1 else ''} below"
-    )
-    times = [f.time for f in waiting if f.time is not None]
-    if root.time is not None and times:
-        note += f", {min(times) - root.time:.0f} s later"
-    note += "): consequences of this one."
-    detail = f"{root.detail} {note}" if root.detail else note
-    return [replace(root, detail=detail), *ranked[1:]]

@@ -118,6 +118,7 @@ class StallHit:
     pending: float | None = None  # live, short of ``stuck_after``: the seconds without progress so far
     window: float = 0.0  # the stage's ``stuck_after``
     quiet: tuple[Unit, ...] = ()  # peers in the unit's previous communicator that began nothing after it
+    cut: bool = False  # peers got further, but their lines do not go on well past its last one
 
 
 class StageTracker:
@@ -312,13 +313,16 @@ class StageTracker:
         *,
         now: float | None = None,
         log_end: Mapping[str, float] | None = None,
+        log_lines: Mapping[str, int] | None = None,
         down: Mapping[str, Sequence[Outage]] | None = None,
     ) -> Iterator[StallHit]:
         """Units that fit each stall signature. With ``now`` (a live source) a unit must also have made no
         progress for its stage's ``stuck_after`` seconds, not counting the time its source was down
         (``down``: each source's outages, on the same clock): a log that could not be read says nothing
         of the unit's progress then. Without it (a finished log) "stopped at" is
-        enough, and ``log_end`` (the last time each source's own lines say) can corroborate it. Each unit is
+        enough, and ``log_end`` (the last time each source's own lines say) can corroborate it; peers that got
+        further say it only where their logs go on well past the unit's last line (:func:`_went_on`, by
+        ``log_end`` or by ``log_lines``, the lines each source has), or the hit is ``cut``. Each unit is
         claimed by the first signature it fits, most severe first and, at one severity, the one that asks most of
         the unit's facts (``where``) first, with the peers that tell its story.
         A live unit that fits but has waited only :data:`PENDING_AFTER` seconds or more comes with
@@ -398,9 +402,12 @@ class StageTracker:
                     why = _corroboration(unit, (), (), last_seen, stuck_after, log_end or {})
                 else:
                     why = _corroboration(unit, ahead, quiet, last_seen, stuck_after, log_end or {})
+                cut = why == PEERS_AHEAD and not _went_on(unit, ahead, stuck_after, log_end or {}, log_lines or {})
+                if cut:
+                    why = ""
                 if not why and track.stages[unit.reached].settled:
                     continue
-                yield StallHit(sig, unit, ahead, missing, last_seen, why, folded, quiet=quiet)
+                yield StallHit(sig, unit, ahead, missing, last_seen, why, folded, quiet=quiet, cut=cut)
 
     def quiet_peers(self, unit: Unit) -> tuple[Unit, ...]:
         """The peers that went quiet where ``unit``'s process went on: the units of the communicator its process
@@ -476,8 +483,36 @@ def downtime(outages: Iterable[Outage], since: float, now: float) -> float:
     return total
 
 
+#: The corroboration of a stall by peers that got past where it stopped.
+PEERS_AHEAD = "peers got further"
+#: Lines of one log, interleaving the ranks' start-up, that must follow a unit's last line for peers further
+#: on in the same log to say it was behind them: fewer, and the log may be a window cut in mid start-up.
+WENT_ON_LINES = 100
 #: The corroboration of a stall by peers that went quiet without beginning it (:meth:`StageTracker.quiet_peers`).
 WENT_QUIET = "its peers in the communicator before went quiet without beginning it"
+
+
+def _went_on(
+    unit: Unit, ahead: tuple[Unit, ...], stuck_after: float, log_end: Mapping[str, float], lines: Mapping[str, int]
+) -> bool:
+    """Whether the logs of the peers that got further go on well past ``unit``'s last line: by their clocks
+    (``stuck_after`` seconds or more past its last progress), else, in the log it shares with them, by
+    :data:`WENT_ON_LINES` lines. Separate logs that print no time cannot be set side by side: they are taken
+    to go on, as a capture of whole logs does."""
+    if unit.last is None:
+        return True
+    for peer in ahead:
+        if peer.last is None:
+            continue
+        source = peer.last.source
+        end = log_end.get(source)
+        if end is not None and unit.last_progress_time is not None:
+            went_on = end - unit.last_progress_time >= stuck_after
+        else:
+            went_on = source != unit.last.source or lines.get(source, 0) - unit.last.line >= WENT_ON_LINES
+        if went_on:
+            return True
+    return False
 
 
 def _corroboration(
@@ -490,7 +525,7 @@ def _corroboration(
 ) -> str:
     """What, besides the end of the log, says a unit of a finished log was stuck ("" for nothing)."""
     if ahead:
-        return "peers got further"
+        return PEERS_AHEAD
     if quiet:
         return WENT_QUIET
     if last_seen:

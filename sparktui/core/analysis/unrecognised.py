@@ -1,72 +1,25 @@
 """Failures no signature names: the findings of a fallback signature and of its families (see
-:class:`~sparktui.core.catalogue.Signature`), kept where nothing better explains them and told in the words of
-the failure itself.
+:class:`~sparktui.core.catalogue.Signature`), what their lines say of them, and how they are told in the words
+of the failure itself.
 
-A failure line that no signature names becomes a finding of the fallback signature, filed by its words under
-a family (a port in use, out of memory, ...). Where another signature already names an error of the same
-category on one of its nodes, that finding says it better and the fallback's is left out; one that no family
-could sort is left out where any other error is named on one of its nodes. An error that only says a rank
-waited for a peer or lost it (``waits_for_peers``) explains neither, except for a process's exit status: a
-positive one only reports the error the process printed before it, and -15 a stop asked for (torchrun stops
-the other ranks once one failed), so any error found on its nodes before it, named or not, a wait for peers
-included, explains it. An exception that Python chained to another below it (``The above exception was the
-direct cause ...``, ``During handling ...``) is explained by a named error found after it on its nodes: the
-chain ends in that one. What is kept quotes the failure and, for a Python traceback, names the frame that
-raised it."""
+Whether another finding explains one away is the judgement's (rules E1-E3 of
+:mod:`~sparktui.core.analysis.explain`); it asks here whether a failure is a cause chained to an exception
+below it (``The above exception was the direct cause ...``, ``During handling ...``) and whether it is an exit
+status that only reports what came before it. What is kept quotes the failure and, for a Python traceback,
+names the frame that raised it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import regex
 
-from sparktui.core.catalogue import Signature
-from sparktui.core.events import Finding, Severity
+from sparktui.core.events import Finding
 
 #: A traceback's frame line: ``File "/path/x.py", line 12, in func``.
 _FRAME = regex.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[\w.<>]+)')
 #: How much of the failure's own text a detail quotes.
 QUOTED_CHARS = 240
-
-
-def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> list[Finding]:
-    """``findings`` without the fallback findings that another finding explains, and with the others told."""
-
-    def fallback(f: Finding) -> Signature | None:
-        sig = signatures.get(f.signature)
-        return sig if sig is not None and (sig.fallback or sig.family_of) else None
-
-    # (a rank that only waited for a peer, or lost it, explains nothing of what the peer did)
-    named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR and not f.waits_for_peers]
-    # (category, node) of every error a signature names, and "" for any category on a node
-    explained = {(c, n) for f in named for c in (f.category, "") for n in _places(f)}
-    # (what a process printed before it exited, named or not, is what its exit status reports)
-    errors = [f for f in findings if f.severity >= Severity.ERROR and not _exit_status(f)]
-    kept = []
-    for f in findings:
-        sig = fallback(f)
-        if sig is None:
-            kept.append(f)
-            continue
-        said = any(("" if sig.fallback else f.category, n) in explained for n in _places(f))
-        # (a cause in a chain of exceptions whose last one a signature names; an exit status after its error)
-        chain = _chained(f) and any(e.seen_after(f) and _meet(e, f) for e in named)
-        reported = _exit_status(f) and any(f.seen_after(e) and _meet(e, f) for e in errors)
-        if not (said or chain or reported):
-            kept.append(told(f))
-    return kept
-
-
-def _meet(a: Finding, b: Finding) -> bool:
-    """Whether ``a`` and ``b`` were seen in one place (a node, or a log that names none)."""
-    return bool(set(_places(a)) & set(_places(b)))
-
-
-def _places(f: Finding) -> tuple[str, ...]:
-    """Where ``f`` was seen: its nodes, else (a log whose first lines read as notes names no node) the source
-    it was first seen in, which no node name can be mistaken for."""
-    return tuple(f.nodes) if f.nodes else (f"\x00{f.first_seen.source}",)
 
 
 #: What Python prints between the exceptions of a chain: the one above is the cause of (or was being handled
@@ -77,13 +30,13 @@ _CHAIN = (
 )
 
 
-def _chained(f: Finding) -> bool:
+def chained(f: Finding) -> bool:
     """Whether every failure line kept as ``f``'s evidence is followed, in the lines kept after it, by the words
     that chain it to another exception below: a cause, which that exception speaks for."""
     return bool(f.evidence) and all(any(c in line for c in _CHAIN for line in e.after) for e in f.evidence)
 
 
-def _exit_status(f: Finding) -> bool:
+def exit_status(f: Finding) -> bool:
     """Whether ``f`` is an exit status that only reports what came before it: a positive one (``exitcode: 1``,
     the process's own error) or -15 (SIGTERM: it was asked to stop, as torchrun stops the other ranks once one
     has failed), with no other signal named."""

@@ -18,12 +18,11 @@ from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.analysis.progress import Cell, Grid, Row
 from sparktui.core.events import Finding, Severity
 from sparktui.core.stacks.snapshot import GroupNow, RankNow, Snapshot
+from sparktui.core.taxonomy import HANGS
 
 if TYPE_CHECKING:
     from sparktui.core.catalogue import Signature
 
-#: The categories (taxonomy.md) whose findings are hangs, whatever their signature's kind.
-HANG_CATEGORIES = frozenset({"nccl_multinode_hang", "nccl_timeout_watchdog", "serving_stalled"})
 #: The line above the groups of a capture that are not a finding's.
 APART = (
     "Read at the same time, on nodes or of jobs this finding does not name (another machine's or job's; not folded in):"
@@ -35,7 +34,7 @@ NOW = "now"
 def is_stall(finding: Finding, signature: Signature | None) -> bool:
     """Whether ``finding`` says something stopped moving (its signature's kind, or its category)."""
     kind = signature.kind if signature is not None else ""
-    return kind in ("stall", "metric") or finding.category in HANG_CATEGORIES
+    return kind in ("stall", "metric") or finding.category in HANGS
 
 
 def is_critical_stall(finding: Finding, signature: Signature | None) -> bool:

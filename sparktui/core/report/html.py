@@ -130,6 +130,7 @@ def _hero(d: Diagnosis) -> Markup:
             class_="where",
         ),
         _tag("p", root.detail) if root.detail else None,
+        _tag("p", "Why first: " + _why(root), class_="because") if root.because else None,
         class_=f"hero {root.severity.label}",
     )
 
@@ -179,6 +180,7 @@ def _finding(rank: int, f: Finding) -> Markup:
         _tag("div", meta, class_="meta"),
         _tag("div", "nodes ", _nodes(f.nodes), class_="meta") if f.nodes else None,
         _tag("p", f.detail, class_="detail") if f.detail else None,
+        _tag("p", "Why here: " + _why(f), class_="because") if f.because else None,
         _tag("p", _explained(f.explanation), class_="explain"),
         facts if f.facts else None,
         _tag("p", "Remediation ", remedies, class_="remedies") if f.remediations else None,
@@ -187,6 +189,10 @@ def _finding(rank: int, f: Finding) -> Markup:
         class_=f"card {tone}",
         id=f"finding-{rank}",
     )
+
+
+def _why(f: Finding) -> str:
+    return "; ".join(b.said() for b in f.because)
 
 
 def _evidence(source: str, line: int, rows: list[tuple[int, str, bool]]) -> Markup:
@@ -485,6 +491,7 @@ table.keys th { width: 160px; text-transform: none; font-size: 14px; letter-spac
 .card .rank { color: var(--muted); font-weight: 700; font-size: 17px; }
 .meta { color: var(--muted); font-size: 13px; margin-top: 6px; }
 .detail { margin: 12px 0 0; font-weight: 500; }
+.because { margin: 8px 0 0; font-size: 13px; color: var(--muted); }
 .explain { margin: 10px 0 0; color: var(--text); opacity: .9; max-width: 980px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 12px 0 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }

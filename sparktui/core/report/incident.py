@@ -204,6 +204,7 @@ def _finding(f: Finding, text: Callable[[str], str], node: Callable[[str], str])
         ),
         facts={k: text(v) for k, v in f.facts.items()},
         detail=text(f.detail),
+        because=tuple(replace(b, text=text(b.text)) for b in f.because),
     )
 
 

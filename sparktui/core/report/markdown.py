@@ -232,6 +232,8 @@ def _finding_md(f: Finding, *, open_evidence: bool) -> list[str]:
     out = [f"**{level(f)}** · {_code(f.signature)} ({f.category}) · {nodes}{first}", ""]
     if f.detail:
         out += [_text(f.detail), ""]
+    if f.because:
+        out += ["- **why here**: " + "; ".join(_text(b.said()) for b in f.because), ""]
     out += [f.explanation, ""]
     if f.facts:
         out.append("- **facts**: " + ", ".join(_code(f"{k}={v}") for k, v in f.shown_facts.items()))

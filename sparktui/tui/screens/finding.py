@@ -116,6 +116,8 @@ class FindingScreen(ModalScreen[None]):
         detail = Static(Text(display_text(f.detail)), classes="section", id="finding-detail")
         detail.display = bool(f.detail)
         yield detail
+        if f.because:
+            yield Static(_section("Ranked here because", "\n".join(b.said() for b in f.because)), classes="section")
         if sig is not None:
             yield Static(_section("What", sig.what), classes="section")
             yield Static(_section("Why", sig.why), classes="section")
