@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 #: (not the API servers, nor SGLang's detokenizer: they are no ranks, and idle they would read as the rank
 #: elsewhere).
 ENGINE_PATTERN = r"ray::RayWorkerWrapper|VLLM::Worker|VLLM::EngineCore|sglang::scheduler"
-#: The environment a rank's group is read from.
-ENV_NAMES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+#: The environment a rank's group (and, by NCCL_HOSTID, the host it stands for) is read from.
+ENV_NAMES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "NCCL_HOSTID")
 #: Where the py-spy-stacks playbook puts the py-spy it brings (looked for when none is on the PATH).
 BROUGHT = "/tmp/sparktui-py-spy/bin/py-spy"
 GPU_QUERY = "uuid,index,name,utilization.gpu,power.draw,clocks.sm"
