@@ -81,6 +81,7 @@ class Finding:
     waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
     lost_peer: bool = False  # ... and says that it lost that one (its socket closed), rather than waited for it
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
+    detected_at: str = ""  # a live session's: when it was first made, on the wall clock (ISO 8601, UTC)
 
     def seen_after(self, other: Finding) -> bool:
         """Whether this finding was first seen after ``other``: by the logs' clocks where both say a time and
@@ -93,31 +94,35 @@ class Finding:
 def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
     """A finding as the JSON outputs write it (``diagnose --json``, ``check --json``, the reports), ``rank``
     being its place in the ranking, 1 first."""
-    return {
-        "rank": rank,
-        "signature": f.signature,
-        "category": f.category,
-        "severity": f.severity.label,
-        "title": f.title,
-        "detail": f.detail,
-        "nodes": list(f.nodes),
-        "count": f.count,
-        "first_seen": {"source": f.first_seen.source, "line": f.first_seen.line},
-        "evidence": [
-            {
-                "source": e.source,
-                "line": e.line,
-                "node": e.node,
-                "text": e.text,
-                "before": list(e.before),
-                "after": list(e.after),
-            }
-            for e in f.evidence
-        ],
-        "facts": dict(f.facts),
-        "explanation": f.explanation,
-        "remediations": list(f.remediations),
-    } | ({"verdict": f.verdict} if f.verdict else {})
+    return (
+        {
+            "rank": rank,
+            "signature": f.signature,
+            "category": f.category,
+            "severity": f.severity.label,
+            "title": f.title,
+            "detail": f.detail,
+            "nodes": list(f.nodes),
+            "count": f.count,
+            "first_seen": {"source": f.first_seen.source, "line": f.first_seen.line},
+            "evidence": [
+                {
+                    "source": e.source,
+                    "line": e.line,
+                    "node": e.node,
+                    "text": e.text,
+                    "before": list(e.before),
+                    "after": list(e.after),
+                }
+                for e in f.evidence
+            ],
+            "facts": dict(f.facts),
+            "explanation": f.explanation,
+            "remediations": list(f.remediations),
+        }
+        | ({"verdict": f.verdict} if f.verdict else {})
+        | ({"detected_at": f.detected_at} if f.detected_at else {})
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from sparktui.core import settings
+from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import Finding
 from sparktui.core.liveness.pacing import Pacer
@@ -32,6 +34,7 @@ from sparktui.core.stacks.gather import NodeStacks
 from sparktui.core.stacks.kinds import WaitKind, builtin_kinds
 from sparktui.core.stacks.ranks import Gpu, Rank
 from sparktui.core.stacks.script import Request
+from sparktui.core.stacks.session import targets_of
 
 #: Seconds between two looks at whether a reading is due.
 STEP = 0.25
@@ -185,13 +188,25 @@ class Watcher:
         detected = self.live.detected_at if self.live.finding is not None else None
         if hang is not None:
             detected = detected or datetime.now(UTC)
-            hang = replace(hang, facts={**hang.facts, "detected_at": detected.isoformat(timespec="milliseconds")})
+            hang = replace(hang, detected_at=detected.isoformat(timespec="milliseconds"))
         self._publish(Live(reading, hang, detected if hang is not None else None, self.live.wedged, tuple(problems)))
 
     def _publish(self, live: Live) -> None:
         self.live = live
         if self.on_change is not None:
             self.on_change(live)
+
+
+def for_session(cluster: Cluster | None, on_change: Callable[[Live], None] | None = None) -> tuple[Watcher, str]:
+    """The watch of a live session over ``cluster``'s nodes (this machine without one), with the user's
+    settings; and what kept the settings from being used ("" when nothing did)."""
+    problem = ""
+    try:
+        found = settings.load()
+    except settings.SettingsError as exc:
+        found, problem = settings.Settings(), f"settings not used, the defaults are: {exc}"
+    targets, where = targets_of(cluster)
+    return Watcher(targets, where, found.liveness, py_spy=found.stacks.py_spy, on_change=on_change), problem
 
 
 def named(rank: Rank) -> Rank:
