@@ -309,22 +309,23 @@ def _watch(args: argparse.Namespace, problems: Console) -> Watcher:
             cluster = clusterfile.load(where)
         except Invalid as exc:
             _warn(problems, f"the live watch reads this machine only: {exc}")
-    said = [""]
+    said: set[str] = set()  # the problems said, and each hung job's sentence said
+    hung: dict[str, str] = {}
 
     def say(live: Live) -> None:
-        title = live.finding.title if live.finding is not None else ""
         for problem in live.problems:
             if problem not in said and not args.quiet:
-                said.append(problem)
+                said.add(problem)
                 _warn(problems, problem)
-        if title == said[0]:
-            return
-        if live.finding is not None:
-            line = f"sparktui: {live.finding.detected_at} HANG: {title}"
-            problems.print(Text(display(line), style="bold red"))
-        else:
-            problems.print(Text(display(f"sparktui: the hang cleared, ranks move again ({said[0]})"), style="green"))
-        said[0] = title
+        now = {job: (when, title) for job, when, title in live.said()}
+        for job, (when, title) in now.items():
+            if hung.get(job) != title:
+                line = f"sparktui: {when.isoformat(timespec='milliseconds')} HANG: job {job}: {title}"
+                problems.print(Text(display(line), style="bold red"))
+        for job in [j for j in hung if j not in now]:
+            problems.print(Text(display(f"sparktui: job {job}: the hang cleared, its ranks move again"), style="green"))
+        hung.clear()
+        hung.update({job: title for job, (_, title) in now.items()})
 
     watch, problem = for_session(cluster, say)
     if problem:

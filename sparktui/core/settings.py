@@ -15,7 +15,7 @@ says what the cluster is). Looked up as ``$SPARKTUI_CONFIG_DIR/settings.toml``, 
     quiet_seconds = 10       # every log quiet this long while ranks run (or a GPU wedged): read the stacks
     idle_seconds = 60        # an idle server (every rank waiting together for work): read again at most this often
     rounds = 3               # dumps of each rank per read, round_seconds apart: stuck or slow but moving
-    round_seconds = 1.0
+    round_seconds = 0.5
     wedged_watts = 30        # a GPU at >= 90 % utilisation drawing less than this is wedged (GB10: 16-27 W)
     probe_seconds = 15       # how often the ranks and GPUs are looked at (alive, wedged) without a stack read
 
@@ -72,7 +72,7 @@ class LivenessSettings:
     quiet_seconds: float = 10.0
     idle_seconds: float = 60.0
     rounds: int = 3
-    round_seconds: float = 1.0
+    round_seconds: float = 0.5
     wedged_watts: float = 30.0
     probe_seconds: float = 15.0
 

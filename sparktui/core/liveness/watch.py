@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from sparktui.core import settings
@@ -57,6 +57,16 @@ class Live:
     detected_at: datetime | None = None
     wedged: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    hung_since: Mapping[str, datetime] = field(default_factory=dict)  # each hung job: when first named
+
+    def said(self) -> list[tuple[str, datetime, str]]:
+        """Each hung group: its job, when it was first named, and its own sentence."""
+        groups = self.reading.hung if self.reading is not None and self.finding is not None else ()
+        return [(g.job, self.hung_since.get(g.job, self.taken), g.findings[0]) for g in groups]
+
+    @property
+    def taken(self) -> datetime:
+        return self.reading.taken if self.reading is not None else datetime.now(UTC)
 
     @property
     def state(self) -> str:
@@ -99,6 +109,7 @@ class Watcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._gpus = True  # until a look finds none
+        self._known: dict[str, tuple[int, ...]] = {}  # each node's rank processes on its host, as last found
 
     # -- the front end's side -------------------------------------------------------------------------
 
@@ -137,22 +148,36 @@ class Watcher:
             now = time.monotonic()
             with self._lock:
                 reason = self.pacer.due(now)
+                quiet = self.pacer.quiet(now)
             if reason:
                 await self._read(now)
+            elif quiet >= self.settings.quiet_seconds / 2 and probed < now - quiet:
+                probed = now  # half-way to a reading: its ranks found now, so that it only dumps them
+                await self._probe()
             elif self._gpus and now - probed >= self.settings.probe_seconds:
                 probed = now
                 await self._probe()
             await asyncio.sleep(STEP)
 
-    def request(self, samples: int) -> Request:
-        return Request(samples, self.settings.round_seconds, per_dump=PER_DUMP, py_spy=self.py_spy)
+    def request(self, samples: int, node: str) -> Request:
+        known = self._known.get(node, ()) if samples else ()
+        return Request(samples, self.settings.round_seconds, per_dump=PER_DUMP, py_spy=self.py_spy, known=known)
 
     async def _nodes(self, samples: int) -> list[NodeStacks] | str:
+        """Every node at once, each dumping the rank processes the last look found there (else looking)."""
         timeout = samples * (self.settings.round_seconds + PER_DUMP) + SLACK
         try:
-            return await _capture(self.targets, self.request(samples), timeout)
+            found = await asyncio.gather(
+                *(
+                    _capture({node: target}, self.request(samples, node), timeout)
+                    for node, target in self.targets.items()
+                )
+            )
         except (Refused, Unavailable, OSError) as exc:
             return f"stacks not read: {exc}"
+        nodes = [n for each in found for n in each]
+        self._known = {n.node: tuple(r.pid for r in n.ranks if r.place == "host" and not r.gone) for n in nodes}
+        return nodes
 
     async def _probe(self) -> None:
         """The GPUs of every node, without a dump: is one wedged?"""
@@ -185,11 +210,12 @@ class Watcher:
         self._gpus = any(n.gpus for n in found)
         with self._lock:
             self.pacer.read(began, reading.state)
-        detected = self.live.detected_at if self.live.finding is not None else None
-        if hang is not None:
-            detected = detected or datetime.now(UTC)
+        now = datetime.now(UTC)
+        since = {g.job: self.live.hung_since.get(g.job, now) for g in reading.hung}
+        detected = min(since.values(), default=None)
+        if hang is not None and detected is not None:
             hang = replace(hang, detected_at=detected.isoformat(timespec="milliseconds"))
-        self._publish(Live(reading, hang, detected if hang is not None else None, self.live.wedged, tuple(problems)))
+        self._publish(Live(reading, hang, detected, self.live.wedged, tuple(problems), since))
 
     def _publish(self, live: Live) -> None:
         self.live = live
