@@ -1,6 +1,6 @@
 """Time from a real hang to its rank named, by the live watch of ``sparktui diagnose --follow``.
 
-    python bench/hang_detect.py [--reps 3] [--ranks 2 4] [--only REGEX] [--json OUT]
+    python bench/hang_detect.py [--reps 3] [--ranks 2 4] [--only NAME ...] [--backend gloo|nccl] [--json OUT]
 
 Each scenario starts a real torch.distributed job (torch's CPU build with gloo; the ranks are
 tools/capture/stacks/scenario.py, each rank with its launcher's variables and a log of its own) and, before
@@ -17,6 +17,10 @@ verdict's is the hang finding's ``detected_at`` (wall clock). Hangs (the odd ran
 And three that must give no hang verdict: ``healthy`` (an all_reduce loop that prints nothing, followed
 ``--healthy-s``), ``slow-load`` (the odd rank loads weights for ``--phase-s`` seconds, 60 by default, while
 the others wait) and ``slow-compile`` (the odd rank compiles for as long).
+
+With ``--backend nccl`` the same scenarios run on the GPU, every rank a host of its own on one GPU (its own
+``NCCL_HOSTID``, ``CUDA_VISIBLE_DEVICES=0``, P2P and SHM off, NVLink multicast off), as the GPU captures
+of tools/capture/stacks do; the ranks are then named by their NCCL_HOSTID.
 
 Prints, per scenario and world size, every run's seconds from hang to named rank (or ``-`` with why), the
 p90 (nearest rank), and whether each run named the right rank (or, for the healthy ones, none). The
@@ -77,7 +81,7 @@ def configure(folder: Path, py_spy: str) -> Path:
 
 
 def run_one(scenario: str, ranks: int, python: Path, folder: Path, args: argparse.Namespace) -> Run:
-    """One job of ``scenario`` over ``ranks`` ranks, followed live (``args``: phase_s, healthy_s, py_spy);
+    """One job of ``scenario`` over ``ranks`` ranks, followed live (``args``: phase_s, healthy_s, py_spy, backend);
     what the follower named, and when."""
     behaviour = "second-group" if scenario == "killed" else scenario
     healthy = scenario in HEALTHY
@@ -87,7 +91,8 @@ def run_one(scenario: str, ranks: int, python: Path, folder: Path, args: argpars
         log.write_bytes(b"")
     watched = {"healthy": args.healthy_s, "slow-load": args.phase_s + 20, "slow-compile": args.phase_s + 20}
     seconds = watched.get(scenario, AFTER_HANG)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), SPARKTUI_CONFIG_DIR=str(configure(folder, args.py_spy)))
+    path = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = dict(os.environ, PYTHONPATH=path, SPARKTUI_CONFIG_DIR=str(configure(folder, args.py_spy)))
     follower = subprocess.Popen(
         [sys.executable, "-m", "sparktui", "diagnose", "--follow", "--json", "--no-spool", "--for", "3600s"]
         + [str(p) for p in logs],
@@ -100,10 +105,14 @@ def run_one(scenario: str, ranks: int, python: Path, folder: Path, args: argpars
     )
     procs = []
     extra = ["--phase-s", str(args.phase_s)] if scenario in ("slow-load", "slow-compile") else []
+    extra += ["--backend", args.backend]
     try:
         for rank, log in enumerate(logs):
             renv = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(ranks), MASTER_ADDR="127.0.0.1")
             renv.update(MASTER_PORT=str(port), PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+            if args.backend == "nccl":
+                renv.update(NCCL_HOSTID=f"host{rank}", CUDA_VISIBLE_DEVICES="0", NCCL_P2P_DISABLE="1")
+                renv.update(NCCL_SHM_DISABLE="1", NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1")
             with log.open("ab") as out:
                 procs.append(
                     subprocess.Popen(
@@ -170,17 +179,18 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
-    p.add_argument("--only", default="", help="scenarios whose name contains this")
+    p.add_argument("--only", nargs="*", default=[], metavar="NAME", help="these scenarios alone")
     p.add_argument("--python", type=Path, default=TORCH_PYTHON, help="a python with torch (CPU build)")
     p.add_argument("--phase-s", type=float, default=60.0, help="seconds slow-load loads, slow-compile compiles")
     p.add_argument("--healthy-s", type=float, default=35.0, help="seconds the healthy job is followed")
     p.add_argument("--py-spy", default=str(Path(sys.executable).parent / "py-spy"), help="py-spy on this machine")
+    p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="nccl: on the GPU")
     p.add_argument("--json", type=Path, help="write every run here")
     args = p.parse_args()
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="hang-detect-") as tmp:
         folder = Path(tmp)
-        for scenario in (s for s in HANGS + HEALTHY if args.only in s):
+        for scenario in (s for s in HANGS + HEALTHY if not args.only or s in args.only):
             for ranks in args.ranks:
                 for _ in range(args.reps):
                     run = run_one(scenario, ranks, args.python, folder, args)

@@ -20,7 +20,7 @@ PY_SPY = str(Path(sys.executable).parent / "py-spy")
 
 
 def options(phase_s: float = 60.0, healthy_s: float = 35.0) -> argparse.Namespace:
-    return argparse.Namespace(phase_s=phase_s, healthy_s=healthy_s, py_spy=PY_SPY)
+    return argparse.Namespace(phase_s=phase_s, healthy_s=healthy_s, py_spy=PY_SPY, backend="gloo")
 
 
 @pytest.mark.slow
