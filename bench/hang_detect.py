@@ -22,6 +22,15 @@ With ``--backend nccl`` the same scenarios run on the GPU, every rank a host of 
 ``NCCL_HOSTID``, ``CUDA_VISIBLE_DEVICES=0``, P2P and SHM off, NVLink multicast off), as the GPU captures
 of tools/capture/stacks do; the ranks are then named by their NCCL_HOSTID.
 
+On the device machine (one H100 or H200; its python3 holds torch with NCCL) the follower needs asyncssh and
+its cryptography, cffi and pycparser, and py-spy, carried as cp312 x86-64 wheels in ``.whl/`` (README of
+/work/.library/device says how to download them): ``run(carry=[".whl"], command="python3 -m pip install -q
+--no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export
+PYTHONPATH=/tmp/site || exit 1; export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+NVSHMEM_DISABLE_NVLS=1; PYTHONUNBUFFERED=1 timeout 530 python3 -u bench/hang_detect.py --backend nccl
+--ranks 4 --reps 1 --python python3 --py-spy /tmp/site/bin/py-spy --phase-s 30 --healthy-s 30 --json
+$OUT/gpu.json 2>&1 | tee $OUT/gpu.log")`` (about 7 minutes).
+
 Prints, per scenario and world size, every run's seconds from hang to named rank (or ``-`` with why), the
 p90 (nearest rank), and whether each run named the right rank (or, for the healthy ones, none). The
 python with torch is the tests' (tools/vllm-cpu-env.sh makes it), or ``--python``.
