@@ -266,9 +266,10 @@ def _follow(
         )
     # Diagnoses as it goes (refresh), for the time each finding was first made; the live watch reads every
     # rank's stack when the logs go quiet, and says a hung rank on stderr as soon as it is named.
-    following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=True)
     stamps = Stamps()
-    watch = _watch(args, problems).start()
+    watch = _watch(args, problems)  # made before the pipeline starts: from then on, ctrl+c ends the reading
+    following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=True)
+    watch.start()
 
     def each(update: Update) -> None:
         watch.feed(update)
@@ -370,9 +371,9 @@ def _analyse(
                 pipeline.stop()
                 updates = pipeline.updates()  # the interrupted one ended with the interruption
                 continue
-            if each is not None:
-                each(update)
             try:
+                if each is not None:
+                    each(update)
                 for change in update.changes:
                     if states and not args.quiet and change.state in (State.RETRYING, State.FAILED):
                         line = f"sparktui: {change.source}: {change.state.value} {change.detail}".rstrip()

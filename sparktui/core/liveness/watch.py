@@ -143,7 +143,7 @@ class Watcher:
         asyncio.run(self._main())
 
     async def _main(self) -> None:
-        probed = 0.0
+        probed = time.monotonic()  # the first look waits its turn: a session's first seconds are its sources'
         while not self._stop.is_set():
             now = time.monotonic()
             with self._lock:
