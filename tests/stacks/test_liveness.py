@@ -4,13 +4,15 @@ tests/fixtures/stacks says (hung, loading, progressing, idle) and the finding a 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.events import Severity
+from sparktui.core.events import Severity, finding_dict
 from sparktui.core.liveness.pacing import Pacer
+from sparktui.core.liveness.stamps import Stamps
 from sparktui.core.liveness.verdict import WordsError, builtin_words, finding, judge, load_words, merged
 from sparktui.core.liveness.watch import is_wedged, named
 from sparktui.core.settings import LivenessSettings, SettingsError, load
@@ -65,6 +67,9 @@ def test_a_wedged_gpu_makes_a_reading_due_whatever_the_logs() -> None:
     p.lines(1.0)
     p.wedged = True
     assert p.due(2.0) == "wedged"
+    p.read(2.0, "progressing")
+    p.lines(3.0)
+    assert p.due(4.0) == "" and p.due(12.0) == "wedged"  # paced, though the logs move
     assert is_wedged(Gpu("GPU-1", "0", "NVIDIA GB10", "96 %", "21.37 W", "2405 MHz"), S.wedged_watts)
     assert not is_wedged(Gpu("GPU-1", "0", "NVIDIA GB10", "96 %", "45.10 W", "2405 MHz"), S.wedged_watts)
     assert not is_wedged(Gpu("GPU-1", "0", "NVIDIA GB10", "3 %", "10.02 W", "2405 MHz"), S.wedged_watts)
@@ -131,3 +136,18 @@ def test_the_settings_and_the_words_are_checked(tmp_path: Path) -> None:
     words.write_text('id = "x"\ncategory = "no_such"\nseverity = "critical"\nexplanation = "e"\n')
     with pytest.raises(WordsError, match="category: not a category"):
         load_words(words)
+
+
+def test_each_finding_says_when_it_was_first_made() -> None:
+    clock = iter([datetime(2026, 12, 6, 5, 0, s, tzinfo=UTC) for s in range(10)])
+    stamps = Stamps(lambda: next(clock))
+    reading = reading_of(ranks_of(FIXTURES / "nccl" / "second-group", 4))
+    hang = finding(reading, builtin_words())
+    assert hang is not None
+    logged = replace(hang, signature="a-log-finding", detected_at="")
+    stamps.see(Diagnosis((), (logged,), {}))
+    stamps.see(Diagnosis((), (logged,), {}))  # seen again: its first time stays
+    live = replace(hang, detected_at="2026-12-06T05:00:09.000+00:00")
+    shown = stamps.stamp(merged(Diagnosis((), (logged,), {}), live, reading.snapshot))
+    assert [f.detected_at for f in shown.findings] == ["2026-12-06T05:00:09.000+00:00", "2026-12-06T05:00:00.000+00:00"]
+    assert finding_dict(1, shown.findings[1])["detected_at"] == "2026-12-06T05:00:00.000+00:00"

@@ -1,7 +1,8 @@
 """When the live watch reads every rank's stack: a rule over the time the logs went quiet, the last reading
 and what it said. Pure: the times are given (seconds on one monotonic clock).
 
-* Every log quiet for ``quiet_seconds`` (or a GPU wedged), and no reading yet in this quiet spell: read.
+* Every log quiet for ``quiet_seconds``, and no reading yet in this quiet spell: read. A GPU wedged: read,
+  and again every ``quiet_seconds`` while it stays so, whatever the logs do.
 * A hang named: read again every ``quiet_seconds``, logs or not, until a reading shows no hang.
 * The last reading said progressing or loading: read again ``quiet_seconds`` after it while the logs stay
   quiet (a loading rank that then hangs is caught).
@@ -50,6 +51,8 @@ class Pacer:
             return "wedged" if self.wedged else "quiet"
         if self.state in ("idle", "none", "unread") and not self.lines_since:
             return "idle" if since >= s.idle_seconds else ""
+        if self.wedged:  # the logs may move meanwhile: read again every quiet_seconds while it lasts
+            return "wedged" if since >= s.quiet_seconds else ""
         quiet_began = now - self.quiet(now)
         if self.read_at is not None and self.read_at < quiet_began:
             return "wedged" if self.wedged else "quiet"  # a new quiet spell
