@@ -318,15 +318,15 @@ def _watch(args: argparse.Namespace, problems: Console) -> Watcher:
             if problem not in said and not args.quiet:
                 said.add(problem)
                 _warn(problems, problem)
-        now = {job: (when, title) for job, when, title in live.said()}
-        for job, (when, title) in now.items():
-            if hung.get(job) != title:
+        now = {job: (when, who, title) for job, when, who, title in live.said()}
+        for job, (when, who, title) in now.items():
+            if hung.get(job) != who:  # said once per culprit, not again for each reading's wording
                 line = f"sparktui: {when.isoformat(timespec='milliseconds')} HANG: job {job}: {title}"
                 problems.print(Text(display(line), style="bold red"))
         for job in [j for j in hung if j not in now]:
             problems.print(Text(display(f"sparktui: job {job}: the hang cleared, its ranks move again"), style="green"))
         hung.clear()
-        hung.update({job: title for job, (_, title) in now.items()})
+        hung.update({job: who for job, (_, who, _) in now.items()})
 
     watch, problem = for_session(cluster, say)
     if problem:

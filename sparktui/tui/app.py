@@ -174,7 +174,7 @@ class SparkApp(App[None]):
         before, self.live = self.live, live
         if live.finding is not None and live.reading is not None:
             self.stacks.latest = live.reading.snapshot  # W, the grids and the export show what named it
-            if before.finding is None or before.finding.title != live.finding.title:
+            if before.finding is None or before.finding.facts.get("hung") != live.finding.facts.get("hung"):
                 self.notify(live.finding.title, title="hang", severity="error", timeout=30, markup=False)
         elif before.finding is not None:
             self.notify("the hang cleared: the ranks move again", title="hang", timeout=10, markup=False)

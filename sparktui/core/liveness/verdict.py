@@ -96,6 +96,12 @@ def judge(groups: Sequence[Group], snapshot: Snapshot, kinds: Sequence[WaitKind]
     return Reading(state, snapshot, hung)
 
 
+def hung_ranks(group: Group) -> list[str]:
+    """Who a hung group waits on: its ranks elsewhere, by name, and its missing ones (the same from one
+    reading to the next while the hang stands, whatever each rank's line or stillness)."""
+    return [v.rank.name for v in group.views if v.odd] + [f"rank {r} (missing)" for r in group.missing]
+
+
 def finding(reading: Reading, words: Words) -> Finding | None:
     """The critical finding of a hung reading (None for any other): titled by the first hung group's own
     sentence, its detail every hung group's findings, its facts the ranks named and where the others wait."""
@@ -104,7 +110,7 @@ def finding(reading: Reading, words: Words) -> Finding | None:
     first = reading.hung[0]
     odd = [v for v in first.views if v.odd]
     waiting = [v for v in first.views if not v.odd and v.place is not None and v.place.kind.waits_on_peers]
-    culprits = [v.rank.name for v in odd] + [f"rank {r} (missing)" for r in first.missing]
+    culprits = hung_ranks(first)
     when = reading.taken.strftime("%H:%M:%S UTC")
     detail = [
         f"Read by py-spy at {when}, {len(first.views[0].rank.samples) if first.views else 0} dumps of each rank "

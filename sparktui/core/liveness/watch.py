@@ -25,7 +25,7 @@ from sparktui.core.cluster import Cluster
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.events import Finding
 from sparktui.core.liveness.pacing import Pacer
-from sparktui.core.liveness.verdict import Reading, Words, builtin_words, finding, judge
+from sparktui.core.liveness.verdict import Reading, Words, builtin_words, finding, hung_ranks, judge
 from sparktui.core.outbox import Update
 from sparktui.core.settings import LivenessSettings
 from sparktui.core.stacks import snapshot as snapshots
@@ -59,10 +59,12 @@ class Live:
     problems: tuple[str, ...] = ()
     hung_since: Mapping[str, datetime] = field(default_factory=dict)  # each hung job: when first named
 
-    def said(self) -> list[tuple[str, datetime, str]]:
-        """Each hung group: its job, when it was first named, and its own sentence."""
+    def said(self) -> list[tuple[str, datetime, str, str]]:
+        """Each hung group: its job, when it was first named, who it waits on, and its own sentence."""
         groups = self.reading.hung if self.reading is not None and self.finding is not None else ()
-        return [(g.job, self.hung_since.get(g.job, self.taken), g.findings[0]) for g in groups]
+        return [
+            (g.job, self.hung_since.get(g.job, self.taken), "; ".join(hung_ranks(g)), g.findings[0]) for g in groups
+        ]
 
     @property
     def taken(self) -> datetime:
