@@ -94,35 +94,32 @@ class Finding:
 def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
     """A finding as the JSON outputs write it (``diagnose --json``, ``check --json``, the reports), ``rank``
     being its place in the ranking, 1 first."""
-    return (
-        {
-            "rank": rank,
-            "signature": f.signature,
-            "category": f.category,
-            "severity": f.severity.label,
-            "title": f.title,
-            "detail": f.detail,
-            "nodes": list(f.nodes),
-            "count": f.count,
-            "first_seen": {"source": f.first_seen.source, "line": f.first_seen.line},
-            "evidence": [
-                {
-                    "source": e.source,
-                    "line": e.line,
-                    "node": e.node,
-                    "text": e.text,
-                    "before": list(e.before),
-                    "after": list(e.after),
-                }
-                for e in f.evidence
-            ],
-            "facts": dict(f.facts),
-            "explanation": f.explanation,
-            "remediations": list(f.remediations),
-        }
-        | ({"verdict": f.verdict} if f.verdict else {})
-        | ({"detected_at": f.detected_at} if f.detected_at else {})
-    )
+    given = {k: v for k, v in (("verdict", f.verdict), ("detected_at", f.detected_at)) if v}
+    return {
+        "rank": rank,
+        "signature": f.signature,
+        "category": f.category,
+        "severity": f.severity.label,
+        "title": f.title,
+        "detail": f.detail,
+        "nodes": list(f.nodes),
+        "count": f.count,
+        "first_seen": {"source": f.first_seen.source, "line": f.first_seen.line},
+        "evidence": [
+            {
+                "source": e.source,
+                "line": e.line,
+                "node": e.node,
+                "text": e.text,
+                "before": list(e.before),
+                "after": list(e.after),
+            }
+            for e in f.evidence
+        ],
+        "facts": dict(f.facts),
+        "explanation": f.explanation,
+        "remediations": list(f.remediations),
+    } | given
 
 
 @dataclass(frozen=True, slots=True)
