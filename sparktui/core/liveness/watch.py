@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sparktui.core import settings
 from sparktui.core.cluster import Cluster
@@ -30,11 +31,12 @@ from sparktui.core.outbox import Update
 from sparktui.core.settings import LivenessSettings
 from sparktui.core.stacks import snapshot as snapshots
 from sparktui.core.stacks.compare import compare
-from sparktui.core.stacks.gather import NodeStacks
 from sparktui.core.stacks.kinds import WaitKind, builtin_kinds
 from sparktui.core.stacks.ranks import Gpu, Rank
 from sparktui.core.stacks.script import Request
-from sparktui.core.stacks.session import targets_of
+
+if TYPE_CHECKING:  # the gathering brings asyncssh: imported when a reading runs, not with a session's start
+    from sparktui.core.stacks.gather import NodeStacks
 
 #: Seconds between two looks at whether a reading is due.
 STEP = 0.25
@@ -228,6 +230,8 @@ class Watcher:
 def for_session(cluster: Cluster | None, on_change: Callable[[Live], None] | None = None) -> tuple[Watcher, str]:
     """The watch of a live session over ``cluster``'s nodes (this machine without one), with the user's
     settings; and what kept the settings from being used ("" when nothing did)."""
+    from sparktui.core.stacks.session import targets_of  # beside the gathering: asyncssh, not at start
+
     problem = ""
     try:
         found = settings.load()
