@@ -31,6 +31,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         {"core.intake"},  # every input's way into the analysis: the producer/sink contract and the books
         {"core.edge"},  # the scan half run on a cluster's nodes: sources read there, scanned there
         {"core.report", "core.pipeline", "core.remedy"},
+        {"core.liveness"},  # the live watch: reads the stacks when the logs go quiet, folds its finding in
         {"richtext"},
         {"tui"},
         {"commands"},

@@ -60,3 +60,15 @@ def test_the_fast_extra_installs_hyperscan_where_its_wheels_are() -> None:
     for machine in ("ppc64le", "s390x", "armv7l", "riscv64"):
         assert not fast.marker.evaluate({"platform_machine": machine}), machine
     assert not any(Requirement(r).name == "hyperscan" for r in project["dependencies"])
+
+
+def test_the_base_install_brings_py_spy_where_its_wheels_are() -> None:
+    """py-spy's wheels carry its binary for Linux x86-64 and aarch64 (a DGX Spark): the base install brings it
+    there, for the live watch and stacks; anywhere else pip would try to build it (Rust), so it is left out."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (spy,) = (Requirement(r) for r in project["dependencies"] if Requirement(r).name == "py-spy")
+    assert spy.marker is not None
+    for machine in ("x86_64", "aarch64"):
+        assert spy.marker.evaluate({"sys_platform": "linux", "platform_machine": machine}), machine
+    for platform, machine in (("linux", "ppc64le"), ("linux", "riscv64"), ("darwin", "arm64"), ("win32", "AMD64")):
+        assert not spy.marker.evaluate({"sys_platform": platform, "platform_machine": machine}), machine

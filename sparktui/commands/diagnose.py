@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from functools import partial
@@ -40,8 +40,12 @@ from sparktui.commands.common import (
 from sparktui.core import cluster as clusterfile
 from sparktui.core.analysis.diagnosis import Diagnosis
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.errors import Invalid
 from sparktui.core.events import Severity, State
 from sparktui.core.floods import Flood
+from sparktui.core.liveness.stamps import Stamps
+from sparktui.core.liveness.verdict import merged
+from sparktui.core.liveness.watch import Live, Watcher, for_session
 from sparktui.core.pipeline import Input, Pipeline, Update, run
 from sparktui.core.redact import Redactor
 from sparktui.core.report.incident import Incident
@@ -270,10 +274,32 @@ def _follow(
                 style="dim",
             )
         )
-    following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=False)
-    diagnosis = _analyse(following, args, problems, "following", states=True)
+    # Diagnoses as it goes (refresh), for the time each finding was first made; the live watch reads every
+    # rank's stack when the logs go quiet, and says a hung rank on stderr as soon as it is named.
+    stamps = Stamps()
+    watch = _watch(args, problems)  # made before the pipeline starts: from then on, ctrl+c ends the reading
+    following = run(found, sources, spool=spool, seconds=seconds, show=False, refresh=True)
+    watch.start()
+
+    def each(update: Update) -> None:
+        watch.feed(update)
+        if update.diagnosis is not None:
+            stamps.see(update.diagnosis)
+
+    try:
+        diagnosis = _analyse(following, args, problems, "following", states=True, each=each)
+    finally:
+        watch.stop()
+    live = watch.live
+    hung = live.reading.snapshot if live.finding is not None and live.reading is not None else None
+    diagnosis = stamps.stamp(merged(diagnosis, live.finding, hung))
+    if spool is not None and hung is not None and bundle.is_bundle(spool.path):
+        try:
+            hung.write(spool.path)  # the bundle carries the capture that named the hang
+        except OSError as exc:
+            _warn(problems, f"the capture of the stacks was not kept in {spool.path}: {exc.strerror or exc}")
     if spool is None or not bundle.is_bundle(spool.path):  # no spool, or nothing was received
-        return diagnosis, Incident(diagnosis, command=args.launch)
+        return diagnosis, Incident(diagnosis, command=args.launch, stacks=hung)
     if not args.quiet:
         kept = "as received, secrets included" if spool.raw else "secrets redacted"
         problems.print(
@@ -282,6 +308,40 @@ def _follow(
     return diagnosis, Incident.of_bundle(
         bundle.load(spool.path), diagnosis, command=args.launch, unread=partial(_warn, problems)
     )
+
+
+def _watch(args: argparse.Namespace, problems: Console) -> Watcher:
+    """The live watch over the cluster file's nodes (this machine without one), saying on stderr each hung
+    rank it names and each hang that clears."""
+    cluster = None
+    where = clusterfile.find()
+    if where is not None:
+        try:
+            cluster = clusterfile.load(where)
+        except Invalid as exc:
+            _warn(problems, f"the live watch reads this machine only: {exc}")
+    said: set[str] = set()  # the problems said, and each hung job's sentence said
+    hung: dict[str, str] = {}
+
+    def say(live: Live) -> None:
+        for problem in live.problems:
+            if problem not in said and not args.quiet:
+                said.add(problem)
+                _warn(problems, problem)
+        now = {job: (when, who, title) for job, when, who, title in live.said()}
+        for job, (when, who, title) in now.items():
+            if hung.get(job) != who:  # said once per culprit, not again for each reading's wording
+                line = f"sparktui: {when.isoformat(timespec='milliseconds')} HANG: job {job}: {title}"
+                problems.print(Text(display(line), style="bold red"))
+        for job in [j for j in hung if j not in now]:
+            problems.print(Text(display(f"sparktui: job {job}: the hang cleared, its ranks move again"), style="green"))
+        hung.clear()
+        hung.update({job: who for job, (_, who, _) in now.items()})
+
+    watch, problem = for_session(cluster, say)
+    if problem:
+        _warn(problems, problem)
+    return watch
 
 
 def _warn(problems: Console, text: str) -> None:
@@ -298,9 +358,18 @@ def _spool(args: argparse.Namespace) -> Spool:
     return Spool.resume(title, inputs, raw=args.spool_raw)
 
 
-def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, doing: str, *, states: bool) -> Diagnosis:
+def _analyse(
+    pipeline: Pipeline,
+    args: argparse.Namespace,
+    problems: Console,
+    doing: str,
+    *,
+    states: bool,
+    each: Callable[[Update], None] | None = None,
+) -> Diagnosis:
     """Run ``pipeline`` to its end (ctrl+c ends it early, with what was read), with its progress on a
-    terminal; with ``states``, each source that retries, fails or has news is printed as it happens."""
+    terminal; with ``states``, each source that retries, fails or has news is printed as it happens; each
+    update handed to ``each``."""
     show = not args.quiet and problems.is_terminal
     started = time.monotonic()
     flood = Flood()  # thousands of sources retrying: a few lines of each kind, then one that counts the rest
@@ -314,6 +383,8 @@ def _analyse(pipeline: Pipeline, args: argparse.Namespace, problems: Console, do
                 updates = pipeline.updates()  # the interrupted one ended with the interruption
                 continue
             try:
+                if each is not None:
+                    each(update)
                 for change in update.changes:
                     if states and not args.quiet and change.state in (State.RETRYING, State.FAILED):
                         said = f"{change.state.value} {change.detail}".rstrip()

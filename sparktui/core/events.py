@@ -99,6 +99,7 @@ class Finding:
     lost_peer: bool = False  # ... and says that it lost that one (its socket closed), rather than waited for it
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
     because: tuple[Because, ...] = ()  # why it is kept and ranked where it is, first what placed it most
+    detected_at: str = ""  # a live session's: when it was first made, on the wall clock (ISO 8601, UTC)
 
     @property
     def shown_facts(self) -> dict[str, str]:
@@ -118,6 +119,7 @@ class Finding:
 def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
     """A finding as the JSON outputs write it (``diagnose --json``, ``check --json``, the reports), ``rank``
     being its place in the ranking, 1 first."""
+    given = {k: v for k, v in (("verdict", f.verdict), ("detected_at", f.detected_at)) if v}
     return {
         "rank": rank,
         "signature": f.signature,
@@ -143,7 +145,7 @@ def finding_dict(rank: int, f: Finding) -> dict[str, Any]:
         "explanation": f.explanation,
         "remediations": list(f.remediations),
         "because": [{"rule": b.rule, "text": b.text, "names": list(b.names)} for b in f.because],
-    } | ({"verdict": f.verdict} if f.verdict else {})
+    } | given
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,21 @@ says what the cluster is). Looked up as ``$SPARKTUI_CONFIG_DIR/settings.toml``, 
     capture_on_critical_stall = false  # true: the cockpit captures once by itself when a critical stall is named
     py_spy = ""              # py-spy's path on the nodes ("": the PATH's, else the one py-spy-stacks brought)
 
+    [liveness]               # the live watch of the cockpit and diagnose --follow: a hung rank named by itself
+    enabled = true
+    quiet_seconds = 10       # every log quiet this long while ranks run (or a GPU wedged): read the stacks
+    idle_seconds = 60        # an idle server (every rank waiting together for work): read again at most this often
+    rounds = 3               # dumps of each rank per read, round_seconds apart: stuck or slow but moving
+    round_seconds = 0.5
+    wedged_watts = 30        # a GPU at >= 90 % utilisation drawing less than this is wedged (GB10: 16-27 W)
+    probe_seconds = 15       # how often the ranks and GPUs are looked at (alive, wedged) without a stack read
+
 A file that cannot be used is rejected with one line naming the file, the key and the reason.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from sparktui.core import dirs, tomlfile
@@ -56,12 +65,26 @@ class StacksSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class LivenessSettings:
+    """The live watch: when it reads every rank's stack by itself, and how."""
+
+    enabled: bool = True
+    quiet_seconds: float = 10.0
+    idle_seconds: float = 60.0
+    rounds: int = 3
+    round_seconds: float = 0.5
+    wedged_watts: float = 30.0
+    probe_seconds: float = 15.0
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """The user's settings file read (every default where there is none)."""
 
     path: Path | None = None  # None: no settings file, every default
     spool: SpoolSettings = field(default_factory=SpoolSettings)
     stacks: StacksSettings = field(default_factory=StacksSettings)
+    liveness: LivenessSettings = field(default_factory=LivenessSettings)
 
 
 def find() -> Path | None:
@@ -77,12 +100,18 @@ def load(path: Path | None = None) -> Settings:
         tomlfile.read(path, lambda reason: SettingsError(f"{path}: {reason}")),
         lambda key, reason: SettingsError(f"{path}: {key}: {reason}"),
     )
-    doc.known(("spool", "stacks"))
+    doc.known(("spool", "stacks", "liveness"))
     spool = doc.table("spool", required=False)
     spool.known(("keep_days", "keep_mb"))
     default = SpoolSettings()
     stacks = doc.table("stacks", required=False)
     stacks.known(("capture_on_critical_stall", "py_spy"))
+    live = doc.table("liveness", required=False)
+    live.known(tuple(f.name for f in fields(LivenessSettings)))
+    given = LivenessSettings()
+    rounds = live.positive("rounds", default=given.rounds, unit="dumps")
+    if rounds != int(rounds) or rounds < 2:
+        raise live.fail("rounds", "a whole number, 2 or more (two dumps tell a stuck rank from a moving one)")
     return Settings(
         path,
         SpoolSettings(
@@ -92,5 +121,14 @@ def load(path: Path | None = None) -> Settings:
         StacksSettings(
             stacks.flag("capture_on_critical_stall", default=False),
             stacks.text("py_spy", required=False, empty=True),
+        ),
+        LivenessSettings(
+            live.flag("enabled", default=given.enabled),
+            live.positive("quiet_seconds", default=given.quiet_seconds, unit="seconds"),
+            live.positive("idle_seconds", default=given.idle_seconds, unit="seconds"),
+            int(rounds),
+            live.positive("round_seconds", default=given.round_seconds, unit="seconds"),
+            live.positive("wedged_watts", default=given.wedged_watts, unit="watts"),
+            live.positive("probe_seconds", default=given.probe_seconds, unit="seconds"),
         ),
     )

@@ -7,6 +7,7 @@ and to the screens."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import threading
 import time
@@ -29,6 +30,8 @@ from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding, StateChange
 from sparktui.core.inventory import fabric
 from sparktui.core.inventory.preflight import Preflight
+from sparktui.core.liveness.verdict import merged
+from sparktui.core.liveness.watch import Live, Watcher, for_session
 from sparktui.core.pipeline import Tally
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.plan import audit_log
@@ -113,6 +116,9 @@ class SparkApp(App[None]):
         self.stacks = Captures(  # W: stacks
             catalogue, cluster, self.ran, self._spool, lambda: self.source.bundle, dict(self.source.nodes)
         )
+        self.logged: Diagnosis | None = None  # the logs' own diagnosis, before the live watch's finding joins it
+        self.live = Live()
+        self.liveness: Watcher | None = None  # the live watch of a live session: a hung rank named by itself
         try:
             playbooks = pb.load_all(playbook_dirs)
         except (pb.PlaybookError, FileNotFoundError) as exc:
@@ -150,6 +156,7 @@ class SparkApp(App[None]):
         if self.welcome:
             self.push_screen(WelcomeScreen(), self._welcomed)
         else:
+            self._start_liveness()
             self._feed()
         if not self.welcome and not self.source.live and self.source.bundle is None:
             self.notify(self._nothing_to_follow(), severity="warning", timeout=60)
@@ -163,8 +170,36 @@ class SparkApp(App[None]):
             "(sparktui SOURCE...); I checks the nodes meanwhile."
         )
 
+    def _start_liveness(self) -> None:
+        """A live session's watch starts with its feed (a replay's ranks are not this machine's)."""
+        if self.source.bundle is not None or not self.source.live or self.liveness is not None:
+            return
+        self.liveness, problem = for_session(self.cluster, self._live_from_thread)
+        if problem:
+            self.notify(f"live watch: {problem}", severity="warning", timeout=10, markup=False)
+        self.liveness.start()
+
+    def _live_from_thread(self, live: Live) -> None:
+        with contextlib.suppress(RuntimeError):  # the app already ended
+            self.call_from_thread(self._live_changed, live)
+
+    def _live_changed(self, live: Live) -> None:
+        before, self.live = self.live, live
+        if live.finding is not None and live.reading is not None:
+            self.stacks.latest = live.reading.snapshot  # W, the grids and the export show what named it
+            if before.finding is None or before.finding.facts.get("hung") != live.finding.facts.get("hung"):
+                self.notify(live.finding.title, title="hang", severity="error", timeout=30, markup=False)
+        elif before.finding is not None:
+            self.notify("the hang cleared: the ranks move again", title="hang", timeout=10, markup=False)
+        for problem in (p for p in live.problems if p not in before.problems):
+            self.notify(f"live watch: {problem}", severity="warning", timeout=10, markup=False)
+        if self.logged is not None and (live.finding is not None or before.finding is not None):
+            self._show(self.logged)
+
     def on_unmount(self) -> None:
         self.pipeline.stop()  # its sources end, and so does the worker that reads it
+        if self.liveness is not None:
+            self.liveness.stop()
         self.collector.release()
         if self._signals:
             loop = asyncio.get_running_loop()
@@ -190,6 +225,7 @@ class SparkApp(App[None]):
         self.sub_title = self.source.title
         self.status_bar.replay = self.source.bundle is not None
         self.pipeline, self.clock = self.source.pipeline(self.catalogue, spool=self.spool_live, raw=self.spool_raw)
+        self._start_liveness()
         self._feed()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -216,7 +252,10 @@ class SparkApp(App[None]):
     def _feed(self) -> None:
         """The one worker: the pipeline's updates become messages; it touches no widget."""
         translator = Feed()
+        watch = self.liveness
         for update in self.pipeline.updates():
+            if watch is not None:
+                watch.feed(update)
             for said in translator.read(update):
                 self.post_message(messages.of(said))
 
@@ -225,7 +264,7 @@ class SparkApp(App[None]):
 
     def on_diagnosis_changed(self, message: DiagnosisChanged) -> None:
         self._show(message.diagnosis)
-        self.stacks.watch(self, message.diagnosis)
+        self.stacks.watch(self, self.diagnosis or message.diagnosis)
 
     def on_sources_changed(self, message: SourcesChanged) -> None:
         self.time = message.clock
@@ -263,8 +302,12 @@ class SparkApp(App[None]):
     def action_previous_nodes(self) -> None:
         self.nodes_area.page(-1)
 
-    def _show(self, diagnosis: Diagnosis) -> None:
-        self.diagnosis = diagnosis
+    def _show(self, logged: Diagnosis) -> None:
+        """The logs' diagnosis shown, with the live watch's hang finding first while one stands."""
+        self.logged = logged
+        live = self.live
+        hung = live.reading.snapshot if live.finding is not None and live.reading is not None else None
+        self.diagnosis = diagnosis = merged(logged, live.finding, hung)
         for title, warning in self.warnings.new(diagnosis.warnings):  # said once, and kept a while
             self.notify(display(warning), title=title, severity="warning", timeout=30, markup=False)
         for f in diagnosis.findings:

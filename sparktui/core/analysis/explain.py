@@ -21,7 +21,10 @@ clocks agree (:mod:`~sparktui.core.analysis.clocks`). O6: then by source and lin
 nodes), then more often.
 
 Tell. T1: the first finding, an error, names the nodes whose ranks then waited for it. T2: a first finding that
-is itself a wait names the job's nodes that did not wait (or, for a lost peer, lost no one)."""
+is itself a wait names the job's nodes that did not wait (or, for a lost peer, lost no one).
+
+Live. L1: a hang that a live session read from every rank's stack (:mod:`sparktui.core.liveness`) comes before
+what the logs say: the ranks stopped where it says, and whatever the logs print after it follows from it."""
 
 from __future__ import annotations
 
@@ -57,6 +60,7 @@ RULES = {
         Rule("O7", "breadth"),
         Rule("T1", "who waited"),
         Rule("T2", "who did not wait"),
+        Rule("L1", "a live hang first"),
     )
 }
 #: The order rules, by the place of what each decides in the ranking key (O6 and O7 decide two places each).
@@ -315,3 +319,11 @@ def _not_waiting(quiet: list[str], lost_peer: bool) -> str:
         f"{join(quiet)} reported no such wait: the others waited for {'it' if one else 'them'} "
         f"({it} never called this collective, or {are} stuck before it)"
     )
+
+
+def live_first(live: Finding, logged: Sequence[Finding]) -> Finding:
+    """``live``, a hang read from the ranks' stacks, with the L1 record that puts it before ``logged``."""
+    said = "first: read from every rank's stack while it was hung, before anything the logs say"
+    if logged:
+        said += f" ({len(logged)} finding{'s' if len(logged) > 1 else ''} from the logs below it)"
+    return _because(live, Because("L1", said, tuple(dict.fromkeys(f.signature for f in logged[:3]))))

@@ -5,7 +5,9 @@ A kind matches a thread when one of its frames has a function matching ``match.f
 matching ``match.files``, when given); the frame it names is the outermost such frame (``new_group`` rather
 than the ``_new_process_group_helper`` it calls). A kind without functions (idle, busy in Python) matches
 the main thread by its status alone. Kinds are tried in ``order``, lowest first, over every thread; the
-first that matches is the process's place, the Python frames read before native ones.
+first that matches is the process's place, the Python frames read before native ones. A kind with ``progress = true``
+(loading weights, compiling) is a long legitimate wait: the live watch (:mod:`sparktui.core.liveness`) reads a
+rank there as slow, not stuck.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class WaitKind:
     examples: tuple[Example, ...] = ()
     counter_examples: tuple[str, ...] = ()
     path: Path | None = None
+    progress: bool = False  # a long legitimate wait (loading, compiling): a rank here is slow, not stuck
 
     def frame(self, thread: Thread) -> Frame | None:
         """The outermost frame of ``thread`` this kind names, or None when it does not match."""
@@ -132,7 +135,7 @@ def load_file(path: Path) -> WaitKind:
         return KindError(f"{path}: {reason}")
 
     t = Table(read(path, error), lambda key, reason: error(f"{key}: {reason}"))
-    t.known(["id", "title", "order", "waits_on_peers", "driver", "match", "examples"])
+    t.known(["id", "title", "order", "waits_on_peers", "driver", "progress", "match", "examples"])
     kind_id = t.text("id")
     if kind_id != path.stem:
         raise t.fail("id", f"must be the file's name ({path.stem})")
@@ -166,7 +169,10 @@ def load_file(path: Path) -> WaitKind:
         tuple(examples),
         tuple(counter),
         path,
+        t.flag("progress", default=False),
     )
+    if kind.progress and kind.waits_on_peers:
+        raise t.fail("progress", "a rank making progress of its own waits on no peer: not with waits_on_peers")
     if kind.driver and kind.waits_on_peers:
         raise t.fail("driver", "a driver waits on its ranks, not as a peer: not with waits_on_peers")
     if not kind.functions and not kind.status:

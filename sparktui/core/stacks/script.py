@@ -23,16 +23,17 @@ from dataclasses import dataclass, field
 #: (not the API servers, nor SGLang's detokenizer: they are no ranks, and idle they would read as the rank
 #: elsewhere).
 ENGINE_PATTERN = r"ray::RayWorkerWrapper|VLLM::Worker|VLLM::EngineCore|sglang::scheduler"
-#: The environment a rank's group is read from.
-ENV_NAMES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+#: The environment a rank's group (and, by NCCL_HOSTID, the host it stands for) is read from.
+ENV_NAMES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "NCCL_HOSTID")
 #: Where the py-spy-stacks playbook puts the py-spy it brings (looked for when none is on the PATH).
 BROUGHT = "/tmp/sparktui-py-spy/bin/py-spy"
 GPU_QUERY = "uuid,index,name,utilization.gpu,power.draw,clocks.sm"
 
 # The part that runs in one place (the host, or a container through docker exec): $1 nonce, $2 samples,
 # $3 seconds between samples, $4 py-spy's extra flags, $5 seconds per dump, $6 "host" or "container",
-# $7 the GPU pids (host only), $8 the py-spy to use ("" for the PATH's, else the one brought).
-_PLACE = r"""n=$1; samples=$2; gap=$3; flags=$4; bound=$5; where=$6; gpupids=" $7 "; spy=$8
+# $7 the GPU pids (host only), $8 the py-spy to use ("" for the PATH's, else the one brought), $9 the rank
+# processes already known (host only; "" to look for them).
+_PLACE = r"""n=$1; samples=$2; gap=$3; flags=$4; bound=$5; where=$6; gpupids=" $7 "; spy=$8; known=$9
 mark() { echo "@@stacks $n $*"; }
 if [ -n "$spy" ]; then [ -x "$spy" ] || spy=; else spy=$(command -v py-spy 2>/dev/null) || spy=; fi
 [ -n "$spy" ] || { [ -x BROUGHT ] && spy=BROUGHT; }
@@ -40,7 +41,8 @@ if [ -n "$spy" ]; then [ -x "$spy" ] || spy=; else spy=$(command -v py-spy 2>/de
 t=; command -v timeout >/dev/null 2>&1 && t="timeout $bound"
 self=$(readlink /proc/self/ns/pid 2>/dev/null)
 pids=; hidden=0
-for d in /proc/[0-9]*; do
+for p in $known; do [ -d "/proc/$p" ] && pids="$pids $p"; done
+[ -n "$known" ] || for d in /proc/[0-9]*; do
   p=${d#/proc/}; [ "$p" = "$$" ] && continue
   cmd=$(tr '\000' ' ' < "$d/cmdline" 2>/dev/null) || continue; [ -n "$cmd" ] || continue
   case "$cmd" in *"$n"*) continue ;; esac
@@ -97,6 +99,7 @@ class Request:
     per_dump: int = 10
     containers: tuple[str, ...] = ()  # () = every running container the engine lists
     py_spy: str = ""  # the py-spy on the nodes ("" for the one on the PATH)
+    known: tuple[int, ...] = ()  # the host's rank processes, already found (the live watch's): not looked for
 
 
 def script(request: Request, run: str) -> str:
@@ -106,6 +109,7 @@ def script(request: Request, run: str) -> str:
     body = shlex.quote(PLACE)
     spy = shlex.quote(request.py_spy)
     quoted = " ".join(shlex.quote(a) for a in args)
+    known = shlex.quote(" ".join(str(p) for p in request.known))
     listing = (
         " ".join(shlex.quote(c) for c in request.containers)
         if request.containers
@@ -121,7 +125,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   gpupids=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | tr -d ' ' | tr '\\n' ' ')
 fi
 mark place host
-sh -c {body} sh {quoted} host "$gpupids" {spy}
+sh -c {body} sh {quoted} host "$gpupids" {spy} {known}
 if command -v docker >/dev/null 2>&1; then
   for c in {listing}; do
     mark place "$c"

@@ -25,6 +25,12 @@ Behaviours (first argument):
     :func:`serve_requests`); with ``TORCH_NCCL_TRACE_BUFFER_SIZE`` and ``TORCH_NCCL_DUMP_ON_TIMEOUT`` set, the
     watchdog's timeout (``--pg-timeout-s``) writes every rank's flight-recorder dump.
 
+``slow-load``
+    The odd rank loads weights (a safetensors file read again and again) for ``--phase-s`` seconds while the
+    others wait in an all_reduce; then it joins, and every rank ends. Slow, never hung.
+``slow-compile``
+    The same, the odd rank compiling with ``torch.compile`` (Dynamo reset between) for ``--phase-s`` seconds.
+
 Three more run one process alone, no group (``--ranks 1``), for the wait kinds that need no peer:
 
 ``load-weights``
@@ -47,7 +53,16 @@ import time
 from datetime import timedelta
 from typing import Any
 
-BEHAVIOURS = ("second-group", "healthy", "mismatch", "busy-python", "store-wait", "skip-collective")
+BEHAVIOURS = (
+    "second-group",
+    "healthy",
+    "mismatch",
+    "busy-python",
+    "store-wait",
+    "skip-collective",
+    "slow-load",
+    "slow-compile",
+)
 ALONE = ("load-weights", "compile", "ray-get")
 
 
@@ -69,6 +84,35 @@ def tokenize_forever(rank: int) -> None:
     while True:
         for i in range(100_000):
             total = (total + i * i) % 1_000_003
+
+
+def load_weights(rank: int, seconds: float, device: str) -> None:
+    """A rank loading its weights for ``seconds``: a safetensors file written once, read again and again."""
+    import torch
+    from safetensors.torch import load_file, save_file  # type: ignore[import-not-found]
+
+    path = f"/tmp/scenario-weights-{os.getpid()}.safetensors"
+    save_file({f"layer{i}.weight": torch.ones(1 << 22) for i in range(16)}, path)
+    in_place(rank, f"loading weights for {seconds:g} s")
+    try:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            load_file(path, device=device)
+    finally:
+        os.unlink(path)
+
+
+def compile_for(rank: int, seconds: float, device: str) -> None:
+    """A rank compiling for ``seconds``: torch.compile of a new small function again and again."""
+    import torch
+
+    x = torch.ones(1024, device=device)
+    in_place(rank, f"compiling for {seconds:g} s")
+    end, n = time.monotonic() + seconds, 0
+    while time.monotonic() < end:
+        n += 1
+        torch._dynamo.reset()
+        torch.compile(lambda t, k=n: (t * k).sin().cumsum(0))(x)
 
 
 def alone(behaviour: str, gpu: bool) -> None:
@@ -115,6 +159,7 @@ def main() -> None:
     p.add_argument("--cuda-device", type=int, default=0)
     p.add_argument("--pg-timeout-s", type=float, default=600.0)
     p.add_argument("--numel", type=int, default=1 << 16, help="elements of the tensor the collectives carry")
+    p.add_argument("--phase-s", type=float, default=60.0, help="seconds slow-load loads, slow-compile compiles")
     args = p.parse_args()
 
     if args.behaviour in ALONE:
@@ -168,6 +213,15 @@ def main() -> None:
         if rank == odd:
             tokenize_forever(rank)
         in_place(rank, "all_reduce")
+        dist.all_reduce(x)
+        wait()
+        float(x[0])
+    elif args.behaviour in ("slow-load", "slow-compile"):
+        dist.barrier()
+        if rank == odd:
+            (load_weights if args.behaviour == "slow-load" else compile_for)(rank, args.phase_s, device.type)
+        else:
+            in_place(rank, "all_reduce, waiting for the slow rank")
         dist.all_reduce(x)
         wait()
         float(x[0])

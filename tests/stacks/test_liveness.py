@@ -1,0 +1,153 @@
+"""The live watch's rules, pure: when it reads the stacks (pacing), and what a reading of the real dumps of
+tests/fixtures/stacks says (hung, loading, progressing, idle) and the finding a hang makes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.events import Severity, finding_dict
+from sparktui.core.liveness.pacing import Pacer
+from sparktui.core.liveness.stamps import Stamps
+from sparktui.core.liveness.verdict import WordsError, builtin_words, finding, judge, load_words, merged
+from sparktui.core.liveness.watch import is_wedged, named
+from sparktui.core.settings import LivenessSettings, SettingsError, load
+from sparktui.core.stacks import snapshot as snapshots
+from sparktui.core.stacks.compare import compare
+from sparktui.core.stacks.kinds import builtin_kinds
+from sparktui.core.stacks.ranks import Gpu, Rank
+
+from .test_read import FIXTURES, ranks_of
+
+S = LivenessSettings()
+
+
+def reading_of(ranks: list[Rank]):  # type: ignore[no-untyped-def]
+    groups = compare(ranks, builtin_kinds())
+    return judge(groups, snapshots.of(groups, [], "the test's nodes"), builtin_kinds())
+
+
+def alone(folder: Path, rank: int, world: int) -> Rank:
+    """Rank ``rank`` of a job whose dumps are the process of ``folder`` (a scenario run alone)."""
+    (r,) = ranks_of(folder, 1)
+    env = {**r.env, "RANK": str(rank), "WORLD_SIZE": str(world)}
+    return replace(r, env=env, node=f"node-{'abcd'[rank]}", pid=100 + rank)
+
+
+def test_quiet_logs_make_a_reading_due_once_per_quiet_spell() -> None:
+    p = Pacer(S, started=0.0)
+    assert p.due(5.0) == ""
+    assert p.due(10.0) == "quiet"  # no line yet: quiet since the start
+    p.read(10.0, "progressing")
+    assert p.due(15.0) == ""
+    assert p.due(20.0) == "again"  # still quiet: read again, a moving rank may hang later
+    p.lines(21.0)
+    p.read(20.0, "progressing")
+    assert p.due(30.0) == ""
+    assert p.due(31.0) == "quiet"  # a new quiet spell
+
+
+def test_an_idle_server_is_read_once_a_minute_and_a_hang_every_few_seconds() -> None:
+    p = Pacer(S, started=0.0)
+    p.read(10.0, "idle")
+    assert p.due(40.0) == "" and p.due(70.0) == "idle"
+    p.lines(71.0)  # it served something: no longer idle
+    assert p.due(80.0) == "" and p.due(81.0) == "quiet"
+    p.read(81.0, "hang")
+    p.lines(82.0)  # a hang is read again, logs or not, until a reading shows none
+    assert p.due(90.0) == "" and p.due(91.0) == "hang"
+
+
+def test_a_wedged_gpu_makes_a_reading_due_whatever_the_logs() -> None:
+    p = Pacer(S, started=0.0)
+    p.lines(1.0)
+    p.wedged = True
+    assert p.due(2.0) == "wedged"
+    p.read(2.0, "progressing")
+    p.lines(3.0)
+    assert p.due(4.0) == "" and p.due(12.0) == "wedged"  # paced, though the logs move
+    assert is_wedged(Gpu("GPU-1", "0", "NVIDIA GB10", "96 %", "21.37 W", "2405 MHz"), S.wedged_watts)
+    assert not is_wedged(Gpu("GPU-1", "0", "NVIDIA GB10", "96 %", "45.10 W", "2405 MHz"), S.wedged_watts)
+    assert not is_wedged(Gpu("GPU-1", "0", "NVIDIA GB10", "3 %", "10.02 W", "2405 MHz"), S.wedged_watts)
+    assert not is_wedged(Gpu("GPU-1", "0", "NVIDIA GB10", "[N/A]", "[N/A]", "[N/A]"), S.wedged_watts)
+
+
+def test_the_rank_that_never_joined_makes_a_critical_finding() -> None:
+    reading = reading_of(ranks_of(FIXTURES / "nccl" / "second-group", 4))
+    assert reading.state == "hang"
+    found = finding(reading, builtin_words())
+    assert found is not None
+    assert found.severity is Severity.CRITICAL and found.signature == "live-rank-hang"
+    assert found.title.startswith("rank 3 on node-d is idle in application code, in serve_requests")
+    assert found.facts["hung"] == "rank 3 on node-d"
+    assert found.facts["others_wait_in"] == "creating a process group: new_group"
+    assert found.nodes[0] == "node-d"
+    shown = merged(Diagnosis((), (), {}), found, reading.snapshot)
+    assert [(f.signature, [b.rule for b in f.because]) for f in shown.findings] == [("live-rank-hang", ["L1"])]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "world", "state"),
+    [
+        ("gloo/second-group", 2, "hang"),
+        ("gloo/mismatch", 2, "hang"),
+        ("nccl/busy-python", 4, "hang"),
+        ("gloo/store-wait", 1, "idle"),
+        ("gloo/healthy", 2, "idle"),  # both dumps caught every rank in the same all_reduce: together, no hang
+    ],
+)
+def test_each_captured_scenario_reads_as_it_is(scenario: str, world: int, state: str) -> None:
+    assert reading_of(ranks_of(FIXTURES / scenario, world)).state == state
+
+
+def test_a_rank_loading_weights_or_compiling_is_slow_not_hung() -> None:
+    """Rank 0 waits in new_group (the real dumps); the last rank loads weights or compiles (the real dumps of
+    a process doing so): without the progress kinds the comparison calls it hung."""
+    waiting = ranks_of(FIXTURES / "gloo" / "second-group", 2)[0]
+    for scenario in ("load-weights", "compile"):
+        reading = reading_of([waiting, alone(FIXTURES / "gloo" / scenario, 1, 2)])
+        assert reading.state == "loading", scenario
+        assert reading.hung == () and finding(reading, builtin_words()) is None
+
+
+def test_ranks_are_named_by_their_host() -> None:
+    (r,) = ranks_of(FIXTURES / "gloo" / "store-wait", 1)
+    assert named(replace(r, env={**r.env, "NCCL_HOSTID": "spark-c"})).node == "spark-c"
+    assert named(replace(r, node="local")).node not in ("local", "")
+    assert named(r).node == r.node
+
+
+def test_the_settings_and_the_words_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text("[liveness]\nquiet_seconds = 5\nrounds = 4\n")
+    live = load(path).liveness
+    assert (live.quiet_seconds, live.rounds, live.idle_seconds) == (5.0, 4, 60.0)
+    path.write_text("[liveness]\nrounds = 1\n")
+    with pytest.raises(SettingsError, match="rounds: a whole number, 2 or more"):
+        load(path)
+    path.write_text("[liveness]\nquiet = 5\n")
+    with pytest.raises(SettingsError, match=r"liveness\.quiet: unknown key"):
+        load(path)
+    words = tmp_path / "rank-hang.toml"
+    words.write_text('id = "x"\ncategory = "no_such"\nseverity = "critical"\nexplanation = "e"\n')
+    with pytest.raises(WordsError, match="category: not a category"):
+        load_words(words)
+
+
+def test_each_finding_says_when_it_was_first_made() -> None:
+    clock = iter([datetime(2026, 12, 6, 5, 0, s, tzinfo=UTC) for s in range(10)])
+    stamps = Stamps(lambda: next(clock))
+    reading = reading_of(ranks_of(FIXTURES / "nccl" / "second-group", 4))
+    hang = finding(reading, builtin_words())
+    assert hang is not None
+    logged = replace(hang, signature="a-log-finding", detected_at="")
+    stamps.see(Diagnosis((), (logged,), {}))
+    stamps.see(Diagnosis((), (logged,), {}))  # seen again: its first time stays
+    live = replace(hang, detected_at="2026-12-06T05:00:09.000+00:00")
+    shown = stamps.stamp(merged(Diagnosis((), (logged,), {}), live, reading.snapshot))
+    assert [f.detected_at for f in shown.findings] == ["2026-12-06T05:00:09.000+00:00", "2026-12-06T05:00:00.000+00:00"]
+    assert finding_dict(1, shown.findings[1])["detected_at"] == "2026-12-06T05:00:00.000+00:00"
