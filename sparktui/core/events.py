@@ -81,6 +81,7 @@ class Finding:
     waits_for_peers: bool = False  # what a rank prints when another one failed or stopped (a consequence)
     lost_peer: bool = False  # ... and says that it lost that one (its socket closed), rather than waited for it
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
+    filed: str = ""  # a fallback finding's: how it was filed ("filed as model files: raised in vllm/...")
 
     def seen_after(self, other: Finding) -> bool:
         """Whether this finding was first seen after ``other``: by the logs' clocks where both say a time and

@@ -24,8 +24,6 @@ import regex
 from sparktui.core.catalogue import Signature
 from sparktui.core.events import Finding, Severity
 
-#: A traceback's frame line: ``File "/path/x.py", line 12, in func``.
-_FRAME = regex.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[\w.<>]+)')
 #: How much of the failure's own text a detail quotes.
 QUOTED_CHARS = 240
 
@@ -41,8 +39,10 @@ def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> l
     named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR and not f.waits_for_peers]
     # (category, node) of every error a signature names, and "" for any category on a node
     explained = {(c, n) for f in named for c in (f.category, "") for n in _places(f)}
+    # (the fallback's reading of exit statuses: those that only report what came before them)
+    reports = next((s.exit_reports for s in signatures.values() if s.fallback), ())
     # (what a process printed before it exited, named or not, is what its exit status reports)
-    errors = [f for f in findings if f.severity >= Severity.ERROR and not _exit_status(f)]
+    errors = [f for f in findings if f.severity >= Severity.ERROR and not _exit_status(f, reports)]
     kept = []
     for f in findings:
         sig = fallback(f)
@@ -51,10 +51,10 @@ def judge(findings: Sequence[Finding], signatures: Mapping[str, Signature]) -> l
             continue
         said = any(("" if sig.fallback else f.category, n) in explained for n in _places(f))
         # (a cause in a chain of exceptions whose last one a signature names; an exit status after its error)
-        chain = _chained(f) and any(e.seen_after(f) and _meet(e, f) for e in named)
-        reported = _exit_status(f) and any(f.seen_after(e) and _meet(e, f) for e in errors)
+        chain = _chained(f, sig.chain) and any(e.seen_after(f) and _meet(e, f) for e in named)
+        reported = _exit_status(f, reports) and any(f.seen_after(e) and _meet(e, f) for e in errors)
         if not (said or chain or reported):
-            kept.append(told(f))
+            kept.append(told(f, regex.compile(sig.frame) if sig.frame else None))
     return kept
 
 
@@ -69,31 +69,24 @@ def _places(f: Finding) -> tuple[str, ...]:
     return tuple(f.nodes) if f.nodes else (f"\x00{f.first_seen.source}",)
 
 
-#: What Python prints between the exceptions of a chain: the one above is the cause of (or was being handled
-#: when) the one below, which is the failure the chain ends in.
-_CHAIN = (
-    "The above exception was the direct cause of the following exception",
-    "During handling of the above exception",
-)
-
-
-def _chained(f: Finding) -> bool:
+def _chained(f: Finding, chain: Sequence[str]) -> bool:
     """Whether every failure line kept as ``f``'s evidence is followed, in the lines kept after it, by the words
-    that chain it to another exception below: a cause, which that exception speaks for."""
-    return bool(f.evidence) and all(any(c in line for c in _CHAIN for line in e.after) for e in f.evidence)
+    that chain it to another exception below (``chain``, the fallback's ``traceback.chain``: what Python
+    prints between the exceptions of a chain): a cause, which that exception speaks for."""
+    return bool(f.evidence) and all(any(c in line for c in chain for line in e.after) for e in f.evidence)
 
 
-def _exit_status(f: Finding) -> bool:
-    """Whether ``f`` is an exit status that only reports what came before it: a positive one (``exitcode: 1``,
-    the process's own error) or -15 (SIGTERM: it was asked to stop, as torchrun stops the other ranks once one
-    has failed), with no other signal named."""
+def _exit_status(f: Finding, reports: Sequence[str]) -> bool:
+    """Whether ``f`` is an exit status that only reports what came before it, as the fallback's
+    ``exit.reports`` reads them (``positive``: the process's own error; ``-15``: SIGTERM, it was asked to
+    stop, as torchrun stops the other ranks once one has failed), with no signal named."""
     code = f.facts.get("exit", "")
-    return (code.isdigit() or code == "-15") and "signal" not in f.facts
+    return bool(code) and (code in reports or ("positive" in reports and code.isdigit())) and "signal" not in f.facts
 
 
-def told(finding: Finding) -> Finding:
-    """A fallback finding with its first failure quoted and, where a traceback shows it, the frame it came
-    from (also as the facts ``frame`` and ``failure``)."""
+def told(finding: Finding, frame_line: regex.Pattern[str] | None = None) -> Finding:
+    """A fallback finding with its first failure quoted and, where a traceback shows it (a line above it
+    that ``frame_line`` finds), the frame it came from (also as the facts ``frame`` and ``failure``)."""
     if not finding.evidence:
         return finding
     first = finding.evidence[0]
@@ -103,12 +96,16 @@ def told(finding: Finding) -> Finding:
     facts = {**finding.facts, "failure": failure}
     where = f"{first.node or first.source} at {first.source}:{first.line}"
     detail = f"No signature names this failure; first seen on {where}: {failure}"
-    frame = next((m for text in reversed(first.before) if (m := _FRAME.search(text)) is not None), None)
+    frame = None
+    if frame_line is not None:
+        frame = next((m for text in reversed(first.before) if (m := frame_line.search(text)) is not None), None)
     if frame is not None:
         raised = f"{frame['file']}:{frame['line']} in {frame['func']}"
         facts["frame"] = raised
         detail += f" (raised in {raised})"
     detail += "."
+    if finding.filed:
+        detail += f" {finding.filed[:1].upper()}{finding.filed[1:]}."
     if finding.count > 1:
         detail += f" {finding.count} such lines in all, on {', '.join(finding.nodes) or 'one source'}."
     if finding.detail:
