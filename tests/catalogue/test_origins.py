@@ -18,6 +18,11 @@ ORIGINS = load()
 CATALOGUE = cat.load()
 FALLBACK = next(s for s in CATALOGUE.signatures if s.fallback)
 FAMILIES = {f.name for f in FALLBACK.families}
+#: A failure line as each program's logger prints it, naming its file.
+LOGGED = {
+    "vllm": "ERROR 03-02 09:14:07 [{name}:12] something failed",
+    "nccl": "node-a:2201:2250 [0] {name}:12 NCCL WARN something failed",
+}
 
 
 def _installed(example: str) -> str:
@@ -34,7 +39,7 @@ def test_area_examples_are_filed_by_their_row(area: Area) -> None:
         assert ORIGINS.area_of(_installed(example)) == area, example
         assert ORIGINS.area_of(example.partition(":")[0]) == area, example
     for name in area.files:
-        said = classify(f"ERROR 03-02 09:14:07 [{name}:12] something failed")
+        said = classify(LOGGED[area.program].format(name=name))
         assert (said.program, said.file) == (area.program, name)
         filing = ORIGINS.file(Provenance(said.program, file=said.file))
         assert filing is not None and filing.family == area.family, name
