@@ -151,6 +151,15 @@ class Signature:
     #: A fallback signature takes no more hits in a source after a line of one of these (an orderly shutdown
     #: began: what fails after it fails because of it).
     quiet_after: tuple[str, ...] = ()
+    #: A fallback signature's reading of what it takes: the levels at which a program says a line is no
+    #: failure of its own (``match.calm``: a failure's shape on such a line is a note); what Python prints
+    #: between the exceptions of a chain (``traceback.chain``); a traceback's frame line, with the groups
+    #: ``file``, ``line`` and ``func`` (``traceback.frame``); the exit statuses that only report what the
+    #: process printed before them (``exit.reports``: ``positive``, or a status such as ``-15``).
+    calm: frozenset[str] = frozenset()
+    chain: tuple[str, ...] = ()
+    frame: str = ""
+    exit_reports: tuple[str, ...] = ()
     #: The releases ("vllm 0.11.0") whose own messages the match examples were checked against (written by
     #: tools/messages/stamp.py from the message tables; documentation, never used to match).
     checked: tuple[str, ...] = ()
@@ -587,8 +596,20 @@ def load_signature(path: Path) -> Signature:
     quiet_after = tuple(
         _pattern(path, f"match.quiet_after[{i}]", p) for i, p in enumerate(match.texts("quiet_after", required=False))
     )
-    if (families or quiet_after) and not fallback:
-        raise CatalogueError(path, "fallback", "families and match.quiet_after need fallback = true")
+    calm = frozenset(match.texts("calm", required=False))
+    traceback = r.table("traceback", required=False)
+    chain = tuple(traceback.texts("chain", required=False))
+    frame = _pattern(path, "traceback.frame", traceback.text("frame")) if "frame" in traceback.data else ""
+    if frame and not {"file", "line", "func"} <= set(regex.compile(frame).groupindex):
+        raise CatalogueError(path, "traceback.frame", "needs the groups file, line and func")
+    exit_reports = tuple(r.table("exit", required=False).texts("reports", required=False))
+    for status in exit_reports:
+        if status != "positive" and not status.lstrip("-").isdigit():
+            raise CatalogueError(path, "exit.reports", f"{status!r} is neither 'positive' nor an exit status")
+    if (families or quiet_after or calm or chain or frame or exit_reports) and not fallback:
+        raise CatalogueError(
+            path, "fallback", "families, match.quiet_after, match.calm, traceback and exit need fallback = true"
+        )
     names = [f.name for f in families]
     if len(set(names)) != len(names):
         raise CatalogueError(path, "families", "two families have the same name")
@@ -602,6 +623,10 @@ def load_signature(path: Path) -> Signature:
         fallback=fallback,
         families=families,
         quiet_after=quiet_after,
+        calm=calm,
+        chain=chain,
+        frame=frame,
+        exit_reports=exit_reports,
     )
 
 

@@ -34,7 +34,8 @@ class Classification:
     ``repeated`` is how many identical lines it stands for (Ray folds repeats from several workers into
     one); ``time`` is when it was written, in seconds within its year, when the line says it; ``relayed``
     when the node was named by a prefix another program added (Ray's ``ip=``, compose, kubectl, pdsh,
-    journald), not by the program that wrote the line: such a log often carries several nodes' lines."""
+    journald), not by the program that wrote the line: such a log often carries several nodes' lines;
+    ``file`` the source file the program's logger names (vLLM's ``[weight_utils.py:427]``), where it does."""
 
     program: str
     layer: str
@@ -46,6 +47,7 @@ class Classification:
     repeated: int = 1
     time: float | None = None
     relayed: bool = False
+    file: str = ""
 
 
 #: Every prefix at once, only to tell whether any can match the start of a line: most lines have none, and
@@ -259,6 +261,7 @@ def _made(fmt: Format, body: str, said: _Said, m: regex.Match[str] | None) -> Cl
         said.repeated,
         time if time is not None else said.time,
         said.node is not None,
+        found.get("file") or "",
     )
 
 

@@ -100,6 +100,7 @@ class Finding:
     verdict: str = ""  # a pre-launch check's: block, slow or advice (empty for a finding from logs)
     because: tuple[Because, ...] = ()  # why it is kept and ranked where it is, first what placed it most
     detected_at: str = ""  # a live session's: when it was first made, on the wall clock (ISO 8601, UTC)
+    filed: str = ""  # a fallback finding's: how it was filed ("filed as model files: raised in vllm/...")
 
     @property
     def shown_facts(self) -> dict[str, str]:

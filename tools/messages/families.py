@@ -1,8 +1,11 @@
 """Where the catalogue's fallback files the programs' failures that no signature names: each uncovered
-exception of the parts start-up goes through (uncovered.py's choice), written as a program would print it,
-is read by the analyzer, and the family its finding comes under is counted. Writes
-tools/messages/families.md, for whoever widens or narrows a family's words: a family that takes another
-category's messages says so here before any log does.
+exception of the parts start-up goes through (uncovered.py's choice), written as a program would print it
+(a Python exception under the traceback frame that raised it, at the file and line the tables give; a
+logged error behind vLLM's prefix, which names the file's base name for vLLM's own lines), is read by the
+analyzer, and the family its finding comes under is counted, with the step that filed it (the raising
+frame or the logger's file, the exception's class, the words). Writes tools/messages/families.md, for
+whoever widens or narrows a family's words or an area: a family that takes another category's messages
+says so here before any log does.
 
     python tools/messages/families.py            # rewrite families.md
 """
@@ -19,6 +22,7 @@ if __package__ in (None, ""):
 
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.analyzer import Analyzer
+from sparktui.core.analysis.scan import Rules, Scan
 from tools.messages.releases import HERE
 from tools.messages.templates import Entry, Tables
 from tools.messages.uncovered import relevant, renderings, uncovered
@@ -29,27 +33,67 @@ SHOWN = 12
 
 def printed(entry: Entry) -> str:
     """The template's first line, with its placeholders filled, as the program prints it: an exception's
-    class (its level, capitalised) and message, or a logged line at error level behind vLLM's prefix."""
+    class (its level, capitalised) and message; or a logged line at error level behind vLLM's prefix."""
+    return printed_lines(entry)[-1]
+
+
+def printed_lines(entry: Entry) -> list[str]:
+    """:func:`printed`, after what the program prints above it: a Python exception's raising frame (the
+    file and line of ``where``, below an installed package's folder); for a logged line, vLLM's prefix names
+    the file's base name (for another program's line, a file that says nothing)."""
     text = renderings(entry.template)[1].split("\n")[0]
-    return f"{entry.level}: {text}" if entry.level[:1].isupper() else f"ERROR 01-01 00:00:00 [x.py:1] {text}"
+    path, _, line = entry.where.partition(":")
+    python = path.endswith(".py") and line.isdigit()
+    if entry.level[:1].isupper():
+        frame = [f'  File "/usr/lib/python3/dist-packages/{path}", line {line}, in raising'] if python else []
+        return [*frame, f"{entry.level}: {text}"]
+    file = f"{path.rsplit('/', 1)[-1]}:{line}" if python and entry.program == "vllm" else "x.py:1"
+    return [f"ERROR 01-01 00:00:00 [{file}] {text}"]
 
 
-def filed(entries: list[Entry], catalogue: cat.Catalogue) -> list[str]:
-    """The signature whose finding each entry's line gives ("" for none), in the entries' order. One
-    analyzer reads them all, each line a node of its own."""
+def filed(entries: list[Entry], catalogue: cat.Catalogue) -> list[tuple[str, str]]:
+    """The signature whose finding each entry's lines give ("" for none), and how the fallback filed it
+    (its ``filed``), in the entries' order. One analyzer reads them all, each entry a node of its own; the
+    fallback's ``filed`` of each comes from a scan of that entry alone (an analyzer's finding of a family
+    gathers the entries of every node, and keeps the first one's)."""
     analyzer = Analyzer(catalogue)
     for i, entry in enumerate(entries):
         analyzer.add_source(f"m{i}.log", f"m{i}")
-        analyzer.feed(f"m{i}.log", printed(entry))
+        analyzer.feed(f"m{i}.log", "\n".join(printed_lines(entry)) + "\n")
     first: dict[str, str] = {}
     for finding in analyzer.finish().findings:
         for node in finding.nodes:
             first.setdefault(node, finding.signature)
-    return [first.get(f"m{i}", "") for i in range(len(entries))]
+    rules = Rules(catalogue)
+    found = []
+    for i, entry in enumerate(entries):
+        scan = Scan(rules, f"m{i}.log", f"m{i}")
+        scan.feed("\n".join(printed_lines(entry)) + "\n")
+        how = {hits.signature: hits.filed for hits in scan.take().hits}
+        signature = first.get(f"m{i}", "")
+        found.append((signature, how.get(signature, "")))
+    return found
 
 
-def render(entries: list[Entry], signatures: list[str]) -> str:
+#: What a finding's ``filed`` says of the step that filed it.
+STEPS = (("raised in ", "the raising frame"), ("logged by ", "the logger's file"), (": a ", "the exception's class"))
+
+
+def step(filed: str) -> str:
+    """The step that filed a fallback finding, from its ``filed`` ("" where none did)."""
+    if not filed:
+        return ""
+    return next((name for words, name in STEPS if words in filed), "the words")
+
+
+def render(entries: list[Entry], found: list[tuple[str, str]], catalogue: cat.Catalogue) -> str:
+    signatures = [sig for sig, _ in found]
     counts = Counter(zip((e.program for e in entries), signatures, strict=True))
+    categories = {sig.id: sig.category for sig in catalogue.signatures}
+    sorted_ = [s for s in signatures if s and s != "unrecognised-failure"]
+    other = [s for s in sorted_ if categories.get(s) != "engine_crash"]
+    steps = Counter(step(f) for s, f in found if s and s != "unrecognised-failure")
+    total = len(entries)
     lines = [
         "# Where the fallback files the programs' failures",
         "",
@@ -57,6 +101,13 @@ def render(entries: list[Entry], signatures: list[str]) -> str:
         "(`tools/messages/tables/`) that no signature names, in the parts start-up goes through, written as the",
         "program prints it and read by the analyzer. `unrecognised-failure` alone means no family took it",
         "(engine_crash); a family's column says which category it files the message under.",
+        "",
+        f"Of {total} messages, {len(sorted_)} ({100 * len(sorted_) / max(total, 1):.1f}%) are filed under a family,",
+        f"{len(other)} ({100 * len(other) / max(total, 1):.1f}%) under a category other than engine_crash. Filed by:",
+        "",
+        "| step | messages |",
+        "|---|---|",
+        *(f"| {name} | {steps[name]} |" for name in [n for _, n in STEPS] + ["the words"]),
         "",
         "| program | signature | messages |",
         "|---|---|---|",
@@ -77,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     catalogue = cat.load()
     entries = [e for e in uncovered(Tables.read(), catalogue) if relevant(e) and e.level != "warning"]
-    args.output.write_text(render(entries, filed(entries, catalogue)), encoding="utf-8")
+    args.output.write_text(render(entries, filed(entries, catalogue), catalogue), encoding="utf-8")
     print(f"{len(entries)} messages -> {args.output}")
     return 0
 

@@ -50,6 +50,7 @@ class _Merged:
     facts: dict[str, str] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
     folded: int = 0
+    filed: str = ""
 
 
 class Correlation:
@@ -126,6 +127,7 @@ class Correlation:
             merged = self._merged[(hits.signature, hits.scope)] = _Merged(hits.first)
         merged.count += hits.count
         merged.folded += hits.folded
+        merged.filed = merged.filed or hits.filed
         merged.nodes.extend(n for n in hits.nodes if n not in merged.nodes)
         for k, v in hits.facts.items():
             merged.facts.setdefault(k, v)
@@ -148,7 +150,7 @@ class Correlation:
             sig = self._signatures.get(sig_id)
             if sig is not None and self._context_holds(sig, scope):
                 parts.setdefault(sig_id, []).append(
-                    Part(m.first, m.count, m.nodes, m.facts, m.evidence, folded=m.folded)
+                    Part(m.first, m.count, m.nodes, m.facts, m.evidence, folded=m.folded, filed=m.filed)
                 )
         findings = [merge(self._signatures[s], found, order_of, EVIDENCE_MAX) for s, found in parts.items()]
         stalled: dict[str, list[StallHit]] = {}

@@ -115,8 +115,8 @@ def check_prefix(prefix: Prefix) -> list[str]:
 
 def check_format(fmt: Format) -> list[str]:
     """Every way a program format (``diagnostics/formats/programs.toml``) disagrees with its examples: each
-    line must be classified as the example says (program, layer, level, node, rank), and by this format, not
-    one tried before it."""
+    line must be classified as the example says (program, layer, level, node, rank, the logger's file), and by
+    this format, not one tried before it."""
     problems = []
     if not fmt.examples:
         problems.append(f"programs.toml: {fmt.id}: needs at least one example")
@@ -127,8 +127,15 @@ def check_format(fmt: Format) -> list[str]:
         if other is not fmt:
             problems.append(f"{where}: classified by {other.id if other else 'no format'}, not by this one")
         got = classify(line)
-        seen = {"program": got.program, "layer": got.layer, "level": got.level, "node": got.node, "rank": got.rank}
-        for key in ("program", "layer", "level", "node", "rank"):
+        seen = {
+            "program": got.program,
+            "layer": got.layer,
+            "level": got.level,
+            "node": got.node,
+            "rank": got.rank,
+            "file": got.file,
+        }
+        for key in seen:
             if key in ex and str(seen[key]) != ex[key]:
                 problems.append(f"{where}: {key} is {seen[key]!r}, expected {ex[key]!r}")
     return problems

@@ -20,6 +20,10 @@ words, before what nothing files. O5: earlier first by the logs' clocks, where b
 clocks agree (:mod:`~sparktui.core.analysis.clocks`). O6: then by source and line. O7: then wider (more
 nodes), then more often.
 
+File. F1: a failure no signature names is filed by where it came from (the frame that raised it, the logger's
+file, its exception's class: :mod:`~sparktui.core.analysis.provenance`), else by its words; the record says
+which step filed it.
+
 Tell. T1: the first finding, an error, names the nodes whose ranks then waited for it. T2: a first finding that
 is itself a wait names the job's nodes that did not wait (or, for a lost peer, lost no one).
 
@@ -30,6 +34,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+
+import regex
 
 from sparktui.core.analysis.clocks import Clocks
 from sparktui.core.analysis.unrecognised import chained, exit_status, told
@@ -61,6 +67,7 @@ RULES = {
         Rule("T1", "who waited"),
         Rule("T2", "who did not wait"),
         Rule("L1", "a live hang first"),
+        Rule("F1", "filed by where it came from, else by its words"),
     )
 }
 #: The order rules, by the place of what each decides in the ranking key (O6 and O7 decide two places each).
@@ -95,7 +102,9 @@ def explain_away(findings: Sequence[Finding], signatures: Mapping[str, Signature
     # (a rank that only waited for a peer, or lost it, explains nothing of what the peer did)
     named = [f for f in findings if fallback(f) is None and f.severity >= Severity.ERROR and not f.waits_for_peers]
     # (what a process printed before it exited, named or not, is what its exit status reports)
-    errors = [f for f in findings if f.severity >= Severity.ERROR and not exit_status(f)]
+    fallbacks = [s for s in signatures.values() if s.fallback]
+    reports = fallbacks[0].exit_reports if fallbacks else ()  # the exit statuses that only report
+    errors = [f for f in findings if f.severity >= Severity.ERROR and not exit_status(f, reports)]
     explained: dict[int, list[tuple[str, Finding]]] = {}  # by the finding that explains: rule, what it explains
     kept: list[tuple[Finding, Finding]] = []  # (as found, as kept): what explains is known as it was found
     for f in findings:
@@ -105,14 +114,17 @@ def explain_away(findings: Sequence[Finding], signatures: Mapping[str, Signature
             continue
         places = set(_places(f))
         said = next((e for e in named if (sig.fallback or e.category == f.category) and places & set(_places(e))), None)
-        chain = next((e for e in named if clocks.after(e, f) and _meet(e, f)), None) if chained(f) else None
-        reported = next((e for e in errors if clocks.after(f, e) and _meet(e, f)), None) if exit_status(f) else None
+        chain = next((e for e in named if clocks.after(e, f) and _meet(e, f)), None) if chained(f, sig.chain) else None
+        reported = (
+            next((e for e in errors if clocks.after(f, e) and _meet(e, f)), None) if exit_status(f, reports) else None
+        )
         for rule, by in (("E1", said), ("E2", chain), ("E3", reported)):
             if by is not None:
                 explained.setdefault(id(by), []).append((rule, f))
                 break
         else:
-            kept.append((f, told(f)))
+            frame = regex.compile(sig.frame) if sig.frame else None
+            kept.append((f, _because(told(f, frame), Because("F1", f.filed)) if f.filed else told(f, frame)))
     return [_explains(f, explained.get(id(found), [])) for found, f in kept]
 
 

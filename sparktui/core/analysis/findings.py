@@ -40,6 +40,7 @@ class Part:
     weak: bool = False  # only the end of the log speaks for it: the finding is at most a warning
     cut: bool = False  # peers got further, in logs that end about where it stopped: the finding is info
     folded: int = 0  # lines Ray's de-duplication folded into its hits
+    filed: str = ""  # a fallback's: how its hits were filed, by origin or words (see scan.Scan._filed)
 
 
 def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evidence_max: int | None = None) -> Finding:
@@ -82,6 +83,7 @@ def merge(sig: Signature, parts: Iterable[Part], order: Mapping[str, int], evide
         time=min(times, default=None),
         waits_for_peers=sig.waits_for_peers,
         lost_peer=sig.lost_peer,
+        filed=next((p.filed for p in sorted(parts, key=lambda p: p.first is not first) if p.filed), ""),
     )
 
 

@@ -23,6 +23,8 @@ from typing import NamedTuple, TypeVar
 import regex
 
 from sparktui.core.analysis.matcher import Engine, Matcher, best_engine
+from sparktui.core.analysis.provenance import Origins, Provenance, raising_frame
+from sparktui.core.analysis.provenance import load as load_origins
 from sparktui.core.analysis.serving import ReadingEvent
 from sparktui.core.catalogue import Catalogue, Signature, Track, is_builtin
 from sparktui.core.classify import Classification, classify
@@ -37,9 +39,6 @@ EVIDENCE_PER_NODE = 3
 EVIDENCE_MAX = 8
 #: How much of a block's last line is read for its time (the prefixes that say it come first).
 STAMP_CHARS = 256
-#: The levels at which a program says a line is no failure of its own (as classify reads them): a failure's
-#: shape on such a line (Ray's GCS at INFO quoting the RpcError of an actor it was asked to kill) is a note.
-CALM = frozenset(("INFO", "DEBUG", "TRACE", "WARNING"))
 #: Lines after a failure line that may go on with its message (see :meth:`Rules.continued`).
 CONTINUED = 6
 
@@ -85,7 +84,12 @@ class _Rule:
 class Rules:
     """The catalogue compiled for scanning: every signature and stage pattern in one table, one matcher."""
 
-    def __init__(self, catalogue: Catalogue, engine: Callable[[Sequence[str]], Engine] = best_engine) -> None:
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        engine: Callable[[Sequence[str]], Engine] = best_engine,
+        origins: Origins | None = None,
+    ) -> None:
         self.catalogue = catalogue
         self.signatures = catalogue.signatures
         self.tracks = catalogue.tracks
@@ -121,15 +125,36 @@ class Rules:
             for i, sig in enumerate(self.signatures)
             if sig.fallback
         }
+        self.origins = origins if origins is not None else load_origins()
+        #: Per fallback signature, the index of each of its families' signature by the family's name.
+        self.named_families: dict[int, dict[str, int]] = {
+            i: {f.name: index[f"{sig.id}-{f.name}"] for f in sig.families}
+            for i, sig in enumerate(self.signatures)
+            if sig.fallback
+        }
+        #: Per fallback signature, its traceback's frame line (``traceback.frame``), if it says one.
+        self.frames: dict[int, regex.Pattern[str]] = {
+            i: regex.compile(sig.frame) for i, sig in enumerate(self.signatures) if sig.fallback and sig.frame
+        }
         #: Per fallback signature, its own patterns: the shapes of a failure line.
         self.shapes: dict[int, list[regex.Pattern[str]]] = {
             i: [regex.compile(p) for p in sig.any] for i, sig in enumerate(self.signatures) if sig.fallback
         }
 
     def family(self, owner: int, line: str) -> int:
-        """The signature a fallback signature's hit on ``line`` is filed under: that of the first of its
-        families whose words the line holds, else the fallback signature itself."""
+        """The signature a fallback signature's hit on ``line`` is filed under by its words: that of the
+        first of its families whose words the line holds, else the fallback signature itself."""
         return filed(self.families.get(owner, ()), line, owner)
+
+    def origin(self, owner: int, provenance: Provenance) -> tuple[int, str] | None:
+        """The signature a fallback signature's hit is filed under by where it came from (the raising
+        frame, the logger's file, the exception's class: :class:`~sparktui.core.analysis.provenance.Origins`),
+        and how that was decided; None where its origin files it under no family of this signature."""
+        filing = self.origins.file(provenance)
+        family = self.named_families.get(owner, {}).get(filing.family) if filing is not None else None
+        if filing is None or family is None:
+            return None
+        return family, f"filed as {filing.family.replace('-', ' ')}: {filing.said}"
 
     def continued(self, owner: int, lines: Sequence[str], index: int, timed: bool) -> list[str]:
         """The lines after ``lines[index]`` that go on with its message (a logger that wraps at the terminal's
@@ -182,6 +207,7 @@ class Hits(ByFields):
     facts: dict[str, str] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
     folded: int = 0  # lines of other processes that Ray's de-duplication folded into these
+    filed: str = ""  # a fallback's: how its first hit was filed ("filed as model files: raised in ...")
 
 
 class StageEvent(NamedTuple):
@@ -429,20 +455,46 @@ class Scan:
             lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
         if fallback is not None and not named and fallback[0].owner not in self._quiet:
             cls = cls or classify(line)
-            if cls.level not in CALM:
+            if cls.level not in self.rules.signatures[fallback[0].owner].calm:
                 rule, m = fallback
-                owner = self.rules.family(rule.owner, line)
-                if owner == rule.owner:  # no family in the line: its message may go on below it
-                    lines = lines if lines is not None else block.split("\n")
-                    more = self.rules.continued(rule.owner, lines, index, cls.time is not None)
-                    owner = self.rules.family(rule.owner, " ".join((line, *more)))
+                lines = lines if lines is not None else block.split("\n")
+                owner, said = self._filed(rule.owner, m, cls, index, lines)
                 sig = self.rules.signatures[owner]
                 node = self.home(cls)
                 scope = scope_key(sig, self.name, node, cls)
-                lines = self._hit(owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
+                lines = self._hit(owner, sig, scope, position, node, m, index, block, lines, cls.repeated, said)
         if cls is not None:
             self._saw_time(cls.time)
         return lines
+
+    def _filed(
+        self, owner: int, m: regex.Match[str], cls: Classification, index: int, lines: list[str]
+    ) -> tuple[int, str]:
+        """The signature a fallback signature's hit on ``lines[index]`` is filed under, and how: by where it
+        came from (the frame that raised it, the logger's file, its exception's class), else by the words
+        of the line, else by those of the line with the lines that go on with its message."""
+        exception = m.groupdict().get("exception") or ""
+        pattern = self.rules.frames.get(owner)
+        frame = raising_frame(self._before(index, lines), pattern) if exception and pattern is not None else None
+        provenance = Provenance(cls.program, cls.file, frame["file"] if frame is not None else "", exception)
+        found = self.rules.origin(owner, provenance)
+        if found is not None:
+            return found
+        line = lines[index]
+        family = self.rules.family(owner, line)
+        if family == owner:  # no family in the line: its message may go on below it
+            more = self.rules.continued(owner, lines, index, cls.time is not None)
+            family = self.rules.family(owner, " ".join((line, *more)))
+        if family == owner:
+            return owner, ""
+        name = self.rules.signatures[family].id.removeprefix(f"{self.rules.signatures[owner].id}-")
+        return family, f"filed as {name.replace('-', ' ')}: by the words of the failure"
+
+    def _before(self, index: int, lines: list[str]) -> list[str]:
+        """The lines of this source before ``lines[index]``, at most :data:`CONTEXT_LINES` + 1, the nearest last."""
+        start = index - CONTEXT_LINES - 1
+        before = list(self._tail)[start:] if start < 0 else []
+        return before + lines[max(start, 0) : index]
 
     def _hit(
         self,
@@ -456,11 +508,12 @@ class Scan:
         block: str,
         lines: list[str] | None,
         repeated: int,
+        filed: str = "",
     ) -> list[str] | None:
         key = (owner, scope)
         entry = self._hits.get(key)
         if entry is None:
-            entry = self._hits[key] = (Hits(sig.id, scope, position), [])
+            entry = self._hits[key] = (Hits(sig.id, scope, position, filed=filed), [])
         found, pendings = entry
         found.count += repeated  # a line Ray folded stands for that many
         found.folded += repeated - 1

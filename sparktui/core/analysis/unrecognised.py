@@ -4,49 +4,41 @@ of the failure itself.
 
 Whether another finding explains one away is the judgement's (rules E1-E3 of
 :mod:`~sparktui.core.analysis.explain`); it asks here whether a failure is a cause chained to an exception
-below it (``The above exception was the direct cause ...``, ``During handling ...``) and whether it is an exit
-status that only reports what came before it. What is kept quotes the failure and, for a Python traceback,
-names the frame that raised it."""
+below it (the words Python prints between them: the fallback's ``traceback.chain``) and whether it is an exit
+status that only reports what came before it (the fallback's ``exit.reports``). What is kept quotes the
+failure and, for a Python traceback, names the frame that raised it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import regex
 
 from sparktui.core.events import Finding
 
-#: A traceback's frame line: ``File "/path/x.py", line 12, in func``.
-_FRAME = regex.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[\w.<>]+)')
 #: How much of the failure's own text a detail quotes.
 QUOTED_CHARS = 240
 
 
-#: What Python prints between the exceptions of a chain: the one above is the cause of (or was being handled
-#: when) the one below, which is the failure the chain ends in.
-_CHAIN = (
-    "The above exception was the direct cause of the following exception",
-    "During handling of the above exception",
-)
-
-
-def chained(f: Finding) -> bool:
+def chained(f: Finding, chain: Sequence[str]) -> bool:
     """Whether every failure line kept as ``f``'s evidence is followed, in the lines kept after it, by the words
-    that chain it to another exception below: a cause, which that exception speaks for."""
-    return bool(f.evidence) and all(any(c in line for c in _CHAIN for line in e.after) for e in f.evidence)
+    that chain it to another exception below (``chain``, the fallback's ``traceback.chain``: what Python
+    prints between the exceptions of a chain): a cause, which that exception speaks for."""
+    return bool(f.evidence) and all(any(c in line for c in chain for line in e.after) for e in f.evidence)
 
 
-def exit_status(f: Finding) -> bool:
-    """Whether ``f`` is an exit status that only reports what came before it: a positive one (``exitcode: 1``,
-    the process's own error) or -15 (SIGTERM: it was asked to stop, as torchrun stops the other ranks once one
-    has failed), with no other signal named."""
+def exit_status(f: Finding, reports: Sequence[str]) -> bool:
+    """Whether ``f`` is an exit status that only reports what came before it, as the fallback's
+    ``exit.reports`` reads them (``positive``: the process's own error; ``-15``: SIGTERM, it was asked to
+    stop, as torchrun stops the other ranks once one has failed), with no signal named."""
     code = f.facts.get("exit", "")
-    return (code.isdigit() or code == "-15") and "signal" not in f.facts
+    return bool(code) and (code in reports or ("positive" in reports and code.isdigit())) and "signal" not in f.facts
 
 
-def told(finding: Finding) -> Finding:
-    """A fallback finding with its first failure quoted and, where a traceback shows it, the frame it came
-    from (also as the facts ``frame`` and ``failure``)."""
+def told(finding: Finding, frame_line: regex.Pattern[str] | None = None) -> Finding:
+    """A fallback finding with its first failure quoted and, where a traceback shows it (a line above it
+    that ``frame_line`` finds), the frame it came from (also as the facts ``frame`` and ``failure``)."""
     if not finding.evidence:
         return finding
     first = finding.evidence[0]
@@ -56,7 +48,9 @@ def told(finding: Finding) -> Finding:
     facts = {**finding.facts, "failure": failure}
     where = f"{first.node or first.source} at {first.source}:{first.line}"
     detail = f"No signature names this failure; first seen on {where}: {failure}"
-    frame = next((m for text in reversed(first.before) if (m := _FRAME.search(text)) is not None), None)
+    frame = None
+    if frame_line is not None:
+        frame = next((m for text in reversed(first.before) if (m := frame_line.search(text)) is not None), None)
     if frame is not None:
         raised = f"{frame['file']}:{frame['line']} in {frame['func']}"
         facts["frame"] = raised
