@@ -7,7 +7,9 @@ tools/capture/stacks/scenario.py, each rank with its launcher's variables and a 
 it, ``sparktui diagnose --follow --json --no-spool`` over the ranks' logs, as a new process with the default
 settings (quiet_seconds = 10) and the real py-spy. The hang's instant is when the last rank says it is in
 place (the bench reads the logs every 0.05 s), or, for ``killed``, when the bench SIGKILLs the odd rank; the
-verdict's is the hang finding's ``detected_at`` (wall clock). Hangs (the odd rank is the last):
+verdict's is the hang finding's ``detected_at`` (wall clock); where no hang was named and the logs' root finding
+names the odd rank's host as the one that reported no loss (rule T2: NCCL's ranks print the death of a peer),
+that finding's. Hangs (the odd rank is the last):
 
 * ``second-group``: the odd rank never calls ``new_group``, which the others wait in;
 * ``busy-python``: the odd rank spins in a Python loop while the others wait in an all_reduce;
@@ -168,10 +170,21 @@ def judge_run(scenario: str, ranks: int, job: str, result: dict[str, Any], hang:
             named, at = said.removeprefix(f"job {job}: "), datetime.fromisoformat(stamp).timestamp()
             break
     titles = [f["title"] for f in result["findings"]]
+    if result["findings"]:  # the root's reasons too: a run that named nobody says what the logs said instead
+        root = result["findings"][0]
+        why = "; ".join(b["text"] for b in root.get("because", ()))
+        titles[0] += f" [nodes {', '.join(root['nodes'])}; {why}]"
     if healthy:
         return Run(scenario, ranks, None, named, not named, "" if not named else "a hang named", titles)
-    odd = f"rank {ranks - 1} "
-    right = named.startswith(odd) or f"{odd}of {ranks} was found on no node" in named
+    odd, odd_host = f"rank {ranks - 1} ", f"host{ranks - 1}"
+    if at is None and result["findings"]:
+        # a rank that died makes the others print their loss: the logs' root then names the node that did
+        # not report it (rule T2), when it was made
+        root = result["findings"][0]
+        said = next((b["text"] for b in root.get("because", ()) if b["rule"] == "T2"), "")
+        if root.get("detected_at") and said.startswith(f"{odd_host} reported no"):
+            named, at = f"{odd_host}: {root['title']}; {said}", datetime.fromisoformat(root["detected_at"]).timestamp()
+    right = named.startswith((odd, f"{odd_host}: ")) or f"{odd}of {ranks} was found on no node" in named
     seconds = None if at is None else at - hang
     return Run(scenario, ranks, seconds, named, right, "" if named else "not named", titles)
 
