@@ -53,7 +53,7 @@ from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
 from sparktui.core.sources.open import UriError, file_sources, ray_uri, scheme
 from sparktui.core.sources.spool import Spool
-from sparktui.core.text import display, display_text, json_inert
+from sparktui.core.text import display, display_text, json_inert_pieces
 from sparktui.core.words import size, span
 from sparktui.richtext import print_stacks, print_text
 
@@ -438,7 +438,7 @@ def _print(args: argparse.Namespace, incident: Incident) -> None:
         # Written as it is encoded: the diagnosis of a big cluster's logs is tens of megabytes of JSON.
         encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
         shape = diagnosis.as_dict() if stacks is None else {**diagnosis.as_dict(), "stacks": stacks.as_dict()}
-        sys.stdout.writelines(map(json_inert, encoder.iterencode(shape)))
+        sys.stdout.writelines(json_inert_pieces(encoder.iterencode(shape)))
         sys.stdout.write("\n")
     elif fmt == "md":
         from sparktui.core.report.markdown import diagnosis_markdown, stacks_markdown

@@ -10,6 +10,7 @@ reorder a line) is hidden from the reader.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from typing import overload
 
 # CSI (colours, cursor moves); the strings, each with its payload: OSC (titles, hyperlinks), DCS (sixel
@@ -67,6 +68,22 @@ def json_inert(text: str) -> str:
     if text.isascii() and "\x7f" not in text:
         return text
     return _UNSEEN.sub(_json_escaped, text)
+
+
+def json_inert_pieces(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
+    """:func:`json_inert` over the pieces of a JSON document as an encoder hands them out (``iterencode``:
+    hundreds of thousands of short strings for a big diagnosis), joined into pieces of about ``size``
+    characters first, so that the check costs a call per block rather than per token."""
+    block: list[str] = []
+    held = 0
+    for piece in pieces:
+        block.append(piece)
+        held += len(piece)
+        if held >= size:
+            yield json_inert("".join(block))
+            block, held = [], 0
+    if block:
+        yield json_inert("".join(block))
 
 
 def _json_escaped(m: re.Match[str]) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from sparktui.cli import main
 from sparktui.core.kinds import fits
-from sparktui.core.text import display_text
+from sparktui.core.text import display_text, json_inert, json_inert_pieces
 
 from ..conftest import FIXTURES
 
@@ -125,3 +125,12 @@ def test_display_text_keeps_lines_and_shows_every_hidden_character() -> None:
     assert display_text("plain\nlines") == "plain\nlines"
     long = "x" * 5000
     assert display_text(long) == long  # a whole document is never cut
+
+
+def test_json_written_in_blocks_is_what_one_piece_would_be() -> None:
+    """diagnose --json streams the encoder's tokens in blocks: hidden characters wherever the blocks end."""
+    pieces = ['{"a": "x', "\u202e", 'y"', ', "b": "', "\u200b" * 5, '"}'] * 50
+    whole = json_inert("".join(pieces))
+    assert "".join(json_inert_pieces(pieces, size=7)) == whole
+    one = json_inert("".join(pieces[:6]))
+    assert json.loads(one) == {"a": "x\u202ey", "b": "\u200b" * 5} and "\\u202e" in one
