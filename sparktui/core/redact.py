@@ -36,13 +36,10 @@ Every rule keeps to one line: redacting a log never changes its number of lines,
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import re
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable
 
-from sparktui.core.analysis.matcher import Candidate, Engine, HyperscanEngine, best_engine
 from sparktui.core.classify import nccl_hosts
 
 REDACTED = "[REDACTED]"
@@ -206,19 +203,13 @@ def _redact(text: str, *, cut: bool) -> str:
         if cut:
             text = _cut_blocks(text)
         low = _ascii_lower(text)
-    # Every rule needs one of the trigger words on its line, so only those lines are looked at closely: all
-    # the words are searched for at once (:func:`_engine`).
-    lines: list[str] | None = None
-    for row, line_low, words in _engine().scan(low):
-        rules = (
-            _RULES_OF_WORDS[words[0]]
-            if len(words) == 1
-            else sorted(set().union(*map(_RULES_OF_WORDS.__getitem__, words)))
-        )
-        if lines is None:
-            lines = text.split("\n")
-        lines[row] = _line(lines[row], line_low, rules)
-    return text if lines is None else "\n".join(lines)
+    # Every rule needs one of the trigger words on its line, so only those lines are looked at closely.
+    pieces: list[str] = []
+    done = 0
+    for start, end in _triggered(low):
+        pieces += [text[done:start], _line(text[start:end], low[start:end])]
+        done = end
+    return "".join([*pieces, text[done:]]) if pieces else text
 
 
 class PieceRedactor:
@@ -279,11 +270,22 @@ def _cut_blocks(text: str) -> str:
     return text
 
 
-def _line(line: str, low: str, rules: Iterable[int]) -> str:
-    """``line`` (``low`` lower-cased) with the rules of indexes ``rules`` applied, in order."""
-    for rule in rules:
-        char, _, pattern, replacement = _LINE_RULES[rule]
-        if char in low:
+def _triggered(low: str) -> list[tuple[int, int]]:
+    """The (start, end) of each line of ``low`` that holds a trigger word, in order."""
+    lines: set[tuple[int, int]] = set()
+    for word in _TRIGGERS:
+        at = low.find(word)
+        while at >= 0:
+            end = low.find("\n", at)
+            end = len(low) if end < 0 else end
+            lines.add((low.rfind("\n", 0, at) + 1, end))
+            at = low.find(word, end)
+    return sorted(lines)
+
+
+def _line(line: str, low: str) -> str:
+    for char, words, pattern, replacement in _LINE_RULES:
+        if char in low and any(word in low for word in words):
             line = pattern.sub(replacement, line)
     return line
 
@@ -338,68 +340,13 @@ _LINE_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], str | Callable[[
     *(("", words, re.compile(pattern), _shape) for words, pattern in _GLUED),
     ("", _AWS, _AWS_SECRET, _aws_secret),
 )
-#: Lower-case words of which every rule needs one on the line it matches, and for each (by its index) the
-#: indexes of the rules it lets apply, in order. All are looked for in one search of a block
-#: (:func:`_engine`): one pass over the text, however many words there are.
+#: Lower-case words of which every rule needs one on the line it matches (each is looked for with
+#: ``str.find``: one pattern of all of them is searched about as fast as all the finds together). A word that
+#: holds another (``accountkey=`` holds ``key``) is left out: a line with it is found by the shorter one.
 _WORDS_OF_RULES = tuple(dict.fromkeys(word for _, words, _, _ in _LINE_RULES for word in words))
-_RULES_OF_WORDS = tuple(
-    tuple(rule for rule, (_, words, _, _) in enumerate(_LINE_RULES) if word in words) for word in _WORDS_OF_RULES
+_TRIGGERS = tuple(
+    word for word in _WORDS_OF_RULES if not any(other in word for other in _WORDS_OF_RULES if other != word)
 )
-
-
-@functools.cache
-def _engine() -> Engine:
-    """The engine that finds the lines holding one of :data:`_WORDS_OF_RULES`, with the words each holds:
-    Hyperscan where :func:`best_engine` picks it, else :class:`_WordSearch` (the literal engine leaves out words
-    as short as ``gl``, and would read every line)."""
-    engine = best_engine([re.escape(word) for word in _WORDS_OF_RULES])
-    return engine if isinstance(engine, HyperscanEngine) else _WordSearch(_WORDS_OF_RULES)
-
-
-class _WordSearch(Engine):
-    """Finds words in pure Python: one pattern of all of them, written as a tree of their common starts
-    (``g(?:l|h[pousr]_|...)``) so each place in the text is tried against the few words that begin with its
-    character, not against every word."""
-
-    def __init__(self, words: tuple[str, ...]) -> None:
-        self._words = words
-        self._pattern = re.compile(_tree(words))
-
-    def scan(self, text: str) -> Iterator[Candidate]:
-        row = 0
-        counted_to = 0
-        end = -1
-        for m in self._pattern.finditer(text):
-            if m.start() <= end:
-                continue
-            start = text.rfind("\n", 0, m.start()) + 1
-            end = text.find("\n", m.start())
-            end = len(text) if end < 0 else end
-            row += text.count("\n", counted_to, start)
-            counted_to = start
-            line = text[start:end]
-            yield Candidate(row, line, tuple(key for key, word in enumerate(self._words) if word in line))
-
-
-def _tree(words: Iterable[str]) -> str:
-    """One pattern of ``words``, each literal, written as a tree of their common starts."""
-    tree: dict[str, dict[str, Any]] = {}
-    for word in words:
-        node = tree
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a word ends here
-    return _branch(tree)
-
-
-def _branch(node: dict[str, dict[str, Any]]) -> str:
-    alternatives = [re.escape(char) + _branch(rest) for char, rest in sorted(node.items()) if char]
-    if not alternatives:
-        return ""
-    body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
-    if "" not in node:
-        return body
-    return f"(?:{body})?"
 
 
 class Redactor:
