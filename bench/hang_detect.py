@@ -6,7 +6,8 @@ Each scenario starts a real torch.distributed job (torch's CPU build with gloo; 
 tools/capture/stacks/scenario.py, each rank with its launcher's variables and a log of its own) and, before
 it, ``sparktui diagnose --follow --json --no-spool`` over the ranks' logs, as a new process with the default
 settings (quiet_seconds = 10) and the real py-spy. The hang's instant is when the last rank says it is in
-place (the bench reads the logs every 0.05 s), or, for ``killed``, when the bench SIGKILLs the odd rank; the
+place (the bench reads the logs every 0.05 s), or, for ``killed``, when the bench SIGKILLs the odd rank
+(``KILL_AFTER`` seconds after that); each rank's log lies in a folder named as its host (``host3/rank.log``); the
 verdict's is the hang finding's ``detected_at`` (wall clock); where no hang was named and the logs' root finding
 names the odd rank's host as the one that reported no loss (rule T2: NCCL's ranks print the death of a peer),
 that finding's. Hangs (the odd rank is the last):
@@ -14,7 +15,7 @@ that finding's. Hangs (the odd rank is the last):
 * ``second-group``: the odd rank never calls ``new_group``, which the others wait in;
 * ``busy-python``: the odd rank spins in a Python loop while the others wait in an all_reduce;
 * ``mismatch``: the odd rank broadcasts where the others all_reduce;
-* ``killed``: ``second-group`` with the odd rank killed once every rank is in place.
+* ``killed``: ``second-group`` with the odd rank killed a few seconds after every rank is in place.
 
 And three that must give no hang verdict: ``healthy`` (an all_reduce loop that prints nothing, followed
 ``--healthy-s``), ``slow-load`` (the odd rank loads weights for ``--phase-s`` seconds, 60 by default, while
@@ -62,6 +63,9 @@ HANGS = ("second-group", "busy-python", "mismatch", "killed")
 HEALTHY = ("healthy", "slow-load", "slow-compile")
 #: Seconds the follower watches after the hang: the verdict is due within 15 s, and is looked for until this.
 AFTER_HANG = 22.0
+#: Seconds ``killed`` leaves every rank in place before it kills the odd one: a rank dies in a job that ran a
+#: while, as in a deployment, rather than in the instant the last rank arrived.
+KILL_AFTER = 8.0
 #: Seconds the ranks have to start (import torch on a busy machine) and say they are in place.
 START_LIMIT = 240.0
 
@@ -97,8 +101,10 @@ def run_one(scenario: str, ranks: int, python: Path, folder: Path, args: argpars
     behaviour = "second-group" if scenario == "killed" else scenario
     healthy = scenario in HEALTHY
     port = free_port()
-    logs = [folder / f"{scenario}-{ranks}-rank{r}.log" for r in range(ranks)]
+    # each rank's log in a folder named as its host, as logs gathered from several nodes are kept
+    logs = [folder / f"{scenario}-{ranks}" / f"host{r}" / "rank.log" for r in range(ranks)]
     for log in logs:
+        log.parent.mkdir(parents=True, exist_ok=True)
         log.write_bytes(b"")
     watched = {"healthy": args.healthy_s, "slow-load": args.phase_s + 20, "slow-compile": args.phase_s + 20}
     seconds = watched.get(scenario, AFTER_HANG)
@@ -142,6 +148,7 @@ def run_one(scenario: str, ranks: int, python: Path, folder: Path, args: argpars
             time.sleep(0.05)
         hang = time.time()
         if scenario == "killed":
+            time.sleep(KILL_AFTER)
             os.killpg(procs[-1].pid, signal.SIGKILL)
             hang = time.time()
         time.sleep(seconds)
@@ -152,6 +159,8 @@ def run_one(scenario: str, ranks: int, python: Path, folder: Path, args: argpars
             p.wait()
         follower.send_signal(signal.SIGTERM)  # ends as ctrl+c: what was followed is printed
         out, err = follower.communicate(timeout=60)
+        (folder / f"{scenario}-{ranks}-follower.json").write_text(out)
+        (folder / f"{scenario}-{ranks}-follower.err").write_text(err)
     try:
         result: dict[str, Any] = json.loads(out)
     except json.JSONDecodeError:
@@ -208,10 +217,12 @@ def main() -> None:
     p.add_argument("--py-spy", default=str(Path(sys.executable).parent / "py-spy"), help="py-spy on this machine")
     p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="nccl: on the GPU")
     p.add_argument("--json", type=Path, help="write every run here")
+    p.add_argument("--keep", type=Path, help="keep the ranks' logs and the follower's output in this folder")
     args = p.parse_args()
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="hang-detect-") as tmp:
-        folder = Path(tmp)
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         for scenario in (s for s in HANGS + HEALTHY if not args.only or s in args.only):
             for ranks in args.ranks:
                 for _ in range(args.reps):

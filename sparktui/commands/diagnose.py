@@ -292,7 +292,7 @@ def _follow(
         watch.stop()
     live = watch.live
     hung = live.reading.snapshot if live.finding is not None and live.reading is not None else None
-    diagnosis = stamps.stamp(merged(diagnosis, live.finding, hung))
+    diagnosis = stamps.stamp(merged(diagnosis, live.finding, hung, live.jobs.values()))
     if spool is not None and hung is not None and bundle.is_bundle(spool.path):
         try:
             hung.write(spool.path)  # the bundle carries the capture that named the hang

@@ -307,7 +307,7 @@ class SparkApp(App[None]):
         self.logged = logged
         live = self.live
         hung = live.reading.snapshot if live.finding is not None and live.reading is not None else None
-        self.diagnosis = diagnosis = merged(logged, live.finding, hung)
+        self.diagnosis = diagnosis = merged(logged, live.finding, hung, live.jobs.values())
         for title, warning in self.warnings.new(diagnosis.warnings):  # said once, and kept a while
             self.notify(display(warning), title=title, severity="warning", timeout=30, markup=False)
         for f in diagnosis.findings:

@@ -23,6 +23,7 @@ from sparktui.core.pipeline import run
 from sparktui.core.sources import bundle
 from sparktui.core.sources.base import Extent, LiveSource
 from sparktui.core.sources.files import FileRead, FileSource, node_from_path
+from sparktui.core.sources.follow import FollowedFile
 from sparktui.core.sources.open import Opener, file_sources
 from sparktui.core.text import display
 
@@ -143,6 +144,21 @@ def test_node_names() -> None:
     assert node_from_path(Path("rank1.log.gz")) == "rank1"
     sources, problems = file_sources(["/definitely/not/here"])
     assert sources == [] and problems == ["/definitely/not/here: no such file or directory"]
+
+
+def test_logs_of_one_name_in_folders_named_by_node_are_nodes_of_their_own(tmp_path: Path) -> None:
+    """``spark-a/worker.log`` and ``spark-b/worker.log``, given one by one (as ``diagnose --follow`` takes
+    them) or as their folder: two sources, each on the node its folder names; a bundle's nodes stay."""
+    for node in ("spark-a", "spark-b"):
+        (tmp_path / "gathered" / node).mkdir(parents=True)
+        (tmp_path / "gathered" / node / "worker.log").write_text(WARN + "\n")
+    paths = [str(tmp_path / "gathered" / node / "worker.log") for node in ("spark-a", "spark-b")]
+    one_by_one, _ = file_sources(paths)
+    assert [(s.name, s.node) for s in one_by_one] == [(paths[0], "spark-a"), (paths[1], "spark-b")]
+    folder, _ = file_sources([str(tmp_path / "gathered")])
+    assert [(s.name, s.node) for s in folder] == [("spark-a/worker.log", "spark-a"), ("spark-b/worker.log", "spark-b")]
+    followed = [s for each in Opener().open(paths) for s in ([each] if isinstance(each, FollowedFile) else [])]
+    assert [(s.name, s.node) for s in followed] == [(paths[0], "spark-a"), (paths[1], "spark-b")]
 
 
 def test_notes_beside_the_logs_make_up_no_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,18 +9,22 @@ from pathlib import Path
 
 import pytest
 
+from sparktui.core.analysis.analyzer import Analyzer
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.catalogue import Catalogue
 from sparktui.core.events import Severity, finding_dict
 from sparktui.core.liveness.pacing import Pacer
 from sparktui.core.liveness.stamps import Stamps
 from sparktui.core.liveness.verdict import WordsError, builtin_words, finding, judge, load_words, merged
-from sparktui.core.liveness.watch import is_wedged, named
+from sparktui.core.liveness.watch import Live, Watcher, is_wedged, named
 from sparktui.core.settings import LivenessSettings, SettingsError, load
+from sparktui.core.sources.open import file_sources
 from sparktui.core.stacks import snapshot as snapshots
 from sparktui.core.stacks.compare import compare
 from sparktui.core.stacks.kinds import builtin_kinds
 from sparktui.core.stacks.ranks import Gpu, Rank
 
+from ..conftest import FIXTURES as FIXTURE_LOGS
 from .test_read import FIXTURES, ranks_of
 
 S = LivenessSettings()
@@ -151,3 +155,51 @@ def test_each_finding_says_when_it_was_first_made() -> None:
     shown = stamps.stamp(merged(Diagnosis((), (logged,), {}), live, reading.snapshot))
     assert [f.detected_at for f in shown.findings] == ["2026-12-06T05:00:09.000+00:00", "2026-12-06T05:00:00.000+00:00"]
     assert finding_dict(1, shown.findings[1])["detected_at"] == "2026-12-06T05:00:00.000+00:00"
+
+
+def test_a_rank_that_left_its_job_makes_a_reading_due_at_once() -> None:
+    p = Pacer(S, started=0.0)
+    p.lines(1.0)
+    p.vanished = True
+    assert p.due(2.0) == "vanished"  # the logs are not quiet yet: a rank that left its job is enough
+    p.read(2.0, "progressing")
+    assert p.due(3.0) == ""
+    p.read(4.0, "hang")
+    p.vanished = True
+    assert p.due(5.0) == ""  # a standing hang keeps its own pace
+
+
+def test_the_watch_remembers_each_jobs_nodes_and_sees_a_rank_go() -> None:
+    watch = Watcher({}, "the test's nodes", S)
+    four = [
+        named(replace(r, env={**r.env, "NCCL_HOSTID": f"host{r.rank}"}))
+        for r in ranks_of(FIXTURES / "nccl" / "second-group", 4)
+    ]
+    watch._roll_call(four)
+    assert not watch.pacer.vanished
+    watch._roll_call(four[:3])  # rank 3 went while the others run on
+    assert watch.pacer.vanished
+    watch.pacer.read(0.0, "hang")
+    watch._roll_call([])  # every rank gone: the job ended, nothing to read; its nodes are remembered
+    assert not watch.pacer.vanished
+    watch._publish(Live())
+    assert watch.live.jobs == {"127.0.0.1:29710": ("host0", "host1", "host2", "host3")}
+
+
+def test_a_rank_killed_without_a_word_is_named_by_the_nodes_the_watch_saw(catalogue: Catalogue) -> None:
+    """The real logs of rank 3 SIGKILLed (NCCL 2.28.9, torch 2.11, no NCCL_DEBUG): ranks 0-2 say they lost a
+    peer, rank 3's log says nothing; the watch saw the four ranks running before."""
+    folder = FIXTURE_LOGS / "torchrun" / "nccl-killed-rank-silent"
+    sources, _ = file_sources([str(folder)])
+    analyzer = Analyzer(catalogue)
+    for s in sources:
+        analyzer.add_source(s.name, s.node)
+        analyzer.feed(s.name, s.path.read_text(encoding="utf-8"))
+    logged = analyzer.finish()
+    root = logged.findings[0]
+    assert (root.signature, root.nodes) == ("nccl-peer-connection-lost", ("host0", "host1", "host2"))
+    assert not any(b.rule == "T2" for b in root.because)  # the logs alone do not know host3 ran
+    told = merged(logged, None, None, [("host0", "host1", "host2", "host3")]).findings[0]
+    assert next(b.text for b in told.because if b.rule == "T2").startswith("host3 reported no such loss")
+    other_job = merged(logged, None, None, [("spark-a", "spark-b")])
+    assert other_job is logged  # the watch saw another job: nothing said

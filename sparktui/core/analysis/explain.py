@@ -32,7 +32,7 @@ what the logs say: the ranks stopped where it says, and whatever the logs print 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import regex
@@ -297,10 +297,7 @@ def tell(ranked: list[Finding], nodes: Sequence[str], clocks: Clocks) -> list[Fi
         return ranked
     root = ranked[0]
     if root.waits_for_peers:
-        quiet = [n for n in nodes if n not in root.nodes]
-        if not quiet or len(quiet) == len(nodes):
-            return ranked
-        return [_because(root, Because("T2", _not_waiting(quiet, root.lost_peer))), *ranked[1:]]
+        return _untold(ranked, nodes)
     waiting = [f for f in ranked[1:] if f.waits_for_peers and not clocks.after(root, f)]
     who = list(dict.fromkeys(n for f in waiting for n in f.nodes if n not in root.nodes))
     if not who:
@@ -316,6 +313,31 @@ def tell(ranked: list[Finding], nodes: Sequence[str], clocks: Clocks) -> list[Fi
     note += "): consequences of this one"
     said = Because("T1", note, _names(waiting))
     return [_because(root, said), *ranked[1:]]
+
+
+def _untold(ranked: list[Finding], nodes: Sequence[str]) -> list[Finding]:
+    """T2 on ``ranked``'s first finding, a wait for peers: ``nodes`` of the job that did not report it."""
+    root = ranked[0]
+    quiet = [n for n in nodes if n not in root.nodes]
+    if not quiet or len(quiet) == len(nodes):
+        return ranked
+    return [_because(root, Because("T2", _not_waiting(quiet, root.lost_peer))), *ranked[1:]]
+
+
+def tell_jobs(ranked: list[Finding], jobs: Iterable[Sequence[str]]) -> list[Finding]:
+    """T2 from the ranks a live watch saw running (``jobs``: each job's nodes): a first finding that is a wait
+    for peers, not yet told, seen on some nodes of a job whose other nodes said nothing of it. A rank killed
+    without a word leaves no line for the logs' own T2 to count it by."""
+    if not ranked or ranked[0].severity < Severity.ERROR or not ranked[0].waits_for_peers:
+        return ranked
+    if any(b.rule == "T2" for b in ranked[0].because):
+        return ranked
+    for nodes in jobs:
+        if any(n in ranked[0].nodes for n in nodes):
+            told = _untold(ranked, nodes)
+            if told is not ranked:
+                return told
+    return ranked
 
 
 def _not_waiting(quiet: list[str], lost_peer: bool) -> str:

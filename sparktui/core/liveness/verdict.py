@@ -11,14 +11,14 @@ ranks moved is **progressing**.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
 from pathlib import Path
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.analysis.explain import live_first
+from sparktui.core.analysis.explain import live_first, tell_jobs
 from sparktui.core.dirs import builtin
 from sparktui.core.errors import Invalid
 from sparktui.core.events import Finding, Position, Severity
@@ -143,12 +143,21 @@ def finding(reading: Reading, words: Words) -> Finding | None:
     )
 
 
-def merged(diagnosis: Diagnosis, live: Finding | None, snapshot: Snapshot | None) -> Diagnosis:
-    """``diagnosis`` with the live finding first (a hang is the root of what the logs say after it) and the
-    live capture's "now" column in every grid."""
-    if live is None and snapshot is None:
+def merged(
+    diagnosis: Diagnosis, live: Finding | None, snapshot: Snapshot | None, jobs: Iterable[Sequence[str]] = ()
+) -> Diagnosis:
+    """``diagnosis`` with the live finding first (a hang is the root of what the logs say after it), the live
+    capture's "now" column in every grid, and, where the logs' first finding is a wait for peers, the nodes
+    of each job the watch saw running (``jobs``) that did not report it (rule T2)."""
+    findings = diagnosis.findings
+    if live is not None:
+        findings = (live_first(live, findings), *findings)
+    else:
+        told = tell_jobs(list(findings), jobs)
+        if told and told[0] is not findings[0]:
+            findings = tuple(told)
+    if findings is diagnosis.findings and snapshot is None:
         return diagnosis
-    findings = diagnosis.findings if live is None else (live_first(live, diagnosis.findings), *diagnosis.findings)
     return replace(diagnosis, findings=findings, progress=fold_grids(diagnosis.progress, snapshot))
 
 

@@ -44,6 +44,8 @@ STEP = 0.25
 PER_DUMP = 4
 #: Seconds a node has to answer, besides the rounds themselves.
 SLACK = 8.0
+#: The ranks are looked for once each quiet spell, ``quiet_seconds / LOOKS_PER_QUIET`` into it (2 s by default).
+LOOKS_PER_QUIET = 5
 #: A GPU this busy (per cent) on less than the wedged power is wedged.
 WEDGED_UTILISATION = 90.0
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -60,6 +62,7 @@ class Live:
     wedged: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     hung_since: Mapping[str, datetime] = field(default_factory=dict)  # each hung job: when first named
+    jobs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # each job seen: the nodes of its ranks
 
     def said(self) -> list[tuple[str, datetime, str, str]]:
         """Each hung group: its job, when it was first named, who it waits on, and its own sentence."""
@@ -114,6 +117,8 @@ class Watcher:
         self._thread: threading.Thread | None = None
         self._gpus = True  # until a look finds none
         self._known: dict[str, tuple[int, ...]] = {}  # each node's rank processes on its host, as last found
+        self._jobs: dict[str, dict[str, None]] = {}  # each job seen this session: its ranks' nodes, in order
+        self._alive: dict[str, frozenset[tuple[str, int]]] = {}  # each job's rank processes, as last found
 
     # -- the front end's side -------------------------------------------------------------------------
 
@@ -155,8 +160,10 @@ class Watcher:
                 quiet = self.pacer.quiet(now)
             if reason:
                 await self._read(now)
-            elif quiet >= self.settings.quiet_seconds / 2 and probed < now - quiet:
-                probed = now  # half-way to a reading: its ranks found now, so that it only dumps them
+            elif quiet >= self.settings.quiet_seconds / LOOKS_PER_QUIET and probed < now - quiet:
+                # early in each quiet spell: the ranks found now, so that a reading only dumps them, and a rank
+                # that leaves its job soon after is seen go (a reading is then due at once)
+                probed = now
                 await self._probe()
             elif self._gpus and now - probed >= self.settings.probe_seconds:
                 probed = now
@@ -181,7 +188,21 @@ class Watcher:
             return f"stacks not read: {exc}"
         nodes = [n for each in found for n in each]
         self._known = {n.node: tuple(r.pid for r in n.ranks if r.place == "host" and not r.gone) for n in nodes}
+        self._roll_call([named(r) for n in nodes for r in n.ranks if not r.gone])
         return nodes
+
+    def _roll_call(self, ranks: Sequence[Rank]) -> None:
+        """Remember each job's nodes; a rank seen before that ended while others of its job run on makes a
+        reading due at once."""
+        alive: dict[str, set[tuple[str, int]]] = {}
+        for r in ranks:
+            self._jobs.setdefault(r.job, {})[r.node] = None
+            alive.setdefault(r.job, set()).add((r.node, r.pid))
+        vanished = any(self._alive.get(job, frozenset()) - now for job, now in alive.items())
+        self._alive = {job: frozenset(now) for job, now in alive.items()}
+        if vanished:
+            with self._lock:
+                self.pacer.vanished = True
 
     async def _probe(self) -> None:
         """The GPUs of every node, without a dump: is one wedged?"""
@@ -222,7 +243,7 @@ class Watcher:
         self._publish(Live(reading, hang, detected, self.live.wedged, tuple(problems), since))
 
     def _publish(self, live: Live) -> None:
-        self.live = live
+        self.live = live = replace(live, jobs={job: tuple(nodes) for job, nodes in self._jobs.items()})
         if self.on_change is not None:
             self.on_change(live)
 

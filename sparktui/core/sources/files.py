@@ -347,7 +347,30 @@ def looks_binary(path: Path) -> bool:
 
 
 def unique_names(sources: list[FileSource]) -> list[FileSource]:
+    """``sources`` each with a name of its own (its path where names repeat) and, where the files' names would
+    give several of them one node (``spark-a/worker.log``, ``spark-b/worker.log``), the folder that tells them
+    apart as the node (``spark-a``, ``spark-b``). A node known from elsewhere (a bundle's) is kept."""
     seen: dict[str, int] = {}
     for s in sources:
         seen[s.name] = seen.get(s.name, 0) + 1
-    return [FileSource(s.path, str(s.path) if seen[s.name] > 1 else s.name, s.node) for s in sources]
+    by_node: dict[str, list[Path]] = {}
+    for s in sources:
+        if s.node is None and s.path.name != "stdin":
+            by_node.setdefault(node_from_path(s.path), []).append(s.path)
+    nodes: dict[Path, str] = {}
+    for paths in by_node.values():
+        if len(set(paths)) > 1:
+            nodes.update(_telling_folders(paths))
+    return [
+        FileSource(s.path, str(s.path) if seen[s.name] > 1 else s.name, s.node or nodes.get(s.path)) for s in sources
+    ]
+
+
+def _telling_folders(paths: list[Path]) -> dict[Path, str]:
+    """Each path's nearest folder whose name differs among ``paths`` (none where no level tells them apart)."""
+    folders = [p.absolute().parent.parts for p in paths]
+    for depth in range(1, min(map(len, folders))):
+        names = [parts[-depth] for parts in folders]
+        if len(set(names)) == len(set(paths)):
+            return {p: name for p, name in zip(paths, names, strict=True)}
+    return {}

@@ -94,10 +94,11 @@ class Opener:
 
     def open(self, arguments: list[str]) -> list[LiveSource | SourceGroup]:
         sources: list[LiveSource | SourceGroup] = []
+        local = iter(_local([arg for arg in arguments if scheme(arg) is None]))
         for arg in arguments:
             kind = scheme(arg)
             if kind is None:
-                sources += _local(arg)
+                sources += next(local)
             else:
                 sources.append(kind.follow(self, arg))
         followed = [s for s in sources if isinstance(s, FollowedFile)]
@@ -285,15 +286,22 @@ def scheme(arg: str) -> Scheme | None:
     return kind
 
 
-def _local(arg: str) -> list[LiveSource]:
-    """A path followed like ``tail -F``; a compressed file or a stream (stdin, a pipe, a FIFO) is read once,
-    as ``diagnose`` reads it, since neither grows at its end."""
-    path = Path(arg)
-    if arg == STDIN or path.is_dir() or path.exists():
-        found, _problems = file_sources([arg])
-        return [FileRead(s) if s.compressed or s.stream else FollowedFile(s.path, s.name, s.node) for s in found]
-    # A file that does not exist yet is followed once it appears, as `tail -F` does.
-    return [FollowedFile(path, path.name)]
+def _local(arguments: list[str]) -> list[list[LiveSource]]:
+    """Each path's sources, followed like ``tail -F``, named and placed on nodes as the files of one
+    ``diagnose`` are (:func:`unique_names`, across every path given); a compressed file or a stream (stdin, a
+    pipe, a FIFO) is read once, as ``diagnose`` reads it, since neither grows at its end."""
+    found: list[list[FileSource]] = []
+    for arg in arguments:
+        path = Path(arg)
+        if arg == STDIN or path.is_dir() or path.exists():
+            found.append(file_sources([arg])[0])
+        else:  # a file that does not exist yet is followed once it appears, as `tail -F` does
+            found.append([FileSource(path, path.name)])
+    named = iter(unique_names([s for each in found for s in each]))
+    return [
+        [FileRead(s) if s.compressed or s.stream else FollowedFile(s.path, s.name, s.node) for s in named_sources]
+        for named_sources in ([next(named) for _ in each] for each in found)
+    ]
 
 
 def ssh_targets(arguments: Iterable[str]) -> dict[str, str]:
