@@ -18,7 +18,7 @@ What is timed, each as a process of its own: wall clock, and from ``wait4`` the 
 steadier than the wall clock on a busy machine) and the peak RSS:
 
 * ``rg -F -c -j1`` over the required literals of every signature and stage pattern
-  (``sparktui.core.analysis.literals.required_literals``): the reference, ratio 1.0. No grep-like tool can
+  (``sparktui.core.search.literals.required_literals``): the reference, ratio 1.0. No grep-like tool can
   find the lines the catalogue cares about with less work, so this is the fastest thing a user could run
   instead. Patterns without a usable literal are left out of it (their count is printed), which only makes
   the reference faster.
@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.corpus import Capture, Corpus, load_captures, prepare, remove  # noqa: E402
 from sparktui.core import catalogue as cat  # noqa: E402
-from sparktui.core.analysis.literals import required_literals  # noqa: E402
+from sparktui.core.search.literals import required_literals  # noqa: E402
 
 WORDS = (
     "error",

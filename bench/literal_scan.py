@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from sparktui.core import catalogue as cat  # noqa: E402
 from sparktui.core.analysis.analyzer import Analyzer  # noqa: E402
-from sparktui.core.analysis.matcher import LiteralEngine  # noqa: E402
+from sparktui.core.search.engines import LiteralEngine  # noqa: E402
 from sparktui.core.sources.open import file_sources  # noqa: E402
 
 

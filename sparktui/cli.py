@@ -19,8 +19,8 @@ from rich.text import Text
 from sparktui import __version__
 from sparktui.commands import catalogue, check, cockpit, diagnose, discover, native_stderr, play, stacks, translate
 from sparktui.commands.common import USAGE_ERROR, err
-from sparktui.core.analysis.matcher import engine_name
 from sparktui.core.errors import Invalid
+from sparktui.core.search.engines import engine_name
 from sparktui.core.sources.open import scheme
 
 _NEGATIVE = re.compile(r"-\.?\d")

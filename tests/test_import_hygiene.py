@@ -21,7 +21,8 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         {"core.events", "core.errors", "core.kinds", "core.tomlfile", "core.dirs", "core.words"}
         | {"core.floods"}  # many sources saying one thing, folded into a line per kind
         | {"core.address"},  # a node's [user@]host[:port], parsed once
-        {"core.formats"},  # the line formats as data, which core.classify applies
+        {"core.formats"}  # the line formats as data, which core.classify applies
+        | {"core.search"},  # many patterns or words found in one pass: the matcher's engines and the redaction's
         {"core.classify", "core.clock", "core.lines", "core.taxonomy", "core.cluster", "core.launch", "core.settings"}
         | {"core.audit"}  # above core.dirs, which makes its files private
         | {"core.serving"},  # what the catalogue's metric signatures, the scans and the sources read

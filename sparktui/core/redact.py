@@ -36,11 +36,13 @@ Every rule keeps to one line: redacting a log never changes its number of lines,
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Callable, Iterable
 
 from sparktui.core.classify import nccl_hosts
+from sparktui.core.search.engines import Engine, word_engine
 
 REDACTED = "[REDACTED]"
 
@@ -203,13 +205,19 @@ def _redact(text: str, *, cut: bool) -> str:
         if cut:
             text = _cut_blocks(text)
         low = _ascii_lower(text)
-    # Every rule needs one of the trigger words on its line, so only those lines are looked at closely.
-    pieces: list[str] = []
-    done = 0
-    for start, end in _triggered(low):
-        pieces += [text[done:start], _line(text[start:end], low[start:end])]
-        done = end
-    return "".join([*pieces, text[done:]]) if pieces else text
+    # Every rule needs one of the trigger words on its line, so only those lines are looked at closely: all
+    # the words are searched for at once (:func:`_engine`).
+    lines: list[str] | None = None
+    for row, line_low, words in _engine().scan(low):
+        rules = (
+            _RULES_OF_WORDS[words[0]]
+            if len(words) == 1
+            else sorted(set().union(*map(_RULES_OF_WORDS.__getitem__, words)))
+        )
+        if lines is None:
+            lines = text.split("\n")
+        lines[row] = _line(lines[row], line_low, rules)
+    return text if lines is None else "\n".join(lines)
 
 
 class PieceRedactor:
@@ -270,22 +278,11 @@ def _cut_blocks(text: str) -> str:
     return text
 
 
-def _triggered(low: str) -> list[tuple[int, int]]:
-    """The (start, end) of each line of ``low`` that holds a trigger word, in order."""
-    lines: set[tuple[int, int]] = set()
-    for word in _TRIGGERS:
-        at = low.find(word)
-        while at >= 0:
-            end = low.find("\n", at)
-            end = len(low) if end < 0 else end
-            lines.add((low.rfind("\n", 0, at) + 1, end))
-            at = low.find(word, end)
-    return sorted(lines)
-
-
-def _line(line: str, low: str) -> str:
-    for char, words, pattern, replacement in _LINE_RULES:
-        if char in low and any(word in low for word in words):
+def _line(line: str, low: str, rules: Iterable[int]) -> str:
+    """``line`` (``low`` lower-cased) with the rules of indexes ``rules`` applied, in order."""
+    for rule in rules:
+        char, _, pattern, replacement = _LINE_RULES[rule]
+        if char in low:
             line = pattern.sub(replacement, line)
     return line
 
@@ -340,13 +337,19 @@ _LINE_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], str | Callable[[
     *(("", words, re.compile(pattern), _shape) for words, pattern in _GLUED),
     ("", _AWS, _AWS_SECRET, _aws_secret),
 )
-#: Lower-case words of which every rule needs one on the line it matches (each is looked for with
-#: ``str.find``: one pattern of all of them is searched about as fast as all the finds together). A word that
-#: holds another (``accountkey=`` holds ``key``) is left out: a line with it is found by the shorter one.
+#: Lower-case words of which every rule needs one on the line it matches, and for each (by its index) the
+#: indexes of the rules it lets apply, in order. All are looked for in one search of a block
+#: (:func:`_engine`): one pass over the text, however many words there are.
 _WORDS_OF_RULES = tuple(dict.fromkeys(word for _, words, _, _ in _LINE_RULES for word in words))
-_TRIGGERS = tuple(
-    word for word in _WORDS_OF_RULES if not any(other in word for other in _WORDS_OF_RULES if other != word)
+_RULES_OF_WORDS = tuple(
+    tuple(rule for rule, (_, words, _, _) in enumerate(_LINE_RULES) if word in words) for word in _WORDS_OF_RULES
 )
+
+
+@functools.cache
+def _engine() -> Engine:
+    """The engine that finds the lines holding one of :data:`_WORDS_OF_RULES`, with the words each holds."""
+    return word_engine(_WORDS_OF_RULES)
 
 
 class Redactor:

@@ -10,10 +10,10 @@ import pytest
 import regex
 
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis.literals import required_literals
 from sparktui.core.events import Severity
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy import render as rd
+from sparktui.core.search.literals import required_literals
 from sparktui.core.taxonomy import CATEGORIES
 
 NAMED = {

@@ -17,13 +17,15 @@ from rich.console import Console
 from sparktui.cli import main
 from sparktui.core.analysis import matcher, userfiles
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.analysis.matcher import Engine, HyperscanEngine, LiteralEngine, Matcher
+from sparktui.core.analysis.matcher import Matcher
 from sparktui.core.events import SourceSummary
 from sparktui.core.pipeline import run
 from sparktui.core.redact import Redactor
 from sparktui.core.report.html import page
 from sparktui.core.report.incident import Incident
 from sparktui.core.report.markdown import diagnosis_markdown, markdown
+from sparktui.core.search import engines
+from sparktui.core.search.engines import Engine, HyperscanEngine, LiteralEngine
 from sparktui.core.sources.files import FileRead
 from sparktui.core.sources.open import file_sources
 from sparktui.richtext import print_text
@@ -71,7 +73,7 @@ def test_hyperscan_rejections_are_found_once_and_kept(tmp_path: Path, monkeypatc
     def no_compile(*_: object) -> None:
         raise AssertionError("compiled again")
 
-    monkeypatch.setattr(matcher, "_compile", no_compile)
+    monkeypatch.setattr(engines, "_compile", no_compile)
     found = Matcher(pats, HyperscanEngine(pats))
     text = "aaaaa\nNCCL INFO Bootstrap\nx Init COMPLETE"
     assert [(line.row, key) for line in found.scan(text) for key, _ in line.matches] == [(0, 1), (1, 2), (2, 0)]

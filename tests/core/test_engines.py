@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from sparktui.core.analysis.literals import required_literals
-from sparktui.core.analysis.matcher import HyperscanEngine, LiteralEngine, Matcher
+import pytest
+
+from sparktui.core.analysis.matcher import Matcher
 from sparktui.core.catalogue import Catalogue
+from sparktui.core.search.engines import ENGINE_VARIABLE, HyperscanEngine, LiteralEngine, word_engine
+from sparktui.core.search.literals import required_literals
 
 from ..conftest import FIXTURES
 
@@ -40,3 +43,18 @@ def test_a_literal_run_joins_the_alternatives_that_follow_it() -> None:
     assert required_literals(channel) == {"INFO Channel ", "INFO Ring "}  # not "INFO ", on every NCCL line
     assert required_literals(r"Init (START|COMPLETE)") == {"Init START", "Init COMPLETE"}
     assert required_literals(r"(?:abc|\d+)xyzw") == {"xyzw"}  # an alternative without a literal head
+
+
+@pytest.mark.parametrize("pure", [True, False])
+def test_words_of_any_length_are_found_with_the_words_each_line_holds(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if pure:
+        monkeypatch.setenv(ENGINE_VARIABLE, "pure")
+    else:
+        monkeypatch.delenv(ENGINE_VARIABLE, raising=False)
+    words = ("gl", "glpat-", "key", "xoxb-")
+    engine = word_engine(words)
+    assert isinstance(engine, LiteralEngine) is pure
+    text = "nothing here\nGL glpat-abc\ntoken xoxb-1 key=2\nglobal"
+    assert [(c.row, c.keys) for c in engine.scan(text)] == [(1, (0, 1)), (2, (2, 3)), (3, (0,))]

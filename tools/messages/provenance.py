@@ -8,9 +8,9 @@ from pathlib import Path
 
 import regex
 
-from sparktui.core.analysis.literals import required_literals
 from sparktui.core.analysis.scan import family_words
 from sparktui.core.catalogue import Family, Signature
+from sparktui.core.search.literals import required_literals
 from tools.messages.releases import programs
 from tools.messages.templates import Tables
 

@@ -28,7 +28,7 @@ if __package__ in (None, ""):
 import regex
 
 from sparktui.core import catalogue as cat
-from sparktui.core.analysis.literals import required_literals
+from sparktui.core.search.literals import required_literals
 from tools.messages.provenance import example_lines
 from tools.messages.releases import HERE, programs
 from tools.messages.stamp import stampable

@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from sparktui.core.analysis.correlate import Correlation
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.analysis.matcher import Engine, best_engine
 from sparktui.core.analysis.scan import Rules, Scan, Scanned
 from sparktui.core.analysis.stages import Outage
 from sparktui.core.catalogue import Catalogue
 from sparktui.core.classify import Classification
+from sparktui.core.search.engines import Engine, best_engine
 
 
 class Analyzer:

@@ -10,12 +10,13 @@ from collections.abc import Callable, Sequence
 import regex
 
 from sparktui.core.analysis.analyzer import Analyzer
-from sparktui.core.analysis.literals import required_literals
-from sparktui.core.analysis.matcher import Engine, LiteralEngine, best_engine, budget
+from sparktui.core.analysis.matcher import budget
 from sparktui.core.analysis.scan import family_words, filed
 from sparktui.core.catalogue import Catalogue, Example, Signature, Track
 from sparktui.core.classify import classify, format_of, peeled_by
 from sparktui.core.formats import Format, Prefix
+from sparktui.core.search.engines import Engine, LiteralEngine, best_engine
+from sparktui.core.search.literals import required_literals
 from sparktui.core.taxonomy import CATEGORIES
 
 EngineFactory = Callable[[Sequence[str]], Engine]

@@ -22,13 +22,14 @@ from typing import NamedTuple, TypeVar
 
 import regex
 
-from sparktui.core.analysis.matcher import Engine, Matcher, best_engine
+from sparktui.core.analysis.matcher import Matcher
 from sparktui.core.analysis.provenance import Origins, Provenance, raising_frame
 from sparktui.core.analysis.provenance import load as load_origins
 from sparktui.core.analysis.serving import ReadingEvent
 from sparktui.core.catalogue import Catalogue, Signature, Track, is_builtin
 from sparktui.core.classify import Classification, classify
 from sparktui.core.events import ByFields, Evidence, Position
+from sparktui.core.search.engines import Engine, best_engine
 from sparktui.core.serving import record
 from sparktui.core.text import display
 
