@@ -31,6 +31,9 @@ NCCL_KEPT="$HOME/.cache/sparktui-tests/nccl"
 if [ ! -e "$NCCL_KEPT/nvidia-nccl-cu12-2.29.2-x86_64/libnccl.so.2" ]; then
   python3 tools/capture/nccl_wheels.py nvidia-nccl-cu12==2.29.2 --keep "$NCCL_KEPT" --out "$(mktemp -d)/facts.json" >/dev/null
 fi
+# What the run has to work with, first in its output: a full disk or a kernel without overlayfs fails the Docker,
+# Ray and spark-node tests in ways that read as their own failures.
+echo "tools/test.sh: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $7}') GiB memory available, $(df -h --output=avail /tmp | tail -1 | tr -d ' ') free in /tmp, kernel $(uname -r), overlay $(grep -qw overlay /proc/filesystems && echo yes || echo no)"
 python3 -m ruff check sparktui tests bench tools
 python3 -m ruff format --check sparktui tests bench tools
 python3 -m mypy

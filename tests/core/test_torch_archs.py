@@ -29,6 +29,7 @@ def test_a_cpu_build_of_torch_has_no_arch_list_and_that_is_none_not_unknown() ->
     assert str(facts.version("torch")).endswith("+cpu") and facts.torch_archs is None
     values = node_facts(replace(captured("spark-a"), probe=facts), head=True).values
     assert values["probe.torch_archs"] == ()
+    assert values["probe.nccl"] == ""  # no NCCL to load: the NCCL advisories do not apply, rather than lack it
 
 
 def test_kernels_run_on_their_major_at_or_below_its_minor_and_ptx_anywhere_above() -> None:

@@ -377,8 +377,9 @@ def _probe(probe: ImageFacts | None, put: _Put, not_run: str) -> None:
     archs = () if cpu_build and probe.version("torch") and not _lacks(probe, "torch") else probe.torch_archs
     _part(probe, put, "probe.torch_archs", archs, "torch", "torch")
     loaded = next((b for b in probe.builds if b.component == "nccl"), None)
-    # torch's own word, else what the library torch would load says it is
-    _part(probe, put, "probe.nccl", probe.nccl or (loaded.version if loaded else None) or None, "torch", "torch")
+    # torch's own word, else what the library torch would load says it is; a CPU build of torch loads none
+    nccl = probe.nccl or (loaded.version if loaded else None) or ("" if archs == () and cpu_build else None)
+    _part(probe, put, "probe.nccl", nccl, "torch", "torch")
     library = probe.nccl_library
     _part(probe, put, "probe.nccl_path", library.path if library else None, "torch", "nccl_library")
     build = (library.sha256 or library.build_id) if library else None
