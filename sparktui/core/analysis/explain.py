@@ -25,7 +25,8 @@ file, its exception's class: :mod:`~sparktui.core.analysis.provenance`), else by
 which step filed it.
 
 Tell. T1: the first finding, an error, names the nodes whose ranks then waited for it. T2: a first finding that
-is itself a wait names the job's nodes that did not wait (or, for a lost peer, lost no one).
+is itself a wait names the job's nodes that did not wait (or, for a lost peer, lost no one): the nodes its logs
+show, or, in a live session, those the watch saw run the job's ranks (a rank killed without a word has no line).
 
 Live. L1: a hang that a live session read from every rank's stack (:mod:`sparktui.core.liveness`) comes before
 what the logs say: the ranks stopped where it says, and whatever the logs print after it follows from it."""
