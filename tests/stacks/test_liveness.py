@@ -184,6 +184,12 @@ def test_the_watch_remembers_each_jobs_nodes_and_sees_a_rank_go() -> None:
     assert not watch.pacer.vanished
     watch._publish(Live())
     assert watch.live.jobs == {"127.0.0.1:29710": ("host0", "host1", "host2", "host3")}
+    late = Watcher({}, "the test's nodes", S)
+    late._roll_call(four[:3])  # first seen three of four: read once for it
+    assert late.pacer.vanished
+    late.pacer.read(0.0, "idle")
+    late._roll_call(four[:3])  # still three (the fourth may run on a node not watched): not again
+    assert not late.pacer.vanished
 
 
 def test_a_rank_killed_without_a_word_is_named_by_the_nodes_the_watch_saw(catalogue: Catalogue) -> None:

@@ -119,6 +119,7 @@ class Watcher:
         self._known: dict[str, tuple[int, ...]] = {}  # each node's rank processes on its host, as last found
         self._jobs: dict[str, dict[str, None]] = {}  # each job seen this session: its ranks' nodes, in order
         self._alive: dict[str, frozenset[tuple[str, int]]] = {}  # each job's rank processes, as last found
+        self._short: set[str] = set()  # the jobs found with fewer ranks than their world size, read once for it
 
     # -- the front end's side -------------------------------------------------------------------------
 
@@ -192,15 +193,21 @@ class Watcher:
         return nodes
 
     def _roll_call(self, ranks: Sequence[Rank]) -> None:
-        """Remember each job's nodes; a rank seen before that ended while others of its job run on makes a
-        reading due at once."""
+        """Remember each job's nodes. A rank seen before that ended while others of its job run on, or a job
+        first found with fewer ranks than its world size (its odd rank may have left before any look saw it; a
+        job is read for this once, since its other ranks may run on nodes not watched), makes a reading due."""
         alive: dict[str, set[tuple[str, int]]] = {}
+        worlds: dict[str, int] = {}
         for r in ranks:
             self._jobs.setdefault(r.job, {})[r.node] = None
             alive.setdefault(r.job, set()).add((r.node, r.pid))
+            if r.world is not None:
+                worlds[r.job] = r.world
         vanished = any(self._alive.get(job, frozenset()) - now for job, now in alive.items())
+        short = {job for job, now in alive.items() if len(now) < worlds.get(job, 0)} - self._short
+        self._short |= short
         self._alive = {job: frozenset(now) for job, now in alive.items()}
-        if vanished:
+        if vanished or short:
             with self._lock:
                 self.pacer.vanished = True
 
