@@ -6,8 +6,9 @@ and what it said. Pure: the times are given (seconds on one monotonic clock).
 * A hang named: read again every ``quiet_seconds``, logs or not, until a reading shows no hang.
 * The last reading said progressing or loading: read again ``quiet_seconds`` after it while the logs stay
   quiet (a loading rank that then hangs is caught).
-* A rank the watch had seen ended while others of its job still run: read now (a rank that died or left
-  while its peers wait on it need not wait for the logs to go quiet).
+* A rank the watch had seen ended while others of its job still run, or a job was first found with fewer ranks
+  than its world size: read now (a rank that died or left while its peers wait on it need not wait for the logs
+  to go quiet).
 * The last reading said idle (or found no rank, or could read none) and no line came since: read again only after
   ``idle_seconds`` (an idle server is not read every few seconds).
 """
@@ -28,7 +29,7 @@ class Pacer:
     state: str = ""  # what it said
     lines_since: bool = False  # lines came after it began
     wedged: bool = False  # a GPU sits at high utilisation on low power
-    vanished: bool = False  # a rank seen before ended while others of its job run on
+    vanished: bool = False  # a rank seen before ended while others of its job run on, or a job was first short
 
     def lines(self, now: float) -> None:
         self.last_line = now
