@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Capture ``py-spy dump`` of every rank of the jobs of scenario.py (beside this file) while they hang.
 
-Usage: capture.py OUTDIR [--backend gloo|nccl] [--ranks N] [--only REGEX] [--native] [--node-script]
+Usage: capture.py OUTDIR [--backend gloo|nccl] [--ranks N] [--only REGEX] [--native] [--node-script] [--ras]
 
 For each scenario it starts the ranks (their own MASTER_PORT), waits until each rank that is meant to say
 so has printed ``in place`` (bounded), lets them settle for two seconds, then writes into
@@ -13,6 +13,9 @@ so has printed ``in place`` (bounded), lets them settle for two seconds, then wr
 * ``nvidia-smi.csv``: GPU utilisation, power, clocks and the compute processes (where nvidia-smi exists)
 * ``fr/``: the flight recorder's dumps (``skip-collective`` and ``mismatch`` on nccl, which arm it)
 * ``node-script.txt``: what the node script of ``sparktui stacks`` printed (with ``--node-script``)
+* ``ras.txt``: what NCCL's RAS port (``localhost:28028``, NCCL >= 2.24) answered, twice (with ``--ras``): in
+  JSON, then as text, right after the settling and again ``RAS_AGAIN_S`` later (after the RAS threads' own
+  5 s "unresponsive" timer); every line sent (``>``) and received, unedited
 * ``meta.txt``: the commands, the pids, the versions, how each rank ended
 
 With ``--backend nccl`` every rank is a "host" of its own on GPU 0: its own host name (``unshare -u``, where
@@ -28,6 +31,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -45,10 +49,47 @@ ARMED = ("skip-collective", "mismatch")
 #: The nonce of the node script's markers in ``node-script.txt``.
 NONCE = "5f3c9e1a7b20"
 FR_WAIT_S = 150.0
+#: NCCL's RAS port, its client protocol's version, and the seconds between the two times it is asked.
+RAS_PORT = 28028
+RAS_PROTOCOL = 2
+RAS_AGAIN_S = 8.0
+
+
+def ras_exchange(formats: tuple[str, ...] = ("json", "text"), timeout: float = 12.0) -> str:
+    """One conversation per format with the RAS port of this machine: the protocol's greeting, a timeout for
+    the peers, the format, ``VERBOSE STATUS``; the whole transcript (``> `` before what was sent), or why
+    none."""
+    transcript: list[str] = []
+    for fmt in formats:
+        sent = [f"CLIENT PROTOCOL {RAS_PROTOCOL}", "TIMEOUT 5", f"SET FORMAT {fmt}", "VERBOSE STATUS"]
+        try:
+            with socket.create_connection(("127.0.0.1", RAS_PORT), timeout=timeout) as sock:
+                reader = sock.makefile("rb")
+                for i, line in enumerate(sent):
+                    transcript.append(f"> {line}")
+                    sock.sendall(line.encode() + b"\n")
+                    if i < len(sent) - 1:
+                        transcript.append(reader.readline().decode(errors="replace").rstrip("\n"))
+                answer = b""
+                with contextlib.suppress(TimeoutError):  # an answer the server does not end by closing: up to here
+                    while chunk := reader.read1(65536):
+                        answer += chunk
+                transcript.append(answer.decode(errors="replace"))
+        except OSError as exc:
+            transcript.append(f"(no answer: {exc})")
+    return "\n".join(transcript) + "\n"
 
 
 def run_scenario(
-    out: Path, name: str, backend: str, ranks: int, port: int, native: bool, python: str, node_script: str
+    out: Path,
+    name: str,
+    backend: str,
+    ranks: int,
+    port: int,
+    native: bool,
+    python: str,
+    node_script: str,
+    ras: bool = False,
 ) -> None:
     folder = out / f"{backend}-{name}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -94,6 +135,7 @@ def run_scenario(
         time.sleep(0.5)
     meta.append(f"in place after {READY_S - (deadline - time.monotonic()):.1f} s: {sorted(said)} of {sorted(waiting)}")
     time.sleep(2)
+    asked = [f"# asked {time.time():.2f}", ras_exchange()] if ras else []
     if shutil.which("nvidia-smi"):
         with (folder / "nvidia-smi.csv").open("w") as f:
             for query in (
@@ -109,6 +151,11 @@ def run_scenario(
             done = subprocess.run(["py-spy", "dump", *flags, "--pid", str(p.pid)], capture_output=True, timeout=60)
             (folder / f"rank{rank}{suffix}.txt").write_bytes(done.stdout + done.stderr)
             meta.append(f"py-spy dump {' '.join(flags)} rank {rank}: exit {done.returncode}")
+    if ras:
+        time.sleep(max(0.0, RAS_AGAIN_S - 3))
+        asked += [f"# asked {time.time():.2f}", ras_exchange()]
+        (folder / "ras.txt").write_text("\n".join(asked))
+        meta.append("NCCL's RAS port asked twice (ras.txt)")
     if node_script:
         done = subprocess.run(["sh", "-c", node_script], capture_output=True, timeout=180)
         (folder / "node-script.txt").write_bytes(done.stdout + done.stderr)
@@ -151,6 +198,7 @@ def main() -> None:
         action="store_true",
         help="also run the node script of sparktui stacks (2 samples) while the ranks are in place",
     )
+    p.add_argument("--ras", action="store_true", help="also ask NCCL's RAS port, twice, while the ranks are in place")
     args = p.parse_args()
     node_script = _node_script() if args.node_script else ""
     args.out.mkdir(parents=True, exist_ok=True)
@@ -162,7 +210,9 @@ def main() -> None:
     spy = subprocess.run(["py-spy", "--version"], capture_output=True, text=True).stdout
     (args.out / "versions.txt").write_text(versions + spy)
     for i, name in enumerate(s for s in SCENARIOS + ALONE if re.search(args.only, s)):
-        run_scenario(args.out, name, args.backend, args.ranks, args.port + i, args.native, args.python, node_script)
+        run_scenario(
+            args.out, name, args.backend, args.ranks, args.port + i, args.native, args.python, node_script, args.ras
+        )
 
 
 def _node_script() -> str:
