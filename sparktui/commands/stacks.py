@@ -16,7 +16,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +55,13 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="py-spy's path on the nodes and in their containers (default: the PATH's, else the one brought by "
         "the py-spy-stacks playbook)",
     )
+    s.add_argument(
+        "--ras-port",
+        type=int,
+        default=28028,
+        metavar="PORT",
+        help="NCCL's RAS port on each node's loopback, asked once for what it sees wrong (default 28028; 0: not asked)",
+    )
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.add_argument("--flight", metavar="DIR", help="read PyTorch flight-recorder dumps from DIR instead")
     s.add_argument("--prefix", default="", metavar="NAME", help="the dump files' prefix (default: inferred)")
@@ -65,14 +72,23 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def main(args: argparse.Namespace) -> int:
     if args.flight:
         return _flight(args)
-    if args.samples < 1 or args.interval < 0 or args.timeout <= 0:
-        raise UsageError("--samples needs 1 or more, --interval 0 or more seconds, --timeout more than 0")
+    if args.samples < 1 or args.interval < 0 or args.timeout <= 0 or not 0 <= args.ras_port <= 65535:
+        raise UsageError(
+            "--samples needs 1 or more, --interval 0 or more seconds, --timeout more than 0, --ras-port a TCP port or 0"
+        )
     try:
         kinds = builtin_kinds()
     except KindError as exc:
         raise UsageError(str(exc)) from None
     targets, where = _targets(args.nodes)
-    request = Request(args.samples, args.interval, args.native, containers=tuple(args.container), py_spy=args.py_spy)
+    request = Request(
+        args.samples,
+        args.interval,
+        args.native,
+        containers=tuple(args.container),
+        py_spy=args.py_spy,
+        ras_port=args.ras_port,
+    )
     progress = err()
 
     def said(node: str, what: str) -> None:
@@ -90,9 +106,10 @@ def main(args: argparse.Namespace) -> int:
         result["where"] = where
         result["gpus"] = {n.node: [str(g) for g in n.gpus] for n in found}
         result["hosts"] = {n.node: n.hostname for n in found if n.hostname}
+        result["ras"] = {n.node: n.ras for n in found if n.ras}
         sys.stdout.write(json_inert(json.dumps(result, indent=2, ensure_ascii=False)) + "\n")
     else:
-        show(groups, problems, where, out())
+        show(groups, problems, where, out(), [(n.node, said) for n in found for said in n.ras])
     return comparing.exit_code(groups, problems)
 
 
@@ -117,8 +134,15 @@ async def _gather(
     )
 
 
-def show(groups: list[comparing.Group], problems: list[str], where: str, console: Console) -> None:
-    """The per-rank table of each group and its verdict, then what could not be read."""
+def show(
+    groups: list[comparing.Group],
+    problems: list[str],
+    where: str,
+    console: Console,
+    ras: Sequence[tuple[str, str]] = (),
+) -> None:
+    """The per-rank table of each group and its verdict, what NCCL's RAS said on each node, then what could not
+    be read."""
     console.print(Text(f"sparktui stacks: {where}", style="dim"))
     if not groups:
         headline = Text(f"{comparing.NOT_ALL_CLEAR}:", style="bold yellow") if problems else None
@@ -146,6 +170,8 @@ def show(groups: list[comparing.Group], problems: list[str], where: str, console
         console.print(line)
         for finding in g.findings:
             console.print(Text(f"  {display(finding)}"))
+    for node, said in ras:
+        console.print(Text(display(f"NCCL's RAS on {node}: {said}")))
     for problem in problems:
         console.print(Text(display(problem), style="yellow"))
 

@@ -9,6 +9,7 @@ says what the cluster is). Looked up as ``$SPARKTUI_CONFIG_DIR/settings.toml``, 
     [stacks]                 # every rank's stack, read with py-spy on the nodes (W on a stall finding)
     capture_on_critical_stall = false  # true: the cockpit captures once by itself when a critical stall is named
     py_spy = ""              # py-spy's path on the nodes ("": the PATH's, else the one py-spy-stacks brought)
+    ras_port = 28028         # NCCL's RAS port on each node's loopback (NCCL_RAS_ADDR), asked once a capture; 0: never
 
     [liveness]               # the live watch of the cockpit and diagnose --follow: a hung rank named by itself
     enabled = true
@@ -58,10 +59,11 @@ class SpoolSettings:
 @dataclass(frozen=True, slots=True)
 class StacksSettings:
     """The cockpit's capture of every rank's stack: whether it runs once by itself when a critical stall is
-    named (off unless asked for), and the py-spy on the nodes."""
+    named (off unless asked for), the py-spy on the nodes, and the port NCCL's RAS answers on (0: not asked)."""
 
     capture_on_critical_stall: bool = False
     py_spy: str = ""
+    ras_port: int = 28028
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +107,10 @@ def load(path: Path | None = None) -> Settings:
     spool.known(("keep_days", "keep_mb"))
     default = SpoolSettings()
     stacks = doc.table("stacks", required=False)
-    stacks.known(("capture_on_critical_stall", "py_spy"))
+    stacks.known(("capture_on_critical_stall", "py_spy", "ras_port"))
+    ras_port = stacks.data.get("ras_port", StacksSettings().ras_port)
+    if isinstance(ras_port, bool) or not isinstance(ras_port, int) or not 0 <= ras_port <= 65535:
+        raise stacks.fail("ras_port", "must be a TCP port (1 to 65535), or 0 not to ask NCCL's RAS")
     live = doc.table("liveness", required=False)
     live.known(tuple(f.name for f in fields(LivenessSettings)))
     given = LivenessSettings()
@@ -121,6 +126,7 @@ def load(path: Path | None = None) -> Settings:
         StacksSettings(
             stacks.flag("capture_on_critical_stall", default=False),
             stacks.text("py_spy", required=False, empty=True),
+            ras_port,
         ),
         LivenessSettings(
             live.flag("enabled", default=given.enabled),

@@ -112,7 +112,8 @@ class Captures:
         return self.latest if replayed is not None else None
 
     def request(self) -> Request:
-        return Request(SAMPLES, INTERVAL, per_dump=PER_DUMP, py_spy=self.settings.py_spy)
+        s = self.settings
+        return Request(SAMPLES, INTERVAL, per_dump=PER_DUMP, py_spy=s.py_spy, ras_port=s.ras_port)
 
     async def capture(self, progress: Progress | None = None, findings: Sequence[str] = ()) -> Snapshot:
         """Every rank's stack on the session's nodes now, compared; kept as the latest capture, written into
@@ -136,6 +137,7 @@ class Captures:
             findings=findings or self.stalls,
             seconds=time.monotonic() - started,
             hosts={node.node: node.hostname for node in found if node.hostname},
+            ras=[(node.node, said) for node in found for said in node.ras],
         )
         self.latest = taken
         if folder is not None:

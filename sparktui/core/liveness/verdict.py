@@ -119,6 +119,7 @@ def finding(reading: Reading, words: Words) -> Finding | None:
     ]
     for g in reading.hung:
         detail += [f"- job {g.job}: " + "; ".join(g.findings)]
+    detail += [f"- NCCL's RAS on {node}: {said}" for node, said in reading.snapshot.ras]
     detail += [f"- not read: {p}" for p in reading.snapshot.problems]
     nodes = dict.fromkeys([v.rank.node for v in odd] + [v.rank.node for g in reading.hung for v in g.views])
     facts = {

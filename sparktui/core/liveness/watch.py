@@ -97,6 +97,7 @@ class Watcher:
         settings: LivenessSettings,
         *,
         py_spy: str = "",
+        ras_port: int = 0,
         on_change: Callable[[Live], None] | None = None,
         kinds: Sequence[WaitKind] | None = None,
         words: Words | None = None,
@@ -105,6 +106,7 @@ class Watcher:
         self.where = where
         self.settings = settings
         self.py_spy = py_spy
+        self.ras_port = ras_port
         self.on_change = on_change
         self.kinds = tuple(kinds) if kinds is not None else builtin_kinds()
         self.words = words or builtin_words()
@@ -172,8 +174,12 @@ class Watcher:
             await asyncio.sleep(STEP)
 
     def request(self, samples: int, node: str) -> Request:
+        """A reading's request (``samples`` dumps, NCCL's RAS asked), or a look's (none: the ranks and GPUs)."""
         known = self._known.get(node, ()) if samples else ()
-        return Request(samples, self.settings.round_seconds, per_dump=PER_DUMP, py_spy=self.py_spy, known=known)
+        ras = self.ras_port if samples else 0
+        return Request(
+            samples, self.settings.round_seconds, per_dump=PER_DUMP, py_spy=self.py_spy, known=known, ras_port=ras
+        )
 
     async def _nodes(self, samples: int) -> list[NodeStacks] | str:
         """Every node at once, each dumping the rank processes the last look found there (else looking)."""
@@ -236,7 +242,8 @@ class Watcher:
         ranks = [named(r) for node in found for r in node.ranks]
         groups = compare(ranks, self.kinds)
         problems = [p for node in found for p in node.problems]
-        taken = snapshots.of(groups, problems, self.where, seconds=time.monotonic() - started)
+        ras = [(node.node, said) for node in found for said in node.ras]
+        taken = snapshots.of(groups, problems, self.where, seconds=time.monotonic() - started, ras=ras)
         reading = judge(groups, taken, self.kinds)
         hang = finding(reading, self.words)
         self._gpus = any(n.gpus for n in found)
@@ -266,7 +273,10 @@ def for_session(cluster: Cluster | None, on_change: Callable[[Live], None] | Non
     except settings.SettingsError as exc:
         found, problem = settings.Settings(), f"settings not used, the defaults are: {exc}"
     targets, where = targets_of(cluster)
-    return Watcher(targets, where, found.liveness, py_spy=found.stacks.py_spy, on_change=on_change), problem
+    watcher = Watcher(
+        targets, where, found.liveness, py_spy=found.stacks.py_spy, ras_port=found.stacks.ras_port, on_change=on_change
+    )
+    return watcher, problem
 
 
 def named(rank: Rank) -> Rank:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.remote.command import Command
 from sparktui.core.remote.runner import Runner
-from sparktui.core.stacks import script
+from sparktui.core.stacks import ras, script
 from sparktui.core.stacks.dump import Unreadable, parse
 from sparktui.core.stacks.ranks import Gpu, Rank, Sample
 
@@ -30,8 +30,8 @@ Progress = Callable[[str, str], None]
 
 @dataclass
 class NodeStacks:
-    """One node's answer: its host name (as it says it), its GPUs, its rank processes, and what kept anything
-    from being read."""
+    """One node's answer: its host name (as it says it), its GPUs, its rank processes, what NCCL's RAS says is
+    wrong (each entry of its report in a line), and what kept anything from being read."""
 
     node: str
     hostname: str = ""
@@ -39,6 +39,7 @@ class NodeStacks:
     ranks: list[Rank] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    ras: list[str] = field(default_factory=list)
 
 
 async def gather(
@@ -102,6 +103,7 @@ def read(node: str, lines: Sequence[str], run: str, request: script.Request) -> 
     """One node's output read into its GPUs, ranks and problems (pure)."""
     out = script.read(lines, run)
     result = NodeStacks(node, out.hostname, [g for g in (_gpu(line) for line in out.gpus) if g is not None])
+    result.ras = ras.said(out.ras)
     by_uuid = {g.uuid: g for g in result.gpus}
     gpu_of = {}
     for line in out.apps:

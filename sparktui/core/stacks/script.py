@@ -1,6 +1,7 @@
 """The shell script that gathers one node's stacks, and reading what it prints back. The script only reads:
-GPU state (``nvidia-smi``), the rank processes in ``/proc`` and ``py-spy dump`` of each, on the host and
-inside each container (``docker exec``, through the node's Docker engine).
+GPU state (``nvidia-smi``), what NCCL's RAS port on the node's loopback says (:mod:`~sparktui.core.stacks.ras`,
+asked by the node's ``python3`` where there is one), the rank processes in ``/proc`` and ``py-spy dump`` of
+each, on the host and inside each container (``docker exec``, through the node's Docker engine).
 
 Rank processes are Python processes with ``RANK`` in their environment (torchrun's children, any
 torch.distributed launcher; not a shell or a container's init that started one and holds the same
@@ -28,6 +29,27 @@ ENV_NAMES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "
 #: Where the py-spy-stacks playbook puts the py-spy it brings (looked for when none is on the PATH).
 BROUGHT = "/tmp/sparktui-py-spy/bin/py-spy"
 GPU_QUERY = "uuid,index,name,utilization.gpu,power.draw,clocks.sm"
+#: NCCL's RAS client, as its own client speaks it (protocol 2: NCCL 2.24 on): the report as text, its peers
+#: given 3 s to answer; nothing where no NCCL process listens ($1: the port; $2, the run's nonce, keeps it from
+#: being taken for a rank).
+RAS_CLIENT = """import socket, sys
+try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 3)
+    s.settimeout(6)
+    f = s.makefile("rb")
+    for line in ("CLIENT PROTOCOL 2", "TIMEOUT 3", "SET FORMAT text"):
+        s.sendall(line.encode() + b"\\n")
+        if not f.readline().strip():
+            sys.exit()
+    s.sendall(b"VERBOSE STATUS\\n")
+    while True:
+        chunk = f.read1(65536)
+        if not chunk:
+            break
+        sys.stdout.write(chunk.decode("utf-8", "replace"))
+except (OSError, ValueError):
+    pass
+"""
 
 # The part that runs in one place (the host, or a container through docker exec): $1 nonce, $2 samples,
 # $3 seconds between samples, $4 py-spy's extra flags, $5 seconds per dump, $6 "host" or "container",
@@ -100,6 +122,7 @@ class Request:
     containers: tuple[str, ...] = ()  # () = every running container the engine lists
     py_spy: str = ""  # the py-spy on the nodes ("" for the one on the PATH)
     known: tuple[int, ...] = ()  # the host's rank processes, already found (the live watch's): not looked for
+    ras_port: int = 0  # NCCL's RAS port on the node's loopback, asked once (0: not asked)
 
 
 def script(request: Request, run: str) -> str:
@@ -115,6 +138,13 @@ def script(request: Request, run: str) -> str:
         if request.containers
         else "$(docker ps --format '{{.Names}}' 2>/dev/null)"
     )
+    # RAS is asked in the background, while the ranks are dumped: its thread may wait 3 s for its peers
+    ras = (
+        f"command -v python3 >/dev/null 2>&1 && rasout=$(mktemp 2>/dev/null) && "
+        f'{{ python3 -c {shlex.quote(RAS_CLIENT)} {request.ras_port} "$n" >"$rasout" 2>/dev/null & }}\n'
+        if request.ras_port
+        else ""
+    )
     return f"""n={shlex.quote(run)}
 mark() {{ echo "@@stacks $n $*"; }}
 mark hostname "$(cat /proc/sys/kernel/hostname 2>/dev/null)"
@@ -124,7 +154,8 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   mark apps; nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader 2>&1
   gpupids=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | tr -d ' ' | tr '\\n' ' ')
 fi
-mark place host
+rasout=
+{ras}mark place host
 sh -c {body} sh {quoted} host "$gpupids" {spy} {known}
 if command -v docker >/dev/null 2>&1; then
   for c in {listing}; do
@@ -132,6 +163,7 @@ if command -v docker >/dev/null 2>&1; then
     docker exec "$c" sh -c {body} sh {quoted} container "" {spy} 2>&1 || mark noexec "$c"
   done
 fi
+if [ -n "$rasout" ]; then wait; mark ras; cat "$rasout"; rm -f "$rasout"; fi
 mark end"""
 
 
@@ -154,6 +186,7 @@ class NodeOutput:
     hostname: str = ""
     gpus: list[str] = field(default_factory=list)
     apps: list[str] = field(default_factory=list)
+    ras: list[str] = field(default_factory=list)  # NCCL's RAS report, as printed
     places: list[str] = field(default_factory=list)
     no_py_spy: list[str] = field(default_factory=list)  # the places without py-spy
     no_exec: list[str] = field(default_factory=list)  # containers docker exec could not enter
@@ -183,6 +216,8 @@ def read(lines: Sequence[str], run: str) -> NodeOutput:
             section = out.gpus
         elif what == "apps":
             section = out.apps
+        elif what == "ras":
+            section = out.ras
         elif what == "place" and rest:
             place = rest[0]
             out.places.append(place)

@@ -62,8 +62,9 @@ class GroupNow:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """A capture: when, over which nodes, every group, what could not be read, the findings it was taken for
-    (the stall findings its "now" part is folded into), and each node's host name as the node gave it (the
-    name its logs know it by: ``local`` is this machine's)."""
+    (the stall findings its "now" part is folded into), each node's host name as the node gave it (the
+    name its logs know it by: ``local`` is this machine's), and what NCCL's RAS said on each node (each
+    entry of its report in a line: :mod:`~sparktui.core.stacks.ras`)."""
 
     taken: datetime
     where: str
@@ -72,6 +73,7 @@ class Snapshot:
     findings: tuple[str, ...] = ()  # signature ids
     seconds: float = 0.0  # how long the gathering took
     hosts: tuple[tuple[str, str], ...] = ()  # (node, its host name), for the nodes that answered
+    ras: tuple[tuple[str, str], ...] = ()  # (node, an entry of its RAS report)
 
     def names(self, node: str) -> set[str]:
         """The names ``node`` goes by: its own and its host name."""
@@ -109,6 +111,7 @@ class Snapshot:
             "findings": list(self.findings),
             "problems": list(self.problems),
             "hosts": dict(self.hosts),
+            "ras": [{"node": n, "said": s} for n, s in self.ras],
             "groups": [
                 {
                     "job": g.job,
@@ -144,8 +147,9 @@ class Snapshot:
             for g in self.groups
         )
         hosts = tuple((node(n), node(h)) for n, h in self.hosts)
+        ras = tuple((node(n), text(s)) for n, s in self.ras)
         return replace(
-            self, where=text(self.where), groups=groups, problems=tuple(map(text, self.problems)), hosts=hosts
+            self, where=text(self.where), groups=groups, problems=tuple(map(text, self.problems)), hosts=hosts, ras=ras
         )
 
     def write(self, folder: Path) -> Path:
@@ -163,8 +167,10 @@ def of(
     seconds: float = 0.0,
     taken: datetime | None = None,
     hosts: Mapping[str, str] | None = None,
+    ras: Iterable[tuple[str, str]] = (),
 ) -> Snapshot:
-    """The capture of the comparison's ``groups``; ``hosts``: each node's host name, as it gave it."""
+    """The capture of the comparison's ``groups``; ``hosts``: each node's host name, as it gave it; ``ras``:
+    (node, entry) for each entry of a node's RAS report."""
     return Snapshot(
         taken or datetime.now(UTC),
         where,
@@ -173,6 +179,7 @@ def of(
         tuple(findings),
         seconds,
         tuple(sorted((hosts or {}).items())),
+        tuple(ras),
     )
 
 
@@ -235,6 +242,7 @@ def from_dict(d: Any) -> Snapshot:
             tuple(str(f) for f in d.get("findings", ())),
             float(d.get("seconds", 0.0)),
             tuple((str(n), str(h)) for n, h in dict(d.get("hosts", {})).items()),
+            tuple((str(r["node"]), str(r["said"])) for r in d.get("ras", ())),
         )
     except SnapshotError:
         raise
