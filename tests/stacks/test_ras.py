@@ -15,8 +15,11 @@ import pytest
 
 from sparktui.cli import main
 from sparktui.core.liveness.verdict import builtin_words, finding
+from sparktui.core.report.fold import now_text
+from sparktui.core.report.markdown import stacks_markdown
 from sparktui.core.settings import SettingsError, StacksSettings, load
 from sparktui.core.stacks import ras
+from sparktui.core.stacks import snapshot as snapshots
 
 from .test_liveness import reading_of
 from .test_read import FIXTURES, ranks_of
@@ -113,6 +116,9 @@ def test_the_hang_finding_says_what_ras_said() -> None:
     assert f"- NCCL's RAS on node-a: {MISMATCH[1]}" in found.detail.splitlines()
     kept = snapshot.as_dict()
     assert kept["ras"][1] == {"node": "node-a", "said": MISMATCH[1]}
+    assert snapshots.from_dict(kept).ras == snapshot.ras  # a bundle's stacks.json keeps it
+    assert f"- node-a: {MISMATCH[2]}" in stacks_markdown(snapshot)  # the report's "Where each rank is"
+    assert f"- NCCL's RAS on node-a: {MISMATCH[0]}" in now_text(snapshot, found).splitlines()  # the folded "now"
 
 
 def test_the_port_is_a_setting(tmp_path: Path) -> None:

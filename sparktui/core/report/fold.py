@@ -74,6 +74,7 @@ def now_text(snapshot: Snapshot, finding: Finding) -> str:
         head += f"no rank process of this finding's nodes ({nodes}) or job was found."
     parts = [head.rstrip()]
     parts += [f"- job {g.job}: {g.verdict.upper()}: " + "; ".join(g.findings) for g in mine]
+    parts += [f"- NCCL's RAS on {node}: {said}" for node, said in snapshot.ras]
     parts += [f"- not read: {p}" for p in snapshot.problems]
     if others:
         parts.append(APART)

@@ -265,6 +265,8 @@ def _stacks(incident: Incident) -> Markup:
         ]
         parts.append(_tag("table", _tag("thead", head), _tag("tbody", *rows), class_="grid"))
         parts.append(_tag("ul", *(_tag("li", f) for f in g.findings)))
+    if snap.ras:
+        parts.append(_tag("ul", *(_tag("li", _tag("strong", "NCCL's RAS on ", n, ": "), s) for n, s in snap.ras)))
     if snap.problems:
         parts.append(_tag("ul", *(_tag("li", _tag("strong", "Not read: "), p) for p in snap.problems)))
     return _join(*parts)

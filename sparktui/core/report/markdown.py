@@ -126,6 +126,8 @@ def stacks_markdown(snap: Snapshot) -> list[str]:
                 f"| {who} | {_code(r.where, table=True)} | {r.pid} | {_text(r.status)} | {now} | {_text(r.gpu)} |"
             )
         out += ["", *(f"- {_text(f)}" for f in g.findings), ""]
+    if snap.ras:
+        out += ["NCCL's RAS said:", "", *(f"- {_text(n)}: {_text(s)}" for n, s in snap.ras), ""]
     if snap.problems:
         out += ["Not read:", "", *(f"- {_text(p)}" for p in snap.problems), ""]
     return out

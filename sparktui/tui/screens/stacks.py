@@ -64,6 +64,7 @@ def render(snapshot: Snapshot) -> RenderableType:
         parts.append(verdict)
         parts += [Text(f"  {display(f)}") for f in g.findings]
         parts.append(Text(""))
+    parts += [Text(display(f"NCCL's RAS on {node}: {said}")) for node, said in snapshot.ras]
     parts += [Text(display(p), style="yellow") for p in snapshot.problems]
     return Group(*parts)
 
