@@ -16,7 +16,7 @@ from sparktui.core.events import Severity, finding_dict
 from sparktui.core.liveness.pacing import Pacer
 from sparktui.core.liveness.stamps import Stamps
 from sparktui.core.liveness.verdict import WordsError, builtin_words, finding, judge, load_words, merged
-from sparktui.core.liveness.watch import Live, Watcher, is_wedged, named
+from sparktui.core.liveness.watch import Live, Watcher, is_wedged, named, node_name
 from sparktui.core.settings import LivenessSettings, SettingsError, load
 from sparktui.core.sources.open import file_sources
 from sparktui.core.stacks import snapshot as snapshots
@@ -123,6 +123,7 @@ def test_ranks_are_named_by_their_host() -> None:
     assert named(replace(r, env={**r.env, "NCCL_HOSTID": "spark-c"})).node == "spark-c"
     assert named(replace(r, node="local")).node not in ("local", "")
     assert named(r).node == r.node
+    assert node_name("local") == named(replace(r, node="local")).node and node_name("spark-b") == "spark-b"  # RAS's
 
 
 def test_the_settings_and_the_words_are_checked(tmp_path: Path) -> None:

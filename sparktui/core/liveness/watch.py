@@ -242,7 +242,7 @@ class Watcher:
         ranks = [named(r) for node in found for r in node.ranks]
         groups = compare(ranks, self.kinds)
         problems = [p for node in found for p in node.problems]
-        ras = [(node.node, said) for node in found for said in node.ras]
+        ras = [(node_name(node.node), said) for node in found for said in node.ras]
         taken = snapshots.of(groups, problems, self.where, seconds=time.monotonic() - started, ras=ras)
         reading = judge(groups, taken, self.kinds)
         hang = finding(reading, self.words)
@@ -280,10 +280,14 @@ def for_session(cluster: Cluster | None, on_change: Callable[[Live], None] | Non
 
 
 def named(rank: Rank) -> Rank:
-    """``rank`` on the node the cluster names it by: its ``NCCL_HOSTID``, else its node, this machine's host
-    name for "local"."""
-    host = rank.env.get("NCCL_HOSTID") or (socket.gethostname() if rank.node == "local" else rank.node)
+    """``rank`` on the node the cluster names it by: its ``NCCL_HOSTID``, else its node's name."""
+    host = rank.env.get("NCCL_HOSTID") or node_name(rank.node)
     return rank if host == rank.node else replace(rank, node=host)
+
+
+def node_name(node: str) -> str:
+    """A node as the cluster names it: this machine's host name for "local"."""
+    return socket.gethostname() if node == "local" else node
 
 
 def is_wedged(gpu: Gpu, watts: float) -> bool:
