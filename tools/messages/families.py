@@ -29,6 +29,9 @@ from tools.messages.uncovered import relevant, renderings, uncovered
 
 OUT = HERE / "families.md"
 SHOWN = 12
+#: The module paths' first parts by which the messages left to the bare fallback are counted, and how many shown.
+PREFIX_PARTS = 3
+PREFIXES_SHOWN = 40
 
 
 def printed(entry: Entry) -> str:
@@ -86,6 +89,11 @@ def step(filed: str) -> str:
     return next((name for words, name in STEPS if words in filed), "the words")
 
 
+def prefix(where: str) -> str:
+    """The first :data:`PREFIX_PARTS` parts of a table's ``where`` (no line number)."""
+    return "/".join(where.partition(":")[0].split("/")[:PREFIX_PARTS])
+
+
 def render(entries: list[Entry], found: list[tuple[str, str]], catalogue: cat.Catalogue) -> str:
     signatures = [sig for sig, _ in found]
     counts = Counter(zip((e.program for e in entries), signatures, strict=True))
@@ -113,6 +121,23 @@ def render(entries: list[Entry], found: list[tuple[str, str]], catalogue: cat.Ca
         "|---|---|---|",
     ]
     lines += [f"| {p} | {s or '(no finding)'} | {n} |" for (p, s), n in sorted(counts.items())]
+    bare = Counter(
+        prefix(e.where) for e, s in zip(entries, signatures, strict=True) if s in ("", "unrecognised-failure")
+    )
+    lines += [
+        "",
+        f"## Where the rest is raised ({sum(bare.values())} messages)",
+        "",
+        "The messages left to the bare fallback (or to no finding), by the first parts of the file the tables give",
+        "for each (`where`): the places an area of diagnostics/origins/areas.toml could file, where most of what is",
+        "raised there is of one family.",
+        "",
+        "| where | messages |",
+        "|---|---|",
+    ]
+    lines += [
+        f"| `{where}` | {n} |" for where, n in sorted(bare.items(), key=lambda kv: (-kv[1], kv[0]))[:PREFIXES_SHOWN]
+    ]
     lines.append("")
     for signature in sorted({s for s in signatures if s and s != "unrecognised-failure"}):
         taken = sorted(printed(e) for e, s in zip(entries, signatures, strict=True) if s == signature)
