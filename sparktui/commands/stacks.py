@@ -34,6 +34,7 @@ from sparktui.core.stacks.script import Request
 from sparktui.core.text import display, json_inert
 
 if TYPE_CHECKING:
+    from sparktui.core.stacks import session
     from sparktui.core.stacks.gather import NodeStacks
 
 NAME = "stacks"
@@ -62,6 +63,13 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="PORT",
         help="NCCL's RAS port on each node's loopback, asked once for what it sees wrong (default 28028; 0: not asked)",
     )
+    s.add_argument(
+        "--bring-py-spy",
+        action="store_true",
+        help="where ranks run without py-spy (a node, a container), copy this machine's there over the same "
+        "channel, dump, and remove it (asks first; a node of another architecture is left alone)",
+    )
+    s.add_argument("--yes", action="store_true", help="with --bring-py-spy: do not ask")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.add_argument("--flight", metavar="DIR", help="read PyTorch flight-recorder dumps from DIR instead")
     s.add_argument("--prefix", default="", metavar="NAME", help="the dump files' prefix (default: inferred)")
@@ -95,7 +103,7 @@ def main(args: argparse.Namespace) -> int:
         progress.print(Text(f"sparktui: {node}: {what}", style="dim"))
 
     try:
-        found = asyncio.run(_gather(targets, request, args, said))
+        found = asyncio.run(_gather(targets, request, args, said, _bring(args, progress)))
     except Refused as exc:
         raise UsageError(str(exc)) from None
     ranks = [r for node in found for r in node.ranks]
@@ -125,13 +133,51 @@ def _targets(nodes: list[str]) -> tuple[dict[str, str], str]:
 
 
 async def _gather(
-    targets: dict[str, str], request: Request, args: argparse.Namespace, said: Callable[[str, str], None]
+    targets: dict[str, str],
+    request: Request,
+    args: argparse.Namespace,
+    said: Callable[[str, str], None],
+    bring: session.Bring | None,
 ) -> list[NodeStacks]:
+    from sparktui.core.remedy.plan import audit_log  # asyncssh: only for this command
     from sparktui.core.stacks import session
 
     return await session.capture(
-        targets, request, timeout=args.timeout, progress=said, trust_new_host_key=args.trust_new_host_key
+        targets,
+        request,
+        timeout=args.timeout,
+        progress=said,
+        trust_new_host_key=args.trust_new_host_key,
+        audit=audit_log([]) if bring is not None else None,
+        bring=bring,
     )
+
+
+def _bring(args: argparse.Namespace, progress: Console) -> session.Bring | None:
+    """What --bring-py-spy asks for: this machine's py-spy, the question (unless --yes) and where its commands'
+    output goes. Refused without py-spy here, or without a terminal to ask on."""
+    if not args.bring_py_spy:
+        return None
+    from sparktui.core.stacks import bring, session
+
+    binary = bring.local_binary()
+    if binary is None:
+        raise UsageError("--bring-py-spy: this machine has no py-spy to bring (pip install py-spy)")
+    if not args.yes and not sys.stdin.isatty():
+        raise UsageError("--bring-py-spy: not asking without a terminal: add --yes to bring it, or leave it out")
+
+    async def ask(plan: bring.Plan) -> bool:
+        for line in plan.said(binary):
+            progress.print(Text(display(f"sparktui: {line}"), style="yellow"))
+        if args.yes:
+            return True
+        answer = await asyncio.to_thread(input, f"Bring py-spy to {len(plan.places)} place(s)? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    def said(node: str, line: str) -> None:
+        progress.print(Text(display(f"sparktui: {node}: {line}"), style="dim"))
+
+    return session.Bring(binary, ask, said)
 
 
 def show(

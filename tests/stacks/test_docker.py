@@ -19,6 +19,7 @@ import pytest
 from docker.models.containers import Container
 
 from sparktui.cli import main
+from sparktui.core.stacks.script import BROUGHT
 from tests.servers.dockerd import PREFIX, DockerEngine
 from tests.servers.fixtures import docker_engine
 from tests.waiting import wait_until
@@ -107,3 +108,23 @@ def test_ptrace_refused_is_one_line(engine: DockerEngine, capsys: pytest.Capture
         "SYS_PTRACE (docker run --cap-add SYS_PTRACE) or allow it on the host (sysctl kernel.yama.ptrace_scope=0, "
         "or run as root)"
     ) in result["problems"]
+
+
+def test_py_spy_brought_into_a_container_and_taken_away(
+    engine: DockerEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A container without py-spy: this machine's is copied in through docker exec (after the --yes), the ranks
+    are dumped with it, and it is removed again."""
+    with hung_job(engine, ptrace=True) as container:
+        argv = ["stacks", "--json", "--samples", "1", "--container", container.name]
+        assert main(argv) == 2  # its ranks found, none dumped
+        assert "py-spy is not installed in container" in capsys.readouterr().out
+        code = main([*argv, "--bring-py-spy", "--yes"])
+        captured = capsys.readouterr()
+        result = json.loads(captured.out)
+        assert code == 1, result
+        g = next(g for g in result["groups"] if g["job"] == "127.0.0.1:29655")
+        assert g["findings"][0].startswith(f"rank 1 on local/{container.name} is idle in application code")
+        assert f"in container {container.name}, dump the ranks, then remove it" in " ".join(captured.err.split())
+        left = container.exec_run(["sh", "-c", f"ls {BROUGHT} 2>&1"]).output.decode()
+    assert "No such file" in left, left

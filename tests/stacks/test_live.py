@@ -4,6 +4,7 @@ this machine, and on a test node over the real sshd."""
 from __future__ import annotations
 
 import json
+import platform
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 from sparktui.cli import main
+from sparktui.core.dirs import state_dir
+from sparktui.core.stacks.script import BROUGHT
 from tests.servers.fixtures import sshd_cluster
 from tests.servers.sshd import SshdCluster
 
@@ -79,11 +82,22 @@ def test_over_ssh(
         assert code == 2, result
         assert group(result, j.job)["verdict"] == "unread"
         assert result["problems"] == [
-            "node-a: py-spy is not installed: its ranks were found but not dumped (sparktui play py-spy-stacks "
-            "brings it for the run and removes it after)"
+            "node-a: py-spy is not installed: its ranks were found but not dumped (sparktui stacks --bring-py-spy "
+            "copies this machine's there for the run, sparktui play py-spy-stacks installs one with pip; both remove "
+            "it after)"
         ]
         code, result, _ = run(["node-a", "--samples", "2", "--interval", "0.5", "--py-spy", str(PY_SPY)], capsys)
-    assert code == 1, result
-    g = group(result, j.job)
-    assert g["findings"][0].startswith("rank 1 on node-a is idle in application code, in serve_requests")
-    assert {r["node"] for r in g["ranks"]} == {"node-a"}
+        assert code == 1, result
+        g = group(result, j.job)
+        assert g["findings"][0].startswith("rank 1 on node-a is idle in application code, in serve_requests")
+        assert {r["node"] for r in g["ranks"]} == {"node-a"}
+        # without a py-spy on the node: this machine's brought over the SSH connection, used, and taken away
+        code, result, err = run(["node-a", "--samples", "1", "--bring-py-spy", "--yes"], capsys)
+        assert code == 1, (result, err)
+        assert group(result, j.job)["findings"][0].startswith("rank 1 on node-a is idle in application code")
+        assert result["problems"] == []
+    said = " ".join(err.split())
+    assert f"sparktui: node-a: copy {PY_SPY} (this machine's, {platform.machine()}) to {BROUGHT}, dump" in said
+    assert not Path(BROUGHT).parent.parent.exists()  # removed after
+    audit = (state_dir() / "audit.jsonl").read_text()
+    assert "bring py-spy" in audit and "remove the brought py-spy" in audit and "# input: " in audit

@@ -57,6 +57,7 @@ class LocalRunner(Runner):
             "sh",
             "-c",
             command.command,
+            stdin=asyncio.subprocess.PIPE if command.stdin else None,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,  # its own process group, so stopping it stops what it started
@@ -64,6 +65,11 @@ class LocalRunner(Runner):
         assert process.stdout is not None
         lines = LineSplitter(limit=LINE_LIMIT)
         try:
+            if command.stdin:
+                assert process.stdin is not None
+                process.stdin.write(command.stdin)
+                await process.stdin.drain()
+                process.stdin.close()
             while chunk := await process.stdout.read(65536):
                 _emit(command.node, lines.feed(chunk), output)
             _emit(command.node, lines.rest(), output)
@@ -121,7 +127,7 @@ class SshRunner(Runner):
             raise Refused(f"no way to reach node {command.node!r}: it is not in the cluster file")
         script = f"sh -c {shlex.quote('{ ' + command.command + chr(10) + '} 2>&1')}"
         try:
-            async with node.session(script, f"{command.node}: {command.step}") as session:
+            async with node.session(script, f"{command.node}: {command.step}", stdin=command.stdin) as session:
                 lines = LineSplitter(limit=LINE_LIMIT)
                 while chunk := await session.read():
                     _emit(command.node, lines.feed(chunk), output)

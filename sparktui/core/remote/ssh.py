@@ -190,14 +190,20 @@ class SshNode:
     # -- commands ------------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def session(self, command: str, what: str) -> AsyncIterator[_Session]:
+    async def session(self, command: str, what: str, *, stdin: bytes = b"") -> AsyncIterator[_Session]:
         """Run ``command`` (one simple command for the shell to exec: quote what it takes from elsewhere)
-        in a session of its own; it ends when the block is left. ``what`` names the caller in errors."""
+        in a session of its own; it ends when the block is left. ``what`` names the caller in errors. With
+        ``stdin``, the command reads it, then its end, and is not watched for the channel's close (the watch
+        reads the same input): a command that ends at the end of its input."""
+        watched = "" if stdin else UNTIL_CLOSED
         while True:
             link = await self._link(with_room=True)
             link.sessions += 1
             try:
-                process = await link.conn.create_process(f"sh -c {shlex.quote(UNTIL_CLOSED + command)}", encoding=None)
+                process = await link.conn.create_process(f"sh -c {shlex.quote(watched + command)}", encoding=None)
+                if stdin:
+                    process.stdin.write(stdin)
+                    process.stdin.write_eof()
             except asyncssh.ChannelOpenError as exc:
                 link.sessions -= 1
                 if link.sessions == 0:

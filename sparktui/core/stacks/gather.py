@@ -40,6 +40,8 @@ class NodeStacks:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     ras: list[str] = field(default_factory=list)
+    arch: str = ""  # uname -m
+    unspied: list[str] = field(default_factory=list)  # the places (host, a container) with ranks and no py-spy
 
 
 async def gather(
@@ -104,6 +106,7 @@ def read(node: str, lines: Sequence[str], run: str, request: script.Request) -> 
     out = script.read(lines, run)
     result = NodeStacks(node, out.hostname, [g for g in (_gpu(line) for line in out.gpus) if g is not None])
     result.ras = ras.said(out.ras)
+    result.arch = out.arch
     by_uuid = {g.uuid: g for g in result.gpus}
     gpu_of = {}
     for line in out.apps:
@@ -111,10 +114,12 @@ def read(node: str, lines: Sequence[str], run: str, request: script.Request) -> 
         if len(parts) >= 2 and parts[0].isdigit() and parts[1] in by_uuid:
             gpu_of[int(parts[0])] = by_uuid[parts[1]]
     for place in (p for p in out.no_py_spy if any(f.place == p for f in out.processes)):
+        result.unspied.append(place)
         where = "" if place == "host" else f" in container {place}"
         result.problems.append(
             f"{node}: py-spy is not installed{where}: its ranks were found but not dumped "
-            f"(sparktui play py-spy-stacks brings it for the run and removes it after)"
+            f"(sparktui stacks --bring-py-spy copies this machine's there for the run, sparktui play py-spy-stacks "
+            f"installs one with pip; both remove it after)"
         )
     for place, count in out.hidden.items():
         where = "" if place == "host" else f" in container {place}"

@@ -148,6 +148,7 @@ def script(request: Request, run: str) -> str:
     return f"""n={shlex.quote(run)}
 mark() {{ echo "@@stacks $n $*"; }}
 mark hostname "$(cat /proc/sys/kernel/hostname 2>/dev/null)"
+mark arch "$(uname -m 2>/dev/null)"
 gpupids=
 if command -v nvidia-smi >/dev/null 2>&1; then
   mark gpu; nvidia-smi --query-gpu={GPU_QUERY} --format=csv,noheader 2>&1
@@ -184,6 +185,7 @@ class NodeOutput:
     """What the script printed on one node, read back."""
 
     hostname: str = ""
+    arch: str = ""  # the machine's, as uname -m says it (its containers run on it)
     gpus: list[str] = field(default_factory=list)
     apps: list[str] = field(default_factory=list)
     ras: list[str] = field(default_factory=list)  # NCCL's RAS report, as printed
@@ -212,6 +214,8 @@ def read(lines: Sequence[str], run: str) -> NodeOutput:
         section = None
         if what == "hostname" and rest:
             out.hostname = rest[0]
+        elif what == "arch" and rest:
+            out.arch = rest[0]
         elif what == "gpu":
             section = out.gpus
         elif what == "apps":

@@ -1,18 +1,40 @@
 """Where a capture of the stacks runs and how it reaches the nodes: a cluster's nodes over SSH, else the
 nodes a session's ``ssh://`` sources are read from, else this machine; one SSH connection per node for the
-capture, closed after it. Shared by ``sparktui stacks`` and the cockpit."""
+capture, closed after it; over it, where asked, this machine's py-spy brought for the capture and taken away
+after (:mod:`~sparktui.core.stacks.bring`). Shared by ``sparktui stacks`` and the cockpit."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sparktui.core.audit import AuditLog
+from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.cluster import Cluster
+from sparktui.core.remote.command import Command
+from sparktui.core.stacks import bring as bringing
 from sparktui.core.stacks.gather import NodeStacks, Progress, gather
 from sparktui.core.stacks.script import Request
 
+if TYPE_CHECKING:
+    from sparktui.core.remote.runner import Runner
+
 #: This machine, for a session without nodes.
 LOCAL = {"local": ""}
+
+
+@dataclass(frozen=True, slots=True)
+class Bring:
+    """py-spy to bring where ranks run without one: this machine's ``binary``; ``ask`` is shown the plan and
+    says whether to go on; ``said`` is given each line the commands print (node, line)."""
+
+    binary: Path
+    ask: Callable[[bringing.Plan], Awaitable[bool]]
+    said: Callable[[str, str], None]
 
 
 def targets_of(cluster: Cluster | None, sources: Mapping[str, str] | None = None) -> tuple[dict[str, str], str]:
@@ -33,13 +55,65 @@ async def capture(
     progress: Progress | None = None,
     audit: AuditLog | None = None,
     trust_new_host_key: bool = False,
+    bring: Bring | None = None,
 ) -> list[NodeStacks]:
-    """Every node of ``targets`` at once, each within ``timeout`` seconds. Raises :class:`Refused` for a
-    target that is no SSH target."""
+    """Every node of ``targets`` at once, each within ``timeout`` seconds; with ``bring``, again where py-spy
+    was missing and was brought. Raises :class:`Refused` for a target that is no SSH target."""
     from sparktui.core.remote.runner import SshRunner  # asyncssh: only when a capture runs
 
     runner = SshRunner.to(targets, trust_new_host_key=trust_new_host_key)
     try:
-        return await gather(runner, list(targets), request, timeout=timeout, progress=progress, audit=audit)
+        found = await gather(runner, list(targets), request, timeout=timeout, progress=progress, audit=audit)
+        if bring is not None:
+            found = await _brought(runner, found, bring, request, timeout, progress, audit)
+        return found
     finally:
         await runner.close()
+
+
+async def _brought(
+    runner: Runner,
+    found: list[NodeStacks],
+    bring: Bring,
+    request: Request,
+    timeout: float,
+    progress: Progress | None,
+    audit: AuditLog | None,
+) -> list[NodeStacks]:
+    """``found`` again where py-spy was missing and was brought (when the user says so), and taken away after;
+    a node it could not go to says why among its problems."""
+    plan = bringing.plan(found)
+    for refusal in plan.refused:
+        next(n for n in found if refusal.startswith(f"{n.node}: ")).problems.append(refusal)
+    if not plan.places or not await bring.ask(plan):
+        return found
+    put, remove = bringing.commands(plan.places, bring.binary.read_bytes())
+    try:
+        codes = await asyncio.gather(*(_logged(runner, c, bring.said, audit, bring.binary) for c in put))
+        ready = sorted({c.node for c, code in zip(put, codes, strict=True) if code == 0})
+        again = {
+            n.node: n for n in await gather(runner, ready, request, timeout=timeout, progress=progress, audit=audit)
+        }
+    finally:
+        await asyncio.gather(*(_logged(runner, c, bring.said, audit) for c in remove))
+    return [again.get(n.node, n) for n in found]
+
+
+async def _logged(
+    runner: Runner, command: Command, said: Callable[[str, str], None], audit: AuditLog | None, sent: Path | None = None
+) -> int | None:
+    """Run ``command``, its output said as it comes and kept in ``audit`` with it (and what it was sent)."""
+    printed: list[str] = []
+
+    def output(node: str, line: str) -> None:
+        printed.append(line)
+        said(node, line)
+
+    started, at = time.monotonic(), datetime.now(UTC)
+    code = await runner.run(command, output)
+    if audit is not None:
+        text = command.command + (f"  # input: {sent} ({len(command.stdin)} bytes)" if sent is not None else "")
+        output_text = "".join(f"{line}\n" for line in printed)
+        seconds = time.monotonic() - started
+        audit.add(AuditEntry(text, command.node, at, code, output_text, seconds, command.place, "", command.step))
+    return code
