@@ -34,6 +34,8 @@ SOURCES = "sources"
 VALUES = "values"
 #: The keys of the welcome screen (:class:`sparktui.tui.screens.welcome.WelcomeScreen`).
 WELCOME = "welcome"
+#: The keys of the stacks screen (:class:`sparktui.tui.screens.stacks.StacksScreen`).
+STACKS = "stacks"
 
 KEYS: tuple[Key, ...] = (
     Key("question_mark", "help", "Help: every key", "General", True, "?", "help", palette="Help"),
@@ -93,6 +95,15 @@ KEYS: tuple[Key, ...] = (
         "Findings",
     ),
     Key("W", "stacks", "Where every rank is now (py-spy stacks)", "Findings"),
+    Key(
+        "b",
+        "bring",
+        "In W: copy py-spy where ranks lack it",
+        "Findings",
+        True,
+        short="bring py-spy",
+        screen=STACKS,
+    ),
     Key("tab", "app.focus_next", "Next pane", "Navigation"),
     Key("shift+tab", "app.focus_previous", "Previous pane", "Navigation"),
     Key("j,down", "down", "Scroll down", "Finding", True, "j / ↓", "scroll", FINDING),

@@ -26,12 +26,13 @@ from sparktui.core.remedy.plan import audit_log
 from sparktui.core.report import fold
 from sparktui.core.sources.bundle import Bundle
 from sparktui.core.sources.spool import Spool
+from sparktui.core.stacks import bring as bringing
 from sparktui.core.stacks import snapshot as snapshots
 from sparktui.core.stacks.compare import compare
 from sparktui.core.stacks.gather import Progress
 from sparktui.core.stacks.kinds import builtin_kinds
 from sparktui.core.stacks.script import Request
-from sparktui.core.stacks.session import targets_of
+from sparktui.core.stacks.session import Bring, targets_of
 from sparktui.core.stacks.snapshot import Snapshot, SnapshotError
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class Captures:
         self.replayed = replayed  # the bundle a replay shows (the welcome screen's demo is chosen later)
         self.shown: Bundle | None = None  # the bundle whose own capture was read
         self.latest: Snapshot | None = None
+        self.unspied = bringing.Plan((), ())  # where the last capture found ranks and no py-spy to bring
         self.stalls: tuple[str, ...] = ()  # the stall findings of the last diagnosis, by signature
         self.auto_done = False
         self.problems: list[str] = []  # said once, on the first diagnosis
@@ -115,10 +117,14 @@ class Captures:
         s = self.settings
         return Request(SAMPLES, INTERVAL, per_dump=PER_DUMP, py_spy=s.py_spy, ras_port=s.ras_port)
 
-    async def capture(self, progress: Progress | None = None, findings: Sequence[str] = ()) -> Snapshot:
+    async def capture(
+        self, progress: Progress | None = None, findings: Sequence[str] = (), *, bring: bool = False
+    ) -> Snapshot:
         """Every rank's stack on the session's nodes now, compared; kept as the latest capture, written into
-        the incident folder. Raises :class:`~sparktui.core.errors.Refused` for a node that is no SSH target, and
-        in a replay, whose ranks are not this machine's (nor any node's) processes."""
+        the incident folder; with ``bring`` (the user said yes to :attr:`unspied`), this machine's py-spy is
+        brought where the ranks have none, and taken away after. Raises :class:`~sparktui.core.errors.Refused`
+        for a node that is no SSH target, and in a replay, whose ranks are not this machine's (nor any node's)
+        processes."""
         from sparktui.core.stacks.session import capture  # asyncssh: only when a capture runs
 
         if self.replay:
@@ -127,7 +133,22 @@ class Captures:
         folder = spool.path if spool is not None else None
         audit = _Recorded(audit_log([folder] if folder is not None else []).paths, self.ran)
         started = time.monotonic()
-        found = await capture(self.targets, self.request(), timeout=NODE_TIMEOUT, progress=progress, audit=audit)
+        brought = None
+        binary = bringing.local_binary()
+        if bring and binary is not None:
+
+            async def yes(_plan: bringing.Plan) -> bool:  # asked on the screen before
+                return True
+
+            def said(node: str, line: str) -> None:
+                if progress is not None:
+                    progress(node, line)
+
+            brought = Bring(binary, yes, said)
+        found = await capture(
+            self.targets, self.request(), timeout=NODE_TIMEOUT, progress=progress, audit=audit, bring=brought
+        )
+        self.unspied = bringing.plan(found) if binary is not None else bringing.Plan((), ())
         groups = compare([r for node in found for r in node.ranks], builtin_kinds())
         problems = [p for node in found for p in node.problems]
         taken = snapshots.of(

@@ -29,6 +29,7 @@ from sparktui.core.report.fold import APART
 from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, FileSource
+from sparktui.core.stacks.script import BROUGHT
 from sparktui.tui.app import Session, SparkApp
 from sparktui.tui.factory import demo, make_app
 from sparktui.tui.screens.finding import FindingScreen
@@ -251,3 +252,34 @@ async def test_w_reads_the_node_of_the_ssh_sources(
     assert screen.snapshot is not None and screen.snapshot.problems == ()
     g = next(g for g in screen.snapshot.groups if g.job == j.job)
     assert g.verdict == "hang" and {r.node for r in g.ranks} == {"node-a"}
+
+
+async def test_b_brings_py_spy_to_a_node_without_one(
+    sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``W`` on node-a, whose PATH has no py-spy: the ranks are found, not read, and the screen offers ``b``;
+    ``b`` shows where this machine's py-spy would go, ``b`` again copies it over the SSH connection, reads the
+    ranks with it (the hung rank named) and removes it."""
+    sshd_cluster.home_for(tmp_path / "home", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPARKTUI_CONFIG_DIR", str(tmp_path))  # no settings: py-spy as the node has it (none)
+    log = tmp_path / "rank0.log"
+    log.write_text("starting\n")
+    app = make_app(live_session([f"ssh://node-a{log}"]), export_dir=tmp_path, spool_live=False)
+    with job("second-group", tmp_path) as j:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("W")
+            screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
+            await until(lambda: screen.phase != "capturing", 60, "the capture")
+            await pilot.pause()
+            assert "b brings this machine's py-spy to the 1 place(s) without one" in str(screen.progress.content)
+            await pilot.press("b")
+            await pilot.pause()
+            assert str(screen.progress.content).startswith(f"node-a: copy {PY_SPY} (this machine's,")
+            assert screen.phase == "done"  # nothing copied yet
+            await pilot.press("b")
+            await until(lambda: screen.phase == "done" and screen.snapshot is not None, 60, "the second capture")
+            await until(lambda: any(g.job == j.job for g in screen.snapshot.groups), 5, "the job read")
+    g = next(g for g in screen.snapshot.groups if g.job == j.job)
+    assert g.verdict == "hang" and screen.snapshot.problems == ()
+    assert not Path(BROUGHT).exists()

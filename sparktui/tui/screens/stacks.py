@@ -2,8 +2,10 @@
 host and in its containers, with the GPUs' state: :mod:`sparktui.tui.stacks`), each node's progress shown
 while it runs; then each group's ranks in a table, the odd ones marked, with the verdict and what it names
 ("rank 1 on spark-b is idle in application code ... and never entered new_group, which rank 0 waits in").
-Closed with escape, q or ``W`` (which, pressed again, reads them again). A replay (the demo too) reads
-nothing: it shows the bundle's own capture, or says that there are no live ranks to read."""
+Closed with escape, q or ``W`` (which, pressed again, reads them again). Where ranks were found with no
+py-spy to read them, ``b`` shows where this machine's py-spy would be copied, and ``b`` again copies it, reads
+again and removes it. A replay (the demo too) reads nothing: it shows the bundle's own capture, or says that
+there are no live ranks to read."""
 
 from __future__ import annotations
 
@@ -21,9 +23,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.stacks import bring as bringing
 from sparktui.core.stacks.compare import NONE_FOUND, NOT_ALL_CLEAR
 from sparktui.core.stacks.snapshot import Snapshot
 from sparktui.core.text import display
+from sparktui.tui import bindings as registry
 from sparktui.tui.bindings import closing
 from sparktui.tui.stacks import NO_LIVE_RANKS, Captures
 
@@ -72,7 +76,7 @@ def render(snapshot: Snapshot) -> RenderableType:
 class StacksScreen(ModalScreen[None]):
     """A capture of every rank's stack over the session's nodes, shown as it comes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = closing("stacks")
+    BINDINGS: ClassVar[list[BindingType]] = closing("stacks") + registry.bindings(registry.STACKS)
     DEFAULT_CSS = """
     StacksScreen { align: center middle; }
     #stacks { width: 90%; max-width: 160; height: 85%; border: thick $accent; background: $surface; padding: 0 1; }
@@ -86,6 +90,7 @@ class StacksScreen(ModalScreen[None]):
         self.phase = "capturing"  # then "done" or "failed"
         self.snapshot: Snapshot | None = None
         self.said: dict[str, str] = {}  # each node's last progress
+        self.asked = False  # b was pressed once: where py-spy would go is shown, b again brings it
         self.head = Static(id="stacks-head")
         self.progress = Static(id="stacks-progress")
         self.result = Static(id="stacks-body")
@@ -128,11 +133,30 @@ class StacksScreen(ModalScreen[None]):
         self.said[node] = what
         self.progress.update(Text("\n".join(f"{display(n)}: {display(w)}" for n, w in self.said.items()), style="dim"))
 
+    def action_bring(self) -> None:
+        """b: where this machine's py-spy would go; b again: bring it, read again, remove it."""
+        places = self.captures.unspied
+        if self.phase != "done" or self.captures.replay or not places.places:
+            self.notify("no rank here lacks py-spy: nothing to bring", timeout=4)
+            return
+        binary = bringing.local_binary()
+        if binary is None:
+            self.notify("this machine has no py-spy to bring (pip install py-spy)", severity="warning", timeout=6)
+            return
+        if not self.asked:
+            self.asked = True
+            lines = [*places.said(binary), *places.refused, "b again: copy it, read again, remove it · escape: do not"]
+            self.progress.update(Text("\n".join(display(line) for line in lines), style="bold yellow"))
+            return
+        self.asked, self.phase = False, "capturing"
+        self.progress.update(Text("bringing py-spy…", style="dim"))
+        self._capture(bring=True)
+
     @work(exclusive=True, group="stacks-capture", exit_on_error=False)
-    async def _capture(self) -> None:
+    async def _capture(self, bring: bool = False) -> None:
         self.said = {node: "connecting" for node in self.captures.targets}
         try:
-            taken = await self.captures.capture(self._said, self.findings)
+            taken = await self.captures.capture(self._said, self.findings, bring=bring)
         except (Refused, Unavailable, OSError) as exc:  # a node that is no SSH target, an audit log not written
             self.progress.update(Text(f"not read: {display(str(exc))}", style="bold red"))
             self.phase = "failed"
@@ -140,6 +164,9 @@ class StacksScreen(ModalScreen[None]):
         line = Text(f"read at {taken.taken:%H:%M:%S} UTC in {taken.seconds:.1f} s: ", style="dim")
         line.append(taken.verdict, style=VERDICT_STYLE.get(taken.verdict, "bold"))
         line.append("   W again reads them again · x in the cockpit exports them with the report", style="dim")
+        if self.captures.unspied.places:
+            count = len(self.captures.unspied.places)
+            line.append(f" · b brings this machine's py-spy to the {count} place(s) without one", style="bold yellow")
         self.progress.update(line)
         self.result.update(render(taken))
         self.snapshot, self.phase = taken, "done"
