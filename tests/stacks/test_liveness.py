@@ -94,6 +94,26 @@ def test_the_rank_that_never_joined_makes_a_critical_finding() -> None:
     assert [(f.signature, [b.rule for b in f.because]) for f in shown.findings] == [("live-rank-hang", ["L1"])]
 
 
+def test_another_jobs_hang_comes_after_the_logs() -> None:
+    """A hang of ranks on no node the logs' findings name, while the logs warn of their own (this machine's
+    job beside another node's logs: trial 2026-12c): after them (L2); on one of their nodes: first (L1)."""
+    reading = reading_of(ranks_of(FIXTURES / "nccl" / "second-group", 4))
+    live = finding(reading, builtin_words())
+    assert live is not None
+    stall = replace(live, signature="nccl-init-stalled", severity=Severity.WARNING, nodes=("spark-a",), facts={})
+    shown = merged(Diagnosis((), (stall,), {}), live, reading.snapshot)
+    assert [f.signature for f in shown.findings] == ["nccl-init-stalled", "live-rank-hang"]
+    assert [b.rule for b in shown.findings[1].because] == ["L2"]
+    assert (
+        "its ranks run on node-d, node-a, node-b, node-c, which none of them names" in shown.findings[1].because[0].text
+    )
+    ours = replace(stall, nodes=("node-b",))
+    shown = merged(Diagnosis((), (ours,), {}), live, reading.snapshot)
+    assert [(f.signature, f.because[0].rule) for f in shown.findings[:1]] == [("live-rank-hang", "L1")]
+    quiet = replace(stall, severity=Severity.INFO)  # the logs say nothing worse: nothing to weigh it against
+    assert merged(Diagnosis((), (quiet,), {}), live, reading.snapshot).findings[0].signature == "live-rank-hang"
+
+
 @pytest.mark.parametrize(
     ("scenario", "world", "state"),
     [

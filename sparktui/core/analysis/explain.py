@@ -29,7 +29,10 @@ is itself a wait names the job's nodes that did not wait (or, for a lost peer, l
 show, or, in a live session, those the watch saw run the job's ranks (a rank killed without a word has no line).
 
 Live. L1: a hang that a live session read from every rank's stack (:mod:`sparktui.core.liveness`) comes before
-what the logs say: the ranks stopped where it says, and whatever the logs print after it follows from it."""
+what the logs say: the ranks stopped where it says, and whatever the logs print after it follows from it. L2:
+unless its ranks run on no node the logs' findings name (nor under a store address they name) while the logs
+have a warning or worse of their own: then it is another job's, this machine's beside the logs of another, and
+comes after them."""
 
 from __future__ import annotations
 
@@ -68,6 +71,7 @@ RULES = {
         Rule("T1", "who waited"),
         Rule("T2", "who did not wait"),
         Rule("L1", "a live hang first"),
+        Rule("L2", "another job's live hang after the logs"),
         Rule("F1", "filed by where it came from, else by its words"),
     )
 }
@@ -354,6 +358,13 @@ def _not_waiting(quiet: list[str], lost_peer: bool) -> str:
         f"{join(quiet)} reported no such wait: the others waited for {'it' if one else 'them'} "
         f"({it} never called this collective, or {are} stuck before it)"
     )
+
+
+def live_apart(live: Finding, logged: Sequence[Finding]) -> Finding:
+    """``live``, a hang of ranks on no node of ``logged``, with the L2 record that puts it after them."""
+    nodes = ", ".join(live.nodes) or "no node named"
+    said = f"after the logs' findings: its ranks run on {nodes}, which none of them names; another job's"
+    return _because(live, Because("L2", said, tuple(dict.fromkeys(f.signature for f in logged[:3]))))
 
 
 def live_first(live: Finding, logged: Sequence[Finding]) -> Finding:

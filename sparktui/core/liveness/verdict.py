@@ -18,11 +18,11 @@ from functools import cache
 from pathlib import Path
 
 from sparktui.core.analysis.diagnosis import Diagnosis
-from sparktui.core.analysis.explain import live_first, tell_jobs
+from sparktui.core.analysis.explain import live_apart, live_first, tell_jobs
 from sparktui.core.dirs import builtin
 from sparktui.core.errors import Invalid
 from sparktui.core.events import Finding, Position, Severity
-from sparktui.core.report.fold import fold_grids
+from sparktui.core.report.fold import belongs, fold_grids
 from sparktui.core.stacks.compare import Group
 from sparktui.core.stacks.kinds import WaitKind, place
 from sparktui.core.stacks.ranks import Rank
@@ -147,11 +147,14 @@ def finding(reading: Reading, words: Words) -> Finding | None:
 def merged(
     diagnosis: Diagnosis, live: Finding | None, snapshot: Snapshot | None, jobs: Iterable[Sequence[str]] = ()
 ) -> Diagnosis:
-    """``diagnosis`` with the live finding first (a hang is the root of what the logs say after it), the live
-    capture's "now" column in every grid, and, where the logs' first finding is a wait for peers, the nodes
-    of each job the watch saw running (``jobs``) that did not report it (rule T2)."""
+    """``diagnosis`` with the live finding first (a hang is the root of what the logs say after it; L1), or
+    last where it is another job's (L2: its ranks on no node the logs' findings name, while they have a warning
+    or worse); the live capture's "now" column in every grid; and, where the logs' first finding is a wait for
+    peers, the nodes of each job the watch saw running (``jobs``) that did not report it (rule T2)."""
     findings = diagnosis.findings
-    if live is not None:
+    if live is not None and not ours(findings, snapshot):
+        findings = (*findings, live_apart(live, findings))
+    elif live is not None:
         findings = (live_first(live, findings), *findings)
     else:
         told = tell_jobs(list(findings), jobs)
@@ -160,6 +163,16 @@ def merged(
     if findings is diagnosis.findings and snapshot is None:
         return diagnosis
     return replace(diagnosis, findings=findings, progress=fold_grids(diagnosis.progress, snapshot))
+
+
+def ours(logged: Sequence[Finding], snapshot: Snapshot | None) -> bool:
+    """Whether the capture's hung jobs are those of the logs: the logs say nothing worse than info, or a hung
+    group's ranks run on a node one of their findings names, or under a store address one of them names."""
+    serious = [f for f in logged if f.severity >= Severity.WARNING]
+    if snapshot is None or not serious:
+        return True
+    hung = [g for g in snapshot.groups if g.verdict == "hang"]
+    return not hung or any(belongs(g, f, snapshot) for g in hung for f in serious)
 
 
 def words_path() -> Path:
