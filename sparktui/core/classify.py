@@ -64,9 +64,12 @@ _REPEATED_ENDS = ("across cluster]", "for more options.)")
 _MAX_PEELS = 8
 
 #: What NCCL writes before each of its lines: ``host:pid:tid [cudaDev]``, the host as the process saw it
-#: (``NCCL_HOSTID`` where set), sometimes after a time stamp in brackets: the start of the ``nccl`` format of
-#: programs.toml, used here to find NCCL's lines in a block at once (a test checks they agree).
-NCCL_PREFIX = r"(?:\[[\d-]+ [\d:.]+\] )?(?P<host>[A-Za-z0-9_][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+#: (``NCCL_HOSTID`` where set; ``<name>`` where a reporter masked it), sometimes after a time stamp in brackets:
+#: the start of the ``nccl`` format of programs.toml, used here to find NCCL's lines in a block at once (a test
+#: checks they agree).
+NCCL_PREFIX = (
+    r"(?:\[[\d-]+ [\d:.]+\] )?(?P<host>[A-Za-z0-9_][\w.-]*|<[\w.-]+>):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+)
 #: The prefix where any line of a block starts, behind a launcher's ``(Worker pid=…)`` if there is one.
 #: A line that begins with NCCL's own ``host:pid:tid [dev]``, the host starting with a letter: no prefix of
 #: prefixes.toml can take anything off it (each begins with blanks, a bracket, a quote mark, a digit, a month
