@@ -226,6 +226,22 @@ async def test_a_node_that_cannot_be_reached_is_one_line(tmp_path: Path) -> None
         assert isinstance(app.screen, ProgressScreen)
 
 
+def node_a_app(folder: Path) -> SparkApp:
+    """A cockpit on a log of node-a (``ssh://node-a/...``), no cluster file."""
+    log = folder / "rank0.log"
+    log.write_text("starting\n")
+    return make_app(live_session([f"ssh://node-a{log}"]), export_dir=folder, spool_live=False)
+
+
+async def captured(app: SparkApp, pilot: Any) -> StacksScreen:
+    """``W`` pressed, and its screen once the capture ended."""
+    await pilot.press("W")
+    screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
+    await until(lambda: screen.phase != "capturing", 60, "the capture")
+    await pilot.pause()
+    return screen
+
+
 async def test_w_reads_the_node_of_the_ssh_sources(
     sshd_cluster: SshdCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -237,16 +253,11 @@ async def test_w_reads_the_node_of_the_ssh_sources(
     config.mkdir()
     (config / "settings.toml").write_text(f'[stacks]\npy_spy = "{PY_SPY}"\n')  # none on the sshd's PATH
     monkeypatch.setenv("SPARKTUI_CONFIG_DIR", str(config))
-    log = tmp_path / "rank0.log"
-    log.write_text("starting\n")
-    app = make_app(live_session([f"ssh://node-a{log}"]), export_dir=tmp_path, spool_live=False)
+    app = node_a_app(tmp_path)
     assert app.stacks.targets == {"node-a": "node-a"}
     with job("second-group", tmp_path) as j:
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("W")
-            screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
-            await until(lambda: screen.phase != "capturing", 60, "the capture")
-            await pilot.pause()
+            screen = await captured(app, pilot)
             shown = screen_text(app)
     assert "py-spy on the nodes of the sources (node-a; no cluster file)" in shown
     assert screen.snapshot is not None and screen.snapshot.problems == ()
@@ -263,15 +274,10 @@ async def test_b_brings_py_spy_to_a_node_without_one(
     sshd_cluster.home_for(tmp_path / "home", monkeypatch)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SPARKTUI_CONFIG_DIR", str(tmp_path))  # no settings: py-spy as the node has it (none)
-    log = tmp_path / "rank0.log"
-    log.write_text("starting\n")
-    app = make_app(live_session([f"ssh://node-a{log}"]), export_dir=tmp_path, spool_live=False)
+    app = node_a_app(tmp_path)
     with job("second-group", tmp_path) as j:
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("W")
-            screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
-            await until(lambda: screen.phase != "capturing", 60, "the capture")
-            await pilot.pause()
+            screen = await captured(app, pilot)
             assert "b brings this machine's py-spy to the 1 place(s) without one" in str(screen.progress.content)
             await pilot.press("b")
             await pilot.pause()

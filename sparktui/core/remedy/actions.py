@@ -17,11 +17,7 @@ from datetime import UTC, datetime
 from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.remedy.render import Rendered
 from sparktui.core.remedy.verify import Verdict, run_check
-from sparktui.core.remote.command import Command
-from sparktui.core.remote.runner import Output, Runner
-
-#: The most of one command's output an audit entry keeps.
-OUTPUT_LIMIT = 1 << 20
+from sparktui.core.remote.runner import Captured, Output, Runner, recorded
 
 
 class ActionError(Exception):
@@ -74,7 +70,7 @@ async def execute(
     outcome = Outcome()
     for command in rendered.commands:
         outcome.changed = outcome.changed or command.changes
-        entry = await _one(command, rendered, runner, output, audit)
+        entry = await recorded(runner, command, output, audit, rendered.playbook.id)
         outcome.entries.append(entry)
         if entry.exit_code != 0:
             break
@@ -84,7 +80,7 @@ async def execute(
         return outcome
     if offer_rollback is None or await offer_rollback(outcome):
         for step in rendered.rollback:
-            outcome.rolled_back.append(await _one(step, rendered, runner, output, audit))
+            outcome.rolled_back.append(await recorded(runner, step, output, audit, rendered.playbook.id))
     return outcome
 
 
@@ -93,7 +89,7 @@ async def _verify(
 ) -> Verdict:
     check = rendered.check
     started, clock = datetime.now(UTC), time.monotonic()
-    printed = _Captured(output)
+    printed = Captured(output)
     output(check.node, f"[verify] {check.describe()}")
     verdict = await run_check(check, runner, printed.line)
     output(check.node, f"[verify] {'passed' if verdict.passed else 'FAILED'}: {verdict.note}")
@@ -113,43 +109,3 @@ async def _verify(
         if audit is not None:
             audit.add(entry)
     return verdict
-
-
-class _Captured:
-    """Passes each line on to ``output`` and keeps the first :data:`OUTPUT_LIMIT` characters for the audit."""
-
-    def __init__(self, output: Output) -> None:
-        self.output = output
-        self.kept: list[str] = []
-        self.size = 0
-
-    def line(self, node: str, line: str) -> None:
-        if self.size < OUTPUT_LIMIT:
-            self.kept.append(line)
-            self.size += len(line) + 1
-        self.output(node, line)
-
-    def text(self) -> str:
-        return "".join(f"{line}\n" for line in self.kept)
-
-
-async def _one(
-    command: Command, rendered: Rendered, runner: Runner, output: Output, audit: AuditLog | None
-) -> AuditEntry:
-    started, clock = datetime.now(UTC), time.monotonic()
-    printed = _Captured(output)
-    code = await runner.run(command, printed.line)
-    entry = AuditEntry(
-        command.command,
-        command.node,
-        started,
-        code,
-        printed.text(),
-        time.monotonic() - clock,
-        command.place,
-        rendered.playbook.id,
-        command.step,
-    )
-    if audit is not None:
-        audit.add(entry)
-    return entry

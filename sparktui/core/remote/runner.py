@@ -10,14 +10,17 @@ import contextlib
 import os
 import shlex
 import signal
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Protocol
 from urllib.parse import urlsplit
 
 import asyncssh
 
 from sparktui.core.address import ssh_address
+from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.remote.command import Command
@@ -28,6 +31,8 @@ from sparktui.core.text import decode, display
 Output = Callable[[str, str], None]
 #: A line of output longer than this (a progress bar redrawn with \r) is shown in pieces as it grows.
 LINE_LIMIT = 8192
+#: Characters of a command's output kept for the audit log (the rest is shown, not kept).
+OUTPUT_LIMIT = 1 << 20
 
 
 class Runner(ABC):
@@ -158,6 +163,42 @@ class SshRunner(Runner):
         if ssh is None:
             raise Refused(f"no way to reach node {node!r}: it is not in the cluster file")
         return await ssh.open_tcp(host, port)
+
+
+class Captured:
+    """Passes each line on to ``output`` and keeps the first :data:`OUTPUT_LIMIT` characters for the audit."""
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+        self.kept: list[str] = []
+        self.size = 0
+
+    def line(self, node: str, line: str) -> None:
+        if self.size < OUTPUT_LIMIT:
+            self.kept.append(line)
+            self.size += len(line) + 1
+        self.output(node, line)
+
+    def text(self) -> str:
+        return "".join(f"{line}\n" for line in self.kept)
+
+
+async def recorded(
+    runner: Runner, command: Command, output: Output, audit: AuditLog | None, playbook: str = ""
+) -> AuditEntry:
+    """Run ``command``, its output passed on to ``output`` as it comes; what the audit log keeps of it (a
+    command sent an input says how much), added to ``audit`` when given."""
+    started, clock = datetime.now(UTC), time.monotonic()
+    printed = Captured(output)
+    code = await runner.run(command, printed.line)
+    said = command.command + (f"  # input: {len(command.stdin)} bytes" if command.stdin else "")
+    seconds = time.monotonic() - clock
+    entry = AuditEntry(
+        said, command.node, started, code, printed.text(), seconds, command.place, playbook, command.step
+    )
+    if audit is not None:
+        audit.add(entry)
+    return entry
 
 
 def _emit(node: str, lines: list[str], output: Output) -> None:

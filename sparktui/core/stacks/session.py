@@ -6,16 +6,13 @@ after (:mod:`~sparktui.core.stacks.bring`). Shared by ``sparktui stacks`` and th
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sparktui.core.audit import AuditEntry, AuditLog
+from sparktui.core.audit import AuditLog
 from sparktui.core.cluster import Cluster
-from sparktui.core.remote.command import Command
 from sparktui.core.stacks import bring as bringing
 from sparktui.core.stacks.gather import NodeStacks, Progress, gather
 from sparktui.core.stacks.script import Request
@@ -82,6 +79,8 @@ async def _brought(
 ) -> list[NodeStacks]:
     """``found`` again where py-spy was missing and was brought (when the user says so), and taken away after;
     a node it could not go to says why among its problems."""
+    from sparktui.core.remote.runner import recorded  # asyncssh: only when a capture runs
+
     plan = bringing.plan(found)
     for refusal in plan.refused:
         next(n for n in found if refusal.startswith(f"{n.node}: ")).problems.append(refusal)
@@ -89,31 +88,11 @@ async def _brought(
         return found
     put, remove = bringing.commands(plan.places, bring.binary.read_bytes())
     try:
-        codes = await asyncio.gather(*(_logged(runner, c, bring.said, audit, bring.binary) for c in put))
-        ready = sorted({c.node for c, code in zip(put, codes, strict=True) if code == 0})
+        entries = await asyncio.gather(*(recorded(runner, c, bring.said, audit) for c in put))
+        ready = sorted({e.node for e in entries if e.exit_code == 0})
         again = {
             n.node: n for n in await gather(runner, ready, request, timeout=timeout, progress=progress, audit=audit)
         }
     finally:
-        await asyncio.gather(*(_logged(runner, c, bring.said, audit) for c in remove))
+        await asyncio.gather(*(recorded(runner, c, bring.said, audit) for c in remove))
     return [again.get(n.node, n) for n in found]
-
-
-async def _logged(
-    runner: Runner, command: Command, said: Callable[[str, str], None], audit: AuditLog | None, sent: Path | None = None
-) -> int | None:
-    """Run ``command``, its output said as it comes and kept in ``audit`` with it (and what it was sent)."""
-    printed: list[str] = []
-
-    def output(node: str, line: str) -> None:
-        printed.append(line)
-        said(node, line)
-
-    started, at = time.monotonic(), datetime.now(UTC)
-    code = await runner.run(command, output)
-    if audit is not None:
-        text = command.command + (f"  # input: {sent} ({len(command.stdin)} bytes)" if sent is not None else "")
-        output_text = "".join(f"{line}\n" for line in printed)
-        seconds = time.monotonic() - started
-        audit.add(AuditEntry(text, command.node, at, code, output_text, seconds, command.place, "", command.step))
-    return code
