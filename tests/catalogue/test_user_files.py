@@ -202,7 +202,7 @@ def test_the_builtin_folder_tested_by_a_relative_path_is_the_builtin_one(
 
 @pytest.mark.parametrize(
     ("folder", "counted"),
-    [("stages", 4), ("formats", 31), ("formats/programs.toml", 18), ("stacks", 9), ("launch", 3), ("checks", None)],
+    [("stages", 4), ("formats", 32), ("formats/programs.toml", 18), ("stacks", 9), ("launch", 3), ("checks", None)],
 )
 def test_each_folder_of_the_catalogue_is_tested_as_what_it_holds(
     folder: str, counted: int | None, capsys: pytest.CaptureFixture[str]
