@@ -44,7 +44,7 @@ from sparktui.core.errors import Invalid
 from sparktui.core.events import Severity, State
 from sparktui.core.floods import Flood
 from sparktui.core.liveness.stamps import Stamps
-from sparktui.core.liveness.verdict import merged
+from sparktui.core.liveness.verdict import kept, merged
 from sparktui.core.liveness.watch import Live, Watcher, for_session
 from sparktui.core.pipeline import Input, Pipeline, Update, run
 from sparktui.core.redact import Redactor
@@ -190,8 +190,6 @@ def _main(args: argparse.Namespace, fail_on: Severity) -> int:
     if any(s.error for s in diagnosis.sources):
         return USAGE_ERROR  # an input could not be read (to its end): what was read is diagnosed above
     worst = diagnosis.worst()
-    if incident.stacks is not None and incident.stacks.verdict == "hang":  # ranks seen hung: as a critical finding
-        worst = Severity.CRITICAL
     return 1 if worst is not None and worst >= fail_on else 0
 
 
@@ -251,9 +249,12 @@ def _files(
     diagnosis = _analyse(reading, args, problems, "reading", states=False)
     single = Path(args.sources[0]) if len(args.sources) == 1 else None
     if single is not None and bundle.is_bundle(single):
-        return diagnosis, Incident.of_bundle(
+        # a hang its capture of the stacks saw is a finding, as it was in the session that exported it
+        replayed = Incident.of_bundle(
             bundle.load(single), diagnosis, command=args.launch, unread=partial(_warn, problems)
         )
+        diagnosis = kept(diagnosis, replayed.stacks)
+        return diagnosis, replace(replayed, diagnosis=diagnosis)
     title = "sparktui diagnose " + " ".join(args.sources)
     return diagnosis, Incident(diagnosis, title=title, logs=tuple(sources), command=args.launch)
 

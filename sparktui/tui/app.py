@@ -30,7 +30,7 @@ from sparktui.core.cluster import Cluster
 from sparktui.core.events import Finding, StateChange
 from sparktui.core.inventory import fabric
 from sparktui.core.inventory.preflight import Preflight
-from sparktui.core.liveness.verdict import merged
+from sparktui.core.liveness.verdict import kept, merged
 from sparktui.core.liveness.watch import Live, Watcher, for_session
 from sparktui.core.pipeline import Tally
 from sparktui.core.remedy import playbook as pb
@@ -307,7 +307,10 @@ class SparkApp(App[None]):
         self.logged = logged
         live = self.live
         hung = live.reading.snapshot if live.finding is not None and live.reading is not None else None
-        self.diagnosis = diagnosis = merged(logged, live.finding, hung, live.jobs.values())
+        diagnosis = merged(logged, live.finding, hung, live.jobs.values())
+        if live.finding is None:  # a replay: the hang its bundle's capture saw, as the session that made it had it
+            diagnosis = kept(diagnosis, self.stacks.kept())
+        self.diagnosis = diagnosis
         for title, warning in self.warnings.new(diagnosis.warnings):  # said once, and kept a while
             self.notify(display(warning), title=title, severity="warning", timeout=30, markup=False)
         for f in diagnosis.findings:

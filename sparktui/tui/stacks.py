@@ -79,7 +79,7 @@ class Captures:
         self.shown: Bundle | None = None  # the bundle whose own capture was read
         self.latest: Snapshot | None = None
         self.unspied = bringing.Plan((), ())  # where the last capture found ranks and no py-spy to bring
-        self.stalls: tuple[str, ...] = ()  # the stall findings of the last diagnosis, by signature
+        self.stalls: tuple[Finding, ...] = ()  # the stall findings of the last diagnosis
         self.auto_done = False
         self.problems: list[str] = []  # said once, on the first diagnosis
         try:
@@ -155,7 +155,7 @@ class Captures:
             groups,
             problems,
             self.where,
-            findings=findings or self.stalls,
+            findings=findings or tuple(f.signature for f in self.stalls),
             seconds=time.monotonic() - started,
             hosts={node.node: node.hostname for node in found if node.hostname},
             ras=[(node.node, said) for node in found for said in node.ras],
@@ -176,7 +176,7 @@ class Captures:
         for problem in self.problems:
             app.notify(problem, severity="warning", timeout=10, markup=False)
         self.problems.clear()
-        self.stalls = tuple(f.signature for f in diagnosis.findings if self.is_stall(f))
+        self.stalls = tuple(f for f in diagnosis.findings if self.is_stall(f))
         if self.auto_done or replayed is not None or not self.settings.capture_on_critical_stall:
             return
         critical = [f for f in diagnosis.findings if fold.is_critical_stall(f, self._signature(f))]

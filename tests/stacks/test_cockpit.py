@@ -23,6 +23,7 @@ from sparktui.core.audit import read_log
 from sparktui.core.cluster import Cluster, Deployment, Node
 from sparktui.core.dirs import state_dir
 from sparktui.core.errors import Refused
+from sparktui.core.liveness.verdict import builtin_words
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.report.export import export
 from sparktui.core.report.fold import APART
@@ -118,7 +119,8 @@ async def test_w_on_the_stall_finding_shows_every_rank_here(tmp_path: Path, monk
 
 async def test_a_capture_of_another_machine_is_shown_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hang's logs as spark-a's and spark-b's, a gloo job hung on this machine: ``W`` on spark-a's stall
-    reads this machine, and the finding says that job apart, as another machine's, instead of folding it in."""
+    reads this machine, and the finding (and W's own table) says that job apart, as another machine's, instead of
+    folding it in."""
     monkeypatch.chdir(tmp_path)
     app = live_hang(("spark-a", "spark-b"), export_dir=tmp_path)
     with job("second-group", tmp_path) as j:
@@ -133,6 +135,10 @@ async def test_a_capture_of_another_machine_is_shown_apart(tmp_path: Path, monke
             screen = await until(lambda: isinstance(app.screen, StacksScreen) and app.screen, 10, "the stacks")
             await until(lambda: screen.phase != "capturing", 30, "the capture")
             assert screen.snapshot is not None and any(g.job == j.job for g in screen.snapshot.groups)
+            await pilot.pause()
+            assert f"job {j.job} (another machine's or job's; the stall findings are of spark-a, spark-b)" in (
+                " ".join(screen_text(app).split())
+            )
             await pilot.press("escape")
             await until(lambda: app.screen is finding, 10, "back on the finding")
             await pilot.pause()
@@ -167,14 +173,15 @@ async def test_the_setting_captures_once_by_itself(
 
 
 async def test_a_replayed_export_shows_its_capture(tmp_path: Path) -> None:
-    """The capture exported with the incident comes back in its replay: the stall finding's "now" part and
-    the grid's column, with no process to ask."""
+    """The capture exported with the incident comes back in its replay: the hang it saw as the first finding,
+    the stall finding's "now" part and the grid's column, with no process to ask."""
     logs = tuple(FileSource(HANG / f"rank{r}.log", f"spark-{'ab'[r]}/nccl.log", f"spark-{'ab'[r]}") for r in (0, 1))
     export(Incident(diagnose_files(logs, cat.load()), logs=logs, stacks=capture()), tmp_path / "export")
     app = SparkApp(Session("replay", bundle.load(tmp_path / "export" / "bundle"), speed=0), cat.load())
     async with app.run_test(size=SIZE) as pilot:
         await wait_done(pilot, app)
         assert app.stacks.latest == capture()
+        assert app.findings_table.findings[0].signature == builtin_words().id  # the hang it saw, first (L1)
         row = next(i for i, f in enumerate(app.findings_table.findings) if f.signature == STALL)
         app.findings_table.move_cursor(row=row)
         await pilot.press("enter")

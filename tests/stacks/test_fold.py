@@ -16,6 +16,7 @@ from sparktui.cli import main
 from sparktui.core import catalogue as cat
 from sparktui.core import settings
 from sparktui.core.analysis.diagnosis import Diagnosis
+from sparktui.core.liveness.verdict import builtin_words
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.report.export import export
 from sparktui.core.report.fold import APART, NOW, fold, fold_finding, fold_grid, is_critical_stall, is_stall
@@ -176,8 +177,8 @@ def test_diagnose_on_a_bundle_without_a_stall_reports_its_capture(
     catalogue: cat.Catalogue, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A capture taken with no stall finding (trial 2026-12c, W5: `W` on a log that named nothing, then `x`):
-    `sparktui diagnose BUNDLE` says it in a section of its own, in text, Markdown and JSON, and exits 1 for
-    its HANG."""
+    `sparktui diagnose BUNDLE` says it in a section of its own, in text, Markdown and JSON, and the hang it
+    saw is a critical finding (rule L1), as the live watch made it, not "no findings" above a HANG."""
     healthy = FIXTURES / "nccl" / "single-host-healthy"
     logs = tuple(FileSource(healthy / f"rank{r}.log", f"rank{r}.log", f"spark-{'ab'[r]}") for r in (0, 1))
     found = diagnose_files(logs, catalogue)
@@ -187,14 +188,22 @@ def test_diagnose_on_a_bundle_without_a_stall_reports_its_capture(
 
     assert main(["diagnose", "--quiet", exported]) == 1
     text = capsys.readouterr().out
-    assert "no findings" in text
+    assert "1 finding (1 critical)" in text and "no findings" not in text
+    assert "why: L1 first: read from every rank's stack while it was hung" in text
     said = "Where each rank was: every rank's stack read by py-spy at 2026-12-04 05:00:07 UTC on the nodes: HANG"
     assert said in text
     assert "job 127.0.0.1:29710: HANG" in text and odd_sentence() in text
 
     assert main(["diagnose", "--quiet", "--json", exported]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert data["findings"] == [] and data["stacks"]["verdict"] == "hang"
+    (hang,) = data["findings"]
+    assert (
+        hang["signature"] == builtin_words().id
+        and hang["severity"] == "critical"
+        and data["stacks"]["verdict"] == "hang"
+    )
+    assert hang["title"] == odd_sentence() and [b["rule"] for b in hang["because"]] == ["L1"]
+    assert hang["facts"]["job"] == "127.0.0.1:29710"
     assert data["stacks"]["groups"][0]["findings"][0] == odd_sentence()
 
     assert main(["diagnose", "--quiet", "--format", "md", exported]) == 1

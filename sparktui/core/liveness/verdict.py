@@ -111,34 +111,71 @@ def finding(reading: Reading, words: Words) -> Finding | None:
     first = reading.hung[0]
     odd = [v for v in first.views if v.odd]
     waiting = [v for v in first.views if not v.odd and v.place is not None and v.place.kind.waits_on_peers]
-    culprits = hung_ranks(first)
-    when = reading.taken.strftime("%H:%M:%S UTC")
-    detail = [
-        f"Read by py-spy at {when}, {len(first.views[0].rank.samples) if first.views else 0} dumps of each rank "
-        f"over {first.seconds:.1f} s, on {reading.snapshot.where}:"
-    ]
-    for g in reading.hung:
-        detail += [f"- job {g.job}: " + "; ".join(g.findings)]
-    detail += [f"- NCCL's RAS on {node}: {said}" for node, said in reading.snapshot.ras]
-    detail += [f"- not read: {p}" for p in reading.snapshot.problems]
-    nodes = dict.fromkeys([v.rank.node for v in odd] + [v.rank.node for g in reading.hung for v in g.views])
-    facts = {
-        "job": first.job,
-        "hung": "; ".join(culprits),
-        "doing": "; ".join(f"{v.rank.name}: {v.now()}" for v in odd),
-        "others_wait_in": waiting[0].place.describe() if waiting and waiting[0].place is not None else "",
-        "read_at": reading.taken.isoformat(timespec="seconds"),
-    }
+    dumps = len(first.views[0].rank.samples) if first.views else 0
+    return _made(
+        words,
+        reading.snapshot,
+        f"{dumps} dumps of each rank over {first.seconds:.1f} s, ",
+        [(g.job, g.findings) for g in reading.hung],
+        [v.rank.node for v in odd] + [v.rank.node for g in reading.hung for v in g.views],
+        {
+            "job": first.job,
+            "hung": "; ".join(hung_ranks(first)),
+            "doing": "; ".join(f"{v.rank.name}: {v.now()}" for v in odd),
+            "others_wait_in": waiting[0].place.describe() if waiting and waiting[0].place is not None else "",
+        },
+    )
+
+
+def captured(snapshot: Snapshot, words: Words) -> Finding | None:
+    """The finding :func:`finding` made of a capture that saw a hang, made again from the capture as a bundle
+    keeps it (``stacks.json``: the groups' verdicts and sentences, each rank's place), for ``diagnose`` of the
+    bundle; None where no group of it hung."""
+    hung = [g for g in snapshot.groups if g.verdict == "hang"]
+    if not hung:
+        return None
+    odd = [r for r in hung[0].ranks if r.odd]
+    waiting = [r for r in hung[0].ranks if not r.odd and r.now]
+    return _made(
+        words,
+        snapshot,
+        "",
+        [(g.job, g.findings) for g in hung],
+        [r.node for r in odd] + [r.node for g in hung for r in g.ranks],
+        {
+            "job": hung[0].job,
+            "hung": "; ".join(f"{r.who} ({r.where})" for r in odd),
+            "doing": "; ".join(f"{r.who}: {r.now}" for r in odd),
+            "others_wait_in": waiting[0].now if waiting else "",
+        },
+    )
+
+
+def _made(
+    words: Words,
+    snapshot: Snapshot,
+    dumps: str,
+    hung: Sequence[tuple[str, Sequence[str]]],
+    nodes: Sequence[str],
+    facts: dict[str, str],
+) -> Finding:
+    """The hang finding: titled by the first hung job's own sentence, its detail every hung job's sentences
+    (with ``dumps``, how the ranks were read), RAS's entries and what was not read."""
+    detail = [f"Read by py-spy at {snapshot.taken:%H:%M:%S UTC}, {dumps}on {snapshot.where}:"]
+    detail += [f"- job {job}: " + "; ".join(said) for job, said in hung]
+    detail += [f"- NCCL's RAS on {node}: {said}" for node, said in snapshot.ras]
+    detail += [f"- not read: {p}" for p in snapshot.problems]
+    facts = {**facts, "read_at": snapshot.taken.isoformat(timespec="seconds")}
     return Finding(
         signature=words.id,
         category=words.category,
         severity=words.severity,
-        title=first.findings[0],
+        title=hung[0][1][0],
         explanation=words.explanation,
         remediations=words.playbooks,
         first_seen=Position(SOURCE, 0),
-        nodes=tuple(nodes),
-        count=len(reading.hung),
+        nodes=tuple(dict.fromkeys(nodes)),
+        count=len(hung),
         facts={k: v for k, v in facts.items() if v},
         detail="\n".join(detail),
     )
@@ -152,10 +189,8 @@ def merged(
     or worse); the live capture's "now" column in every grid; and, where the logs' first finding is a wait for
     peers, the nodes of each job the watch saw running (``jobs``) that did not report it (rule T2)."""
     findings = diagnosis.findings
-    if live is not None and not ours(findings, snapshot):
-        findings = (*findings, live_apart(live, findings))
-    elif live is not None:
-        findings = (live_first(live, findings), *findings)
+    if live is not None:
+        findings = placed(findings, live, snapshot)
     else:
         told = tell_jobs(list(findings), jobs)
         if told and told[0] is not findings[0]:
@@ -163,6 +198,24 @@ def merged(
     if findings is diagnosis.findings and snapshot is None:
         return diagnosis
     return replace(diagnosis, findings=findings, progress=fold_grids(diagnosis.progress, snapshot))
+
+
+def kept(diagnosis: Diagnosis, snapshot: Snapshot | None) -> Diagnosis:
+    """The diagnosis of a bundle's logs with the hang its capture saw (:func:`captured`) placed among its
+    findings as the live watch placed it (:func:`placed`), unless a finding of the hang is there already."""
+    words = builtin_words()
+    hang = captured(snapshot, words) if snapshot is not None else None
+    if hang is None or any(f.signature == words.id for f in diagnosis.findings):
+        return diagnosis
+    return replace(diagnosis, findings=placed(diagnosis.findings, hang, snapshot))
+
+
+def placed(logged: Sequence[Finding], live: Finding, snapshot: Snapshot | None) -> tuple[Finding, ...]:
+    """The logs' findings with the hang read from the stacks placed among them: first (rule L1), or last where
+    it is another job's (L2, :func:`ours`)."""
+    if not ours(logged, snapshot):
+        return (*logged, live_apart(live, logged))
+    return (live_first(live, logged), *logged)
 
 
 def ours(logged: Sequence[Finding], snapshot: Snapshot | None) -> bool:

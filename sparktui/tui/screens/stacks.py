@@ -23,6 +23,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from sparktui.core.errors import Refused, Unavailable
+from sparktui.core.events import Finding
+from sparktui.core.report.fold import belongs
 from sparktui.core.stacks import bring as bringing
 from sparktui.core.stacks.compare import NONE_FOUND, NOT_ALL_CLEAR
 from sparktui.core.stacks.snapshot import Snapshot
@@ -43,13 +45,23 @@ VERDICT_STYLE = {
 ODD = "bold yellow"
 
 
-def render(snapshot: Snapshot) -> RenderableType:
-    """Each group's ranks, its verdict and what it names; then what could not be read."""
+def render(snapshot: Snapshot, stalls: Sequence[Finding] = ()) -> RenderableType:
+    """Each group's ranks, its verdict and what it names; then what could not be read. A group on no node and
+    of no job the stall findings (``stalls``) name is titled as another machine's or job's, as the finding's
+    "now" part sets it apart."""
     parts: list[RenderableType] = []
     if not snapshot.groups:
         parts.append(Text(f"{NOT_ALL_CLEAR}:", style="bold yellow") if snapshot.problems else Text(NONE_FOUND))
+    named = ", ".join(dict.fromkeys(n for f in stalls for n in f.nodes))
     for g in snapshot.groups:
-        table = Table(title=f"job {display(g.job)}", title_justify="left", expand=True)
+        title = f"job {display(g.job)}"
+        if stalls and not any(belongs(g, f, snapshot) for f in stalls):
+            title += (
+                f" (another machine's or job's; the stall findings are of {display(named)})"
+                if named
+                else (" (another machine's or job's; the stall findings name none of its nodes)")
+            )
+        table = Table(title=title, title_justify="left", expand=True)
         for column in ("rank", "where", "pid", "status", "now", "GPU"):
             table.add_column(column, overflow="fold", ratio=4 if column == "now" else None)
         for r in g.ranks:
@@ -126,7 +138,7 @@ class StacksScreen(ModalScreen[None]):
         line = Text(f"read at {kept.taken:%Y-%m-%d %H:%M:%S} UTC on {display(kept.where)}, not now: ", style="dim")
         line.append(kept.verdict, style=VERDICT_STYLE.get(kept.verdict, "bold"))
         self.progress.update(line)
-        self.result.update(render(kept))
+        self.result.update(render(kept, self.captures.stalls))
         self.snapshot, self.phase = kept, "done"
 
     def _said(self, node: str, what: str) -> None:
@@ -168,5 +180,5 @@ class StacksScreen(ModalScreen[None]):
             count = len(self.captures.unspied.places)
             line.append(f" · b brings this machine's py-spy to the {count} place(s) without one", style="bold yellow")
         self.progress.update(line)
-        self.result.update(render(taken))
+        self.result.update(render(taken, self.captures.stalls))
         self.snapshot, self.phase = taken, "done"
