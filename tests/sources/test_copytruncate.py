@@ -1,6 +1,6 @@
 """A followed file emptied in place (trial 2026-12b §4 item 18, N2): the lines written after the follower's last
-look and before copytruncate were lost, silently, although its copy held them. They are read from the copy now;
-a file emptied with no copy left says what may be lost, locally and over SSH."""
+look and before copytruncate were lost, silently, although its copy held them. They are read from the copy now,
+locally and over SSH (trial 2026-12c N5); a file emptied with no copy left says what may be lost."""
 
 from __future__ import annotations
 
@@ -122,6 +122,29 @@ async def test_a_file_emptied_over_ssh_says_what_may_be_lost(cluster: SshdCluste
     finally:
         await follow.stop()
     assert follow.events == [
-        f"lines may be lost: {path} was emptied in place while it was followed; what was written after byte"
-        f" {size} in the last 50 ms before it, if anything, was not read"
+        f"lines may be lost: {path} was emptied in place while it was followed, and no copy of it was found"
+        f" (copytruncate's, by its first bytes); what was written after byte {size} in the last 50 ms before it,"
+        " if anything, was not read"
     ]
+
+
+async def test_copytruncate_over_ssh_reads_the_rest_from_the_copy(cluster: SshdCluster, tmp_path: Path) -> None:
+    """Trial 2026-12c N5: over SSH, the lines written in the last look's 50 ms before copytruncate were lost
+    (1,785 of 1,800). The node's copy (by its first bytes) is read from where tail stopped, then the file again."""
+    path = tmp_path / "app.log"
+    path.touch()
+    follow = Follow(SshFileSource(cluster.node("node-a"), str(path)))
+    written: list[str] = []
+    try:
+        for cycle in range(3):
+            write(path, range(cycle * 100, cycle * 100 + 50), written)
+            await until(lambda: follow.got == written, 30, f"cycle {cycle}'s first lines")
+            write(path, range(cycle * 100 + 50, cycle * 100 + 100), written)  # then at once, before tail looks:
+            copytruncate(path)
+            await until(lambda: follow.got == written, 30, f"cycle {cycle}'s last lines, from the copy")
+        write(path, range(300, 310), written)
+        await until(lambda: follow.got == written, 30, "the lines after the last copytruncate")
+    finally:
+        await follow.stop()
+    assert follow.events == []  # nothing lost: nothing to say
+    assert not [s for s in follow.states if s.state in (State.RETRYING, State.FAILED)]

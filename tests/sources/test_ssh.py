@@ -22,7 +22,7 @@ from sparktui.core.sources.base import Backoff, LiveSource, Received, supervise
 from sparktui.core.sources.files import FileSource
 from sparktui.core.sources.open import SshUri, parse_ssh_uri
 from sparktui.core.sources.rotation import FilePosition, fingerprint, identity
-from sparktui.core.sources.ssh import SshFileSource, SshJournalSource, _TailReader, ray_session_sources
+from sparktui.core.sources.ssh import Emptied, SshFileSource, SshJournalSource, _TailReader, ray_session_sources
 from tests.servers.sshd import SshdCluster, children, command_line
 
 from ..conftest import FIXTURES
@@ -178,8 +178,9 @@ async def test_rotation_and_truncation_move_the_cursor_to_the_new_file(cluster: 
     reading = asyncio.create_task(read(cursors[-1].cursor))
     await until(lambda: got[6:] == ["short"], 30, "the file read again from its start")
     assert notes == [
-        f"lines may be lost: {path} was emptied in place while it was followed; what was written after byte 18 in"
-        " the last 50 ms before it, if anything, was not read",  # tail saw the file emptied (copytruncate)
+        f"lines may be lost: {path} was emptied in place while it was followed, and no copy of it was found"
+        " (copytruncate's, by its first bytes); what was written after byte 18 in the last 50 ms before it, if"
+        " anything, was not read",  # tail saw the file emptied, and the node has no copy of it
         f"lines lost: while {path} was not followed, it was emptied or replaced, and its old content is nowhere "
         "to be found; an unknown number of bytes after byte 28 were not read",
     ]
@@ -214,15 +215,14 @@ def test_follower_output_split_anywhere(piece: int) -> None:
         + b"last\n"
     )
     reader = _TailReader(b"M-1", "/f", FilePosition(10, "1:2", 10, "0123456789abcdef"))
-    batches = [batch for at in range(0, len(data), piece) for batch in reader.feed(data[at : at + piece])]
+    fed = [batch for at in range(0, len(data), piece) for batch in reader.feed(data[at : at + piece])]
+    (emptied,) = [b for b in fed if isinstance(b, Emptied)]  # its copy is looked for on the node
+    assert emptied.at == FilePosition(29, "1:3", 29, fingerprint(b"new\nxy\nM-2 is not the marker\n"))
+    assert FilePosition.of(emptied.cursor) == FilePosition(0, "1:3", 0, empty)
+    batches = [b for b in fed if isinstance(b, Received)]
     lines = [line for batch in batches for line in batch.lines]
     assert lines == ["a", "b", "part", "new", "xy", "M-2 is not the marker", "again", "last"]
-    truncated, gap = [b for b in batches if b.note]
-    assert truncated.note == (
-        "lines may be lost: /f was emptied in place while it was followed; what was written after byte 29 in the"
-        " last 50 ms before it, if anything, was not read"
-    )
-    assert not truncated.lines and FilePosition.of(truncated.cursor).offset == 0
+    (gap,) = [b for b in batches if b.note]
     assert gap.note.startswith("lines lost: while /f was not followed, it was rotated and the old file is gone")
     assert "after byte 6 " in gap.note
     assert lines[: lines.index("again") + 1] == [line for b in batches[: batches.index(gap) + 1] for line in b.lines]

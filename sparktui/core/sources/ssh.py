@@ -8,6 +8,7 @@ import json
 import secrets
 import shlex
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from sparktui.core.errors import Refused, Unavailable
@@ -31,13 +32,28 @@ POLL_SECONDS = 0.05
 #: the most the first lines of a new file wait. A look costs the node about as much as one of ``tail``'s
 #: four, in bash.
 WATCH_SECONDS = 0.2
-#: The remote follower (``follow.bash`` beside this module, whose head says what it does and what it prints),
-#: as sent: without its comment lines, which every node's process list would otherwise show.
-FOLLOWER = "".join(
-    line
-    for line in Path(__file__).with_name("follow.bash").read_text(encoding="utf-8").splitlines(keepends=True)
-    if not line.startswith("#")
-)
+
+
+def _script(name: str) -> str:
+    """A bash script beside this module, as sent: without its comment lines, which every node's process list
+    would otherwise show."""
+    text = Path(__file__).with_name(name).read_text(encoding="utf-8")
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+
+
+#: The remote follower (``follow.bash``, whose head says what it does and what it prints).
+FOLLOWER = _script("follow.bash")
+#: The remote reader of copytruncate's copy past an offset (``copy.bash``).
+COPIER = _script("copy.bash")
+
+
+@dataclass(frozen=True, slots=True)
+class Emptied:
+    """The followed file was emptied in place after ``at`` (the offset read to, the file's first bytes and
+    their fingerprint); ``cursor`` is the position after it, in the file read again from its start."""
+
+    at: FilePosition
+    cursor: Cursor
 
 
 class SshFileSource(LiveSource):
@@ -92,9 +108,29 @@ class SshFileSource(LiveSource):
             reader = _TailReader(marker.encode(), self.path, at)
             yield Received((), at.cursor)
             while chunk := await session.read():
-                for received in reader.feed(chunk):
-                    yield received
+                for item in reader.feed(chunk):
+                    yield await self._copied(item) if isinstance(item, Emptied) else item
             raise await session.ended(reader.notice)
+
+    async def _copied(self, emptied: Emptied) -> Received:
+        """What the file held past the last look before it was emptied in place, read on the node from the
+        copy ``copytruncate`` made of it (:data:`COPIER`); where none is found, the note that it may be lost."""
+        at = emptied.at
+        lost = Received((), emptied.cursor, truncated_note(self.path, at.offset, POLL_SECONDS))
+        if not at.head:
+            return lost
+        marker = f"sparktui-{secrets.token_hex(8)}"
+        args = [marker, self.path, str(at.offset), str(at.head), at.digest]
+        lines, found = LineSplitter(), []
+        try:
+            async with self.ssh.session(f"bash -c {shlex.quote(COPIER)} {shlex.join(args)}", self.name) as session:
+                if not (await session.readline()).startswith(f"{marker} copy ".encode()):
+                    return lost
+                while chunk := await session.read():
+                    found += lines.feed(chunk)
+        except Unavailable:
+            return lost
+        return Received((*found, *lines.rest()), emptied.cursor)
 
     async def _once(self, offset: int) -> AsyncIterator[Received]:
         """The file from byte ``offset`` to its end (``tail -c``), its last line kept even without a newline;
@@ -144,8 +180,8 @@ class _TailReader:
             head, digest = len(self._head), fingerprint(bytes(self._head))
         return FilePosition(self._file.offset + self._lines.offset, self._file.file, head, digest)
 
-    def feed(self, data: bytes) -> list[Received]:
-        batches: list[Received] = []
+    def feed(self, data: bytes) -> list[Received | Emptied]:
+        batches: list[Received | Emptied] = []
         lines: list[str] = []
         buf, self._held = self._held + data, b""
         while True:
@@ -166,13 +202,13 @@ class _TailReader:
                 lines = []
             elif message.startswith(b": "):
                 self.notice = decode(message[2:])
-                if message.endswith(b": file truncated"):  # read again from its start, saying what may be lost
+                if message.endswith(b": file truncated"):  # read again from its start, after its copy's rest
                     lines += self._lines.rest()
                     batches.append(self._batch(lines))
-                    lines, stopped = [], self.position.offset
+                    lines, stopped = [], self.position
                     self._file = FilePosition(0, self._file.file)
                     self._lines, self._head = LineSplitter(), bytearray()
-                    batches.append(self._batch([], truncated_note(self.path, stopped, POLL_SECONDS, looked=False)))
+                    batches.append(Emptied(stopped, self._batch([]).cursor))
         if lines or self.position != self._said:
             batches.append(self._batch(lines))
         return batches
