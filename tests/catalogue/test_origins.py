@@ -11,7 +11,9 @@ import regex
 
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.analyzer import Analyzer
-from sparktui.core.analysis.provenance import Area, DomainException, OriginError, Provenance, load, load_areas
+from sparktui.core.analysis.provenance import Area, DomainException, OriginError, Origins, Provenance, load, load_areas
+from sparktui.core.analysis.templates import Placed, Template, TemplatesError
+from sparktui.core.analysis.templates import load as load_templates
 from sparktui.core.classify import classify
 
 ORIGINS = load()
@@ -92,6 +94,49 @@ def test_a_domain_exception_files_where_no_area_does() -> None:
     assert (
         filed == "filed as ray cluster: a ray.exceptions.LocalRayletDiedError, a kind of ray.exceptions.NodeDiedError"
     )
+
+
+def test_a_message_with_no_traceback_is_filed_where_its_template_is_raised() -> None:
+    # huggingface_hub raises it in _snapshot_download.py; printed alone, no frame or logger names the file
+    signature, filed = _finding(
+        "ValueError: Invalid repo type: models. Accepted repo types are: ['model', 'dataset', 'space']\n"
+    )
+    assert signature == "unrecognised-failure-model-files"
+    assert filed == (
+        "filed as model files: its message is huggingface_hub's, raised in huggingface_hub/_snapshot_download.py:138"
+    )
+
+
+def test_a_message_raised_in_two_families_is_not_filed_by_its_place() -> None:
+    config = Template("vllm", "vllm/config/parallel.py:10", "the option {} cannot be used here")
+    loader = Template("vllm", "vllm/model_executor/model_loader/utils.py:20", "the option {} cannot be used here")
+    line = "ValueError: the option --x cannot be used here"
+    assert Origins(ORIGINS.areas, (), Placed([config])).template_of(line) == config
+    assert Origins(ORIGINS.areas, (), Placed([config, loader])).template_of(line) is None
+    assert Origins(ORIGINS.areas, (), Placed([config])).template_of("the option is fine") is None
+
+
+def test_a_templates_table_that_cannot_be_used_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "templates.tsv"
+    path.write_text("program\twhere\n")
+    with pytest.raises(TemplatesError, match="first row must name the columns program, where, template"):
+        load_templates(path)
+    path.write_text("program\twhere\ttemplate\nvllm\tvllm/config.py:1\n")
+    with pytest.raises(TemplatesError, match="row 2: 3 non-empty cells"):
+        load_templates(path)
+
+
+@pytest.mark.slow
+def test_the_templates_table_is_what_origins_py_writes() -> None:
+    """diagnostics/origins/templates.tsv is rewritten by tools/messages/origins.py from the mined tables and
+    areas.toml: a change to either without a rerun is caught here."""
+    from tools.messages.origins import placed
+    from tools.messages.templates import Tables
+
+    kept, _ = placed(Tables.read(), ORIGINS)
+    assert {(e.program, e.where, e.template) for e in kept} == {
+        (t.program, t.where, t.template) for t in load_templates().templates
+    }
 
 
 def test_words_file_last_and_say_so() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -54,7 +55,15 @@ def printed_lines(entry: Entry) -> list[str]:
     return [f"ERROR 01-01 00:00:00 [{file}] {text}"]
 
 
-def filed(entries: list[Entry], catalogue: cat.Catalogue) -> list[tuple[str, str]]:
+def alone(entry: Entry) -> list[str]:
+    """The entry's last printed line alone: an exception with no traceback above it (a logger's ``str(e)``,
+    Ray's wrapped error, a paste cut above the frame), or a logged line."""
+    return printed_lines(entry)[-1:]
+
+
+def filed(
+    entries: list[Entry], catalogue: cat.Catalogue, lines: Callable[[Entry], list[str]] = printed_lines
+) -> list[tuple[str, str]]:
     """The signature whose finding each entry's lines give ("" for none), and how the fallback filed it
     (its ``filed``), in the entries' order. One analyzer reads them all, each entry a node of its own; the
     fallback's ``filed`` of each comes from a scan of that entry alone (an analyzer's finding of a family
@@ -62,7 +71,7 @@ def filed(entries: list[Entry], catalogue: cat.Catalogue) -> list[tuple[str, str
     analyzer = Analyzer(catalogue)
     for i, entry in enumerate(entries):
         analyzer.add_source(f"m{i}.log", f"m{i}")
-        analyzer.feed(f"m{i}.log", "\n".join(printed_lines(entry)) + "\n")
+        analyzer.feed(f"m{i}.log", "\n".join(lines(entry)) + "\n")
     first: dict[str, str] = {}
     for finding in analyzer.finish().findings:
         for node in finding.nodes:
@@ -71,7 +80,7 @@ def filed(entries: list[Entry], catalogue: cat.Catalogue) -> list[tuple[str, str
     found = []
     for i, entry in enumerate(entries):
         scan = Scan(rules, f"m{i}.log", f"m{i}")
-        scan.feed("\n".join(printed_lines(entry)) + "\n")
+        scan.feed("\n".join(lines(entry)) + "\n")
         how = {hits.signature: hits.filed for hits in scan.take().hits}
         signature = first.get(f"m{i}", "")
         found.append((signature, how.get(signature, "")))
@@ -79,7 +88,12 @@ def filed(entries: list[Entry], catalogue: cat.Catalogue) -> list[tuple[str, str
 
 
 #: What a finding's ``filed`` says of the step that filed it.
-STEPS = (("raised in ", "the raising frame"), ("logged by ", "the logger's file"), (": a ", "the exception's class"))
+STEPS = (
+    ("its message is ", "its template's place"),
+    ("raised in ", "the raising frame"),
+    ("logged by ", "the logger's file"),
+    (": a ", "the exception's class"),
+)
 
 
 def step(filed: str) -> str:
@@ -89,18 +103,31 @@ def step(filed: str) -> str:
     return next((name for words, name in STEPS if words in filed), "the words")
 
 
+def _steps(found: list[tuple[str, str]]) -> Counter[str]:
+    """How many of ``found`` each step filed under a family, every step named (in :data:`STEPS`' order)."""
+    counts = Counter(step(f) for s, f in found if s and s != "unrecognised-failure")
+    return Counter({name: counts[name] for name in [n for _, n in STEPS] + ["the words"]})
+
+
+def _other(found: list[tuple[str, str]], categories: dict[str, str]) -> int:
+    return sum(1 for s, _ in found if s and categories.get(s) != "engine_crash")
+
+
 def prefix(where: str) -> str:
     """The first :data:`PREFIX_PARTS` parts of a table's ``where`` (no line number)."""
     return "/".join(where.partition(":")[0].split("/")[:PREFIX_PARTS])
 
 
-def render(entries: list[Entry], found: list[tuple[str, str]], catalogue: cat.Catalogue) -> str:
+def render(
+    entries: list[Entry], found: list[tuple[str, str]], bare: list[tuple[str, str]], catalogue: cat.Catalogue
+) -> str:
+    """families.md: ``found`` is each entry's filing as printed, ``bare`` as printed :func:`alone`."""
     signatures = [sig for sig, _ in found]
     counts = Counter(zip((e.program for e in entries), signatures, strict=True))
     categories = {sig.id: sig.category for sig in catalogue.signatures}
     sorted_ = [s for s in signatures if s and s != "unrecognised-failure"]
     other = [s for s in sorted_ if categories.get(s) != "engine_crash"]
-    steps = Counter(step(f) for s, f in found if s and s != "unrecognised-failure")
+    steps = _steps(found)
     total = len(entries)
     lines = [
         "# Where the fallback files the programs' failures",
@@ -115,7 +142,14 @@ def render(entries: list[Entry], found: list[tuple[str, str]], catalogue: cat.Ca
         "",
         "| step | messages |",
         "|---|---|",
-        *(f"| {name} | {steps[name]} |" for name in [n for _, n in STEPS] + ["the words"]),
+        *(f"| {name} | {n} |" for name, n in steps.items()),
+        "",
+        "Printed alone, with no traceback above (a logger's `str(e)`, a wrapped error, a paste cut above the",
+        f"frame), {_other(bare, categories)} of them are filed under a category other than engine_crash. Filed by:",
+        "",
+        "| step | messages |",
+        "|---|---|",
+        *(f"| {name} | {n} |" for name, n in _steps(bare).items()),
         "",
         "| program | signature | messages |",
         "|---|---|---|",
@@ -153,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     catalogue = cat.load()
     entries = [e for e in uncovered(Tables.read(), catalogue) if relevant(e) and e.level != "warning"]
-    args.output.write_text(render(entries, filed(entries, catalogue), catalogue), encoding="utf-8")
+    found, bare = filed(entries, catalogue), filed(entries, catalogue, alone)
+    args.output.write_text(render(entries, found, bare, catalogue), encoding="utf-8")
     print(f"{len(entries)} messages -> {args.output}")
     return 0
 

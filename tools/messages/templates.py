@@ -1,11 +1,6 @@
 """The message tables (``tables/<program>.tsv``): loading them, a template as a regular expression, and which
-programs and versions a log line's wording comes from.
-
-A template writes each placeholder in braces (``{rank}``, ``{%d}``, ``{}``) and a literal brace doubled. As a
-regular expression its literal parts are escaped and its placeholders become ``.+?``; placeholders at either
-end are dropped, since a log line carries a prefix and often more after the message. A line matches a template
-when the expression is found anywhere in it. A message of several lines is printed as several log lines, so
-each of its lines (with at least 12 characters of literal text) is a pattern of its own.
+programs and versions a log line's wording comes from. A template's syntax, and how it reads as a regular
+expression, is :mod:`sparktui.core.analysis.templates`' (the catalogue files failures by the same templates).
 """
 
 from __future__ import annotations
@@ -16,33 +11,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from sparktui.core.analysis.templates import line_patterns, pieces, unescape
 from tools.messages.releases import TABLES, programs
 
 COLUMNS = ("level", "template", "versions", "where")
-PIECE = re.compile(r"\{\{|\}\}|\{[^{}]*\}|[^{}]+|[{}]")
 WORD = re.compile(r"\w{4,}")
 #: Levels that say something went wrong: Python's warning and up, every exception, and native strings that
 #: read as a failure.
 QUIET = {"debug", "info", "print", "native", "message"}
-
-
-def pieces(template: str) -> list[str | None]:
-    """The template as literal texts and placeholders (None)."""
-    out: list[str | None] = []
-    for m in PIECE.finditer(template):
-        tok = m.group()
-        if tok in ("{{", "}}"):
-            lit = tok[0]
-        elif tok.startswith("{") and len(tok) > 1:
-            out.append(None)
-            continue
-        else:
-            lit = tok
-        if out and isinstance(out[-1], str):
-            out[-1] += lit
-        else:
-            out.append(lit)
-    return out
 
 
 def literal(template: str, filler: str = "") -> str:
@@ -50,30 +26,11 @@ def literal(template: str, filler: str = "") -> str:
     return "".join(p if p is not None else filler for p in pieces(template))
 
 
-def line_patterns(template: str, minimum: int = 12) -> list[str]:
-    """The regular expressions (text) of a template: one per printed line with enough literal text."""
-    out = []
-    for part in template.split("\n"):
-        parts = pieces(part)
-        while parts and (parts[0] is None or not parts[0].strip()):
-            parts.pop(0)
-        while parts and (parts[-1] is None or not parts[-1].strip()):
-            parts.pop()
-        if sum(len(p.strip()) for p in parts if p is not None) < minimum:
-            continue
-        out.append("".join(re.escape(p) if p is not None else ".+?" for p in parts))
-    return out
-
-
 def to_regex(template: str) -> re.Pattern[str] | None:
     """The template's regular expression (its printed lines as alternatives), None where it has too little
     literal text to tell it from another."""
     lines = line_patterns(template)
     return re.compile("|".join(f"(?:{p})" for p in lines)) if lines else None
-
-
-def unescape(cell: str) -> str:
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m.group(1), m.group(1)), cell)
 
 
 def escape_cell(text: str) -> str:

@@ -11,8 +11,11 @@ traceback above it that raised it (``File ".../vllm/model_executor/model_loader/
   file names a logger prints that only that prefix holds in the release it cites;
 * ``exceptions.toml``: a domain exception class (and the classes the release derives from it) → a family.
 
-:class:`Origins` looks a provenance up in both, in that order: the raising frame, then the logger's file, then
-the exception class. What none of them files is left to the family words (:func:`~sparktui.core.analysis.scan.filed`).
+:class:`Origins` looks a provenance up in them, in this order: the raising frame, then the logger's file
+(``areas.toml``), then the place the program raises the line's message at, where one of its failure-level
+templates reads it (``templates.tsv``, :mod:`~sparktui.core.analysis.templates`: for a line that names no file,
+as an exception printed with no traceback above it or SGLang's logger), then the exception class. What none
+of them files is left to the family words (:func:`~sparktui.core.analysis.scan.filed`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from pathlib import Path
 import regex
 
 from sparktui.core import tomlfile
+from sparktui.core.analysis.templates import Placed, Template
+from sparktui.core.analysis.templates import load as load_templates
 from sparktui.core.dirs import builtin
 from sparktui.core.errors import Invalid
 from sparktui.core.tomlfile import Table
@@ -36,12 +41,14 @@ class OriginError(Invalid):
 class Provenance:
     """Where one failure line came from, as far as the line and the lines above it say: ``program`` as
     classify files the line; ``file`` the file its logger names (vLLM prints the base name); ``frame`` the
-    path of the traceback frame that raised it; ``exception`` its class as printed. Empty where unsaid."""
+    path of the traceback frame that raised it; ``exception`` its class as printed; ``text`` the line. Empty
+    where unsaid."""
 
     program: str
     file: str = ""
     frame: str = ""
     exception: str = ""
+    text: str = ""  # the failure line itself, whose message a program's template may place
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +87,12 @@ class Filing:
 class Origins:
     """The areas and domain exceptions, ready to file a :class:`Provenance`."""
 
-    def __init__(self, areas: tuple[Area, ...], exceptions: tuple[DomainException, ...]) -> None:
+    def __init__(
+        self, areas: tuple[Area, ...], exceptions: tuple[DomainException, ...], templates: Placed | None = None
+    ) -> None:
         self.areas = areas
         self.exceptions = exceptions
+        self.templates = templates or Placed(())
         # the longest prefix first: a file or a sub-package speaks before the package around it
         self._by_length = sorted(areas, key=lambda a: -len(a.prefix))
         self._files = {(a.program, f): a for a in areas for f in a.files}
@@ -107,14 +117,25 @@ class Origins:
         top = printed.split(".", 1)[0]
         return next((row for name, row in rows if name.split(".", 1)[0] == top), None)
 
+    def template_of(self, line: str) -> Template | None:
+        """The place the message of ``line`` is raised at, by the templates that read it: the first of them,
+        where all are raised in areas of one family (None where none reads it, or they disagree)."""
+        found = self.templates.places(line)
+        families = {a.family if (a := self.area_of(t.where.rsplit(":", 1)[0])) else "" for t in found}
+        return found[0] if len(families) == 1 and "" not in families else None
+
     def file(self, provenance: Provenance) -> Filing | None:
-        """The family ``provenance`` files under, by the raising frame, then the logger's file, then the
-        exception's class; None where none of them is known."""
+        """The family ``provenance`` files under, by the raising frame, then the logger's file, then the place
+        its message's template is raised at, then the exception's class; None where none of them is known."""
         if provenance.frame and (area := self.area_of(provenance.frame)) is not None:
             return Filing(area.family, f"raised in {_shown(provenance.frame, area.prefix)}")
         area = self._files.get((provenance.program, provenance.file))
         if provenance.file and area is not None:
             return Filing(area.family, f"logged by {provenance.file} of {area.prefix}")
+        if provenance.text and (placed := self.template_of(provenance.text)) is not None:
+            area = self.area_of(placed.where.rsplit(":", 1)[0])
+            if area is not None:
+                return Filing(area.family, f"its message is {placed.program}'s, raised in {placed.where}")
         if provenance.exception and (row := self.exception_of(provenance.exception)) is not None:
             kind = "" if _last(row.name) == _last(provenance.exception) else f", a kind of {row.name}"
             return Filing(row.family, f"a {provenance.exception}{kind}")
@@ -191,5 +212,5 @@ def load_exceptions(path: Path | None = None) -> tuple[DomainException, ...]:
 
 
 def load() -> Origins:
-    """The built-in areas and domain exceptions."""
-    return Origins(load_areas(), load_exceptions())
+    """The built-in areas, domain exceptions and placed templates."""
+    return Origins(load_areas(), load_exceptions(), load_templates())

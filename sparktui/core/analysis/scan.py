@@ -477,7 +477,9 @@ class Scan:
         exception = m.groupdict().get("exception") or ""
         pattern = self.rules.frames.get(owner)
         frame = raising_frame(self._before(index, lines), pattern) if exception and pattern is not None else None
-        provenance = Provenance(cls.program, cls.file, frame["file"] if frame is not None else "", exception)
+        provenance = Provenance(
+            cls.program, cls.file, frame["file"] if frame is not None else "", exception, lines[index]
+        )
         found = self.rules.origin(owner, provenance)
         if found is not None:
             return found
