@@ -408,11 +408,11 @@ class SparkApp(App[None]):
         self.notify("paused" if self.paused else "following resumed", timeout=2)
 
     def action_filter(self) -> None:
-        pane = self.nodes_area.to_filter(self._focused_pane())
-        if pane is None:
+        panes = self.nodes_area.to_filter(self._focused_pane())
+        if not panes:
             self.notify("no log pane to filter yet", severity="warning")
             return
-        self.filter_field.open(pane)
+        self.filter_field.open(panes)
 
     def _focused_pane(self) -> LogPane | None:
         return self.focused if isinstance(self.focused, LogPane) else None

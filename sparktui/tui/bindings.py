@@ -52,7 +52,7 @@ KEYS: tuple[Key, ...] = (
         palette="Sources and errors",
     ),
     Key("q", "quit", "Quit", "General", True, short="quit"),
-    Key("slash", "filter", "Filter the pane by regex (!regex hides)", "Logs", True, "/", "filter"),
+    Key("slash", "filter", "Filter the focused pane (none: all) by regex", "Logs", True, "/", "filter"),
     Key("escape", "cancel", "Close the filter field (enter applies it)", "Logs", True, "esc", "Cancel", FILTER),
     Key("n", "next_match", "Next filter match in the focused pane", "Logs"),
     Key("N", "previous_match", "Previous filter match", "Logs"),

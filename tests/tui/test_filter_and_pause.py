@@ -1,13 +1,15 @@
 """Two keys the trial found wanting (trial 2026-12b §4 item 20, N69): `/` right after start answered 'focus a
 log pane first (tab)' although the cockpit opens with no pane focused, and a filtered pane ignored `space`:
-a new matching line appeared while PAUSED, where unfiltered panes held."""
+a new matching line appeared while PAUSED, where unfiltered panes held. Then (trial 2026-12c, N69) `/` with
+no pane focused filtered one pane the user had not picked: it filters every pane now, and says so."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from sparktui.commands.cockpit import demo_bundle
 from sparktui.core.sources.follow import FollowedFile
-from sparktui.tui.factory import make_app
+from sparktui.tui.factory import demo, make_app
 from sparktui.tui.session import Session
 
 from ..waiting import settle, until
@@ -32,6 +34,7 @@ async def test_slash_at_start_filters_and_a_paused_filtered_pane_holds(tmp_path:
         await pilot.press("enter")
         await until(lambda: pane.pattern is not None, 10, "the filter applied")
         assert pane.shown and all("Init" in line.text for line in pane.shown)
+        assert all(p.pattern is not None for p in app.nodes_area.panes())  # every pane, none picked for the user
         shown = list(pane.shown)
 
         await pilot.press("space")
@@ -45,3 +48,23 @@ async def test_slash_at_start_filters_and_a_paused_filtered_pane_holds(tmp_path:
         await pilot.press("space")
         await until(lambda: not app.paused, 10, "following again")
         assert pane.shown[-1].text.endswith("Init START") and all("Init" in line.text for line in pane.shown)
+
+
+async def test_slash_filters_the_focused_pane_or_else_every_pane(tmp_path: Path) -> None:
+    app = make_app(demo(demo_bundle(), 0), export_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(lambda: len(app.nodes_area.panes()) >= 2, 20, "the demo's panes")
+        await settle(pilot)
+        picked, *others = app.nodes_area.panes()
+        app.set_focus(picked)
+        await pilot.press("slash", *"NCCL", "enter")
+        await until(lambda: picked.pattern is not None, 10, "the focused pane filtered")
+        assert all(p.pattern is None for p in others) and app.focused is picked
+
+        app.set_focus(None)
+        await pilot.press("slash")
+        await until(lambda: app.filter_field.display, 10, "the filter field")
+        assert str(app.filter_field.placeholder).startswith(f"every pane ({len(others) + 1}): ")
+        await pilot.press(*"INFO", "enter")
+        await until(lambda: all(p.pattern is not None for p in app.nodes_area.panes()), 10, "every pane filtered")
+        assert {p.pattern.pattern for p in app.nodes_area.panes() if p.pattern is not None} == {"INFO"}

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
@@ -50,7 +49,6 @@ class NodesArea(Vertical):
         self.stalled: Mapping[str, set[str]] = {}
         self.tallies: Mapping[str, Tally] = {}
         self.settled = False
-        self.last_pane: LogPane | None = None
         self.evidence_index = -1
         self.known_bad: dict[str, list[str]] = {}  # node -> the advisories its builds are in (the last check)
 
@@ -211,14 +209,7 @@ class NodesArea(Vertical):
     def panes(self) -> list[LogPane]:
         return [pane for column in self.columns.values() for pane in column.panes.values()]
 
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        if isinstance(event.widget, LogPane):
-            self.last_pane = event.widget
-
-    def to_filter(self, focused: LogPane | None) -> LogPane | None:
-        """The pane ``/`` filters: the focused one; with none focused (as at start), the last one focused,
-        else the first."""
-        last = self.last_pane if self.last_pane is not None and self.last_pane.is_attached else None
-        pane = focused or last or next(iter(self.panes()), None)
-        self.last_pane = pane
-        return pane
+    def to_filter(self, focused: LogPane | None) -> list[LogPane]:
+        """The panes ``/`` filters: the focused one; with none focused (as at start), every pane, as lnav's
+        filter applies to the whole view (a pane the user did not pick is never filtered alone)."""
+        return [focused] if focused is not None else self.panes()
