@@ -534,3 +534,34 @@ async def test_a_file_read_once_ends_at_its_end_from_where_it_is_asked(cluster: 
     with pytest.raises(Refused) as refused:
         _ = [r async for r in missing.stream(None)]
     assert "nowhere.log" in str(refused.value) and "\n" not in str(refused.value)
+
+
+async def test_a_copy_of_another_machine_s_log_is_that_machine_s(cluster: SshdCluster, tmp_path: Path) -> None:
+    """Trial 2026-12c #42: ranks' logs copied to node-a from spark-a and spark-b gave three columns, node-a
+    holding their lines with no host of their own. A file whose own NCCL lines name another machine is that
+    machine's, as a local file's is; one that names this machine is the alias's, read once or followed."""
+    node = cluster.node("node-a")
+    lines = [
+        "scenario: rank 0 of the copied run",
+        "spark-z:3301:3301 [0] NCCL INFO Bootstrap : Using enp1s0f1np1:10.20.21.10<0>",
+        "Traceback (most recent call last):",
+    ]
+    copied = tmp_path / "copied.log"
+    copied.write_text("\n".join(lines) + "\n")
+    source = SshFileSource(node, str(copied), follow=False)
+    assert [line for r in [r async for r in source.stream(None)] for line in r.lines] == lines
+    assert source.node == "spark-z"
+
+    followed = SshFileSource(node, str(copied))
+    stream = followed.stream(None)
+    async for received in stream:
+        if received.lines:
+            break
+    await stream.aclose()
+    assert followed.node == "spark-z"
+
+    own = tmp_path / "own.log"
+    own.write_text(lines[1].replace("spark-z", sorted(node.names)[0]) + "\n")
+    mine = SshFileSource(node, str(own), follow=False)
+    _ = [r async for r in mine.stream(None)]
+    assert node.names and mine.node == "node-a"

@@ -48,5 +48,6 @@ async def test_an_alias_and_the_host_its_logs_name_are_one_node(
     assert diagnosis is not None and len(shown) == expected, update.states
     assert head.names == {"spark-a"}  # what uname -n says there
     assert set(shown) == {"head", "spark-b"}  # before: head, spark-a and spark-b
+    assert [s.node for s in sources] == ["head", "spark-b"]  # the copy is the worker's, lines with no host too
     assert also_named(diagnosis) == ["head is spark-a in its logs"]
     assert {n for f in diagnosis.findings for n in f.nodes} <= {"head", "spark-b"}

@@ -11,10 +11,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sparktui.core.classify import node_in
 from sparktui.core.errors import Refused, Unavailable
 from sparktui.core.lines import LineSplitter
 from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.base import Cursor, LiveSource, Received
+from sparktui.core.sources.files import BLOCK
 from sparktui.core.sources.rotation import HEAD, FilePosition, fingerprint, gap_note, truncated_note
 from sparktui.core.text import decode
 
@@ -86,6 +88,23 @@ class SshFileSource(LiveSource):
         self.finite = not follow
         self.resumable = follow  # a position in the file (device, inode, first bytes), followed
         self.start = start
+        self._looked = 0  # characters of its first lines looked at for the node they name
+
+    def _learn(self, received: Received) -> Received:
+        """``received``, the node learnt from it: a copy of another machine's log kept on this node is that
+        machine's, as a local file's node is the host its NCCL lines name. The first host its own NCCL lines
+        name within its first :data:`BLOCK` characters is the node, where it is none of this machine's names
+        (those are the alias's: scan.py's ``home``)."""
+        if self._looked >= BLOCK or not received.lines:
+            return received
+        block = "\n".join(received.lines)[: BLOCK - self._looked]
+        self._looked += len(block)
+        host = node_in(block)
+        if host is not None:
+            self._looked = BLOCK
+            if host not in self.ssh.names:
+                self.node = host
+        return received
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -95,7 +114,7 @@ class SshFileSource(LiveSource):
         at = FilePosition.of(cursor if cursor is not None else self.start)
         if not self.follow:
             async for received in self._once(at.offset):
-                yield received
+                yield self._learn(received)
             return
         marker = f"sparktui-{secrets.token_hex(8)}"
         args = [marker, self.path, str(at.offset), str(POLL_SECONDS), at.file, str(at.head), at.digest]
@@ -109,7 +128,7 @@ class SshFileSource(LiveSource):
             yield Received((), at.cursor)
             while chunk := await session.read():
                 for item in reader.feed(chunk):
-                    yield await self._copied(item) if isinstance(item, Emptied) else item
+                    yield self._learn(await self._copied(item) if isinstance(item, Emptied) else item)
             raise await session.ended(reader.notice)
 
     async def _copied(self, emptied: Emptied) -> Received:
