@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sparktui.commands import serving
-from sparktui.commands.common import UsageError, err, out, trust_option
+from sparktui.commands.common import UsageError, err, node_arguments, out, trust_option
 from sparktui.core import cluster as clusterfile
 from sparktui.core.audit import AuditEntry, AuditLog
 from sparktui.core.catalogue import CatalogueError
@@ -97,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         plan = preflight.plan(
             clusterfile.load(found) if found is not None else None,
-            args.nodes,
+            node_arguments(args.nodes),
             launch=args.launch,
             image=args.image,
             containers=args.container,
@@ -238,6 +238,6 @@ def show(result: Preflight, where: str, console: Console, *, all_rows: bool = Fa
         console.print(Text(f"  {display(text)}"))
     for inv in result.inventories:
         if inv.error:
-            console.print(Text(f"\n{inv.node}: {display(inv.error)}", style="red"))
+            console.print(Text(display(f"\n{inv.node}: {inv.error}"), style="red"))
     if not result.findings:
         console.print(Text("\nnothing found that would stop the launch", style="green"))

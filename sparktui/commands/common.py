@@ -73,6 +73,16 @@ def err() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def node_arguments(nodes: Sequence[str]) -> list[str]:
+    """Nodes named on the command line (``[USER@]HOST[:PORT]`` or an ssh alias), as given; one that holds a
+    character a terminal would not show as it is (a control, direction or invisible one) is refused in one
+    line, shown inert, as an ``ssh://`` address's host is."""
+    for node in nodes:
+        if display(node) != node:
+            raise UsageError(f"'{display(node)}' is not a host name (letters, digits, '-' and '.')")
+    return list(nodes)
+
+
 def signatures_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--signatures",

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from rich.text import Text
 
-from sparktui.commands.common import UsageError, err, trust_option
+from sparktui.commands.common import UsageError, err, node_arguments, trust_option
+from sparktui.core.text import display
 
 NAME = "discover"
 
@@ -27,10 +28,10 @@ def main(args: argparse.Namespace) -> int:
     from sparktui.core.inventory import discover  # asyncssh: only for this command
 
     problems = err()
-    looks = asyncio.run(discover.discover(args.targets, trust_new_host_key=args.trust_new_host_key))
+    looks = asyncio.run(discover.discover(node_arguments(args.targets), trust_new_host_key=args.trust_new_host_key))
     for seen in looks:
         if seen.problem:
-            problems.print(Text(f"sparktui: {seen.target}: {seen.problem}", style="yellow"))
+            problems.print(Text(display(f"sparktui: {seen.target}: {seen.problem}"), style="yellow"))
     if all(seen.problem and not seen.hostname for seen in looks):
         raise UsageError("no node could be reached; nothing written")
     text = discover.cluster_file(looks)

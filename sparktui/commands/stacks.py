@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sparktui.commands.common import UsageError, err, out, trust_option
+from sparktui.commands.common import UsageError, err, node_arguments, out, trust_option
 from sparktui.core import cluster as clusterfile
 from sparktui.core.errors import Refused
 from sparktui.core.stacks import compare as comparing
@@ -122,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _targets(nodes: list[str]) -> tuple[dict[str, str], str]:
-    if nodes:
+    if node_arguments(nodes):
         if len(set(nodes)) < len(nodes):
             raise UsageError(f"{next(n for n in nodes if nodes.count(n) > 1)}: named twice")
         return {n: n for n in nodes}, "the nodes named"

@@ -3,6 +3,7 @@ connection could use is refused in one line, not with the idna codec's UnicodeEr
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,3 +37,20 @@ def test_a_host_name_no_connection_could_use_is_refused_in_one_line(host: str) -
 
 def test_an_international_host_name_is_kept() -> None:
     assert parse_ssh_uri("ssh://bücher.example/x.log").host == "bücher.example"
+
+
+@pytest.mark.parametrize("command", [["stacks"], ["discover"], ["check", "--no-probe"]])
+def test_a_node_named_with_a_direction_character_is_refused_in_one_line(command: list[str], tmp_path: Path) -> None:
+    """Trial 2026-12c, P-idna: `stacks`, `discover` and `check --no-probe` with host `node5\\u202e` printed
+    a 60-line traceback ending in IDNA's UnicodeError. The node is refused in one line, shown inert, as an
+    `ssh://` address's host is: a usage error, before anything is asked."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sparktui", *command, "node5\u202e"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert done.stdout == ""
+    assert done.stderr == "sparktui: 'node5\\u202e' is not a host name (letters, digits, '-' and '.')\n"
+    assert done.returncode == 2

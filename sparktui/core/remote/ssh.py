@@ -144,6 +144,8 @@ class SshNode:
             ) from None
         except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError, asyncssh.ConfigParseError) as exc:
             raise Refused(f"{self.name}: unusable SSH configuration or key: {exc}") from None
+        except UnicodeError:  # the host cannot be encoded for the resolver (IDNA): control or direction characters
+            raise Refused(f"{self.host!r} is not a host name (letters, digits, '-' and '.')") from None
         except socket.gaierror as exc:
             if exc.errno == socket.EAI_AGAIN:
                 raise Unavailable(f"{self.name}: cannot resolve {self.host} now: {exc.strerror}") from None
