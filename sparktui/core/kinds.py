@@ -28,6 +28,10 @@ KINDS: dict[str, str] = {
     # Shell words already quoted (the canonical shlex.join form, checked): substituted as they are, so
     # ``{recreate} --flag`` appends words to a command. Probes produce these; a user may type them.
     "argv": rf"[^\x00-\x1f{UNSEEN}]{{0,65536}}",
+    # An engine's launch as a user writes it (``vllm serve MODEL --flag value``), one command: the playbooks
+    # refuse a shell operator or a redirection in it and substitute its words, each quoted
+    # (sparktui.core.launch.lexer.quoted), so the shell a playbook hands it to runs those words and nothing else.
+    "launch": rf"[^\x00-\x1f{UNSEEN}]{{1,65536}}",
 }
 #: How a message names a value of each kind.
 NOUNS: dict[str, str] = {
@@ -42,6 +46,7 @@ NOUNS: dict[str, str] = {
     "env": "a NAME=value setting",
     "text": "a text",
     "argv": "a quoted command line",
+    "launch": "a launch command, alone",
 }
 #: A signature or playbook id: lower-case letters and digits in words joined by single dashes.
 ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

@@ -128,6 +128,37 @@ def test_argv_values_are_quoted_words_appended_as_they_are() -> None:
     assert rd.probed_on(book, "recreate", rd.HeadAndWorkers("spark-a", ("spark-b",))) == ("spark-a",)
 
 
+def test_a_launch_is_relaunched_as_its_words_and_nothing_else(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Trial 2026-12c H4: `check` refused `launch = "vllm serve $(touch /tmp/nu5/PWNED) x"`, but the playbooks
+    took it, and the `sh -c` of the relaunch step would have run the `$(...)`. A launch with a shell operator or
+    a redirection is refused; one without is handed to `sh -c` as its words, each quoted, so backquotes and
+    `$NAME` reach the engine as text."""
+    pwned = tmp_path / "pwned"
+    play = ["play", "vllm-add-ray-backend", "--node", "spark-a", "--set", "container=c3", "--dry-run"]
+    assert main([*play, "--set", f"serve=vllm serve $(touch {pwned}) x"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "refused serve=" in line and "shell operator '(': give the launch alone" in line
+    assert main([*play, "--set", "serve=vllm serve m > /tmp/log"]) == 2
+    assert "redirection '>/tmp/log': give the launch alone" in capsys.readouterr().err
+
+    book = pb.load_all()["vllm-add-ray-backend"]
+    serve = f"VLLM_X='a b' vllm serve `touch {pwned}` $HOME --tp 2"
+    rendered = rd.render(
+        book,
+        {"container": "c3", "port": "8000", "gpu_count": "2", "serve": serve},
+        rd.HeadAndWorkers("spark-a", ()),
+    )
+    (start,) = [c.command for c in rendered.commands if "--distributed-executor-backend" in c.command]
+    words = shlex.split(start)
+    script = words[words.index("-c") + 1]  # what the container's sh -c runs
+    launch, _, redirected = script.partition(' "$@" ')
+    assert launch == f"VLLM_X='a b' vllm serve '`touch' '{pwned}`' '$HOME' --tp 2" and redirected.startswith(">")
+    shown = subprocess.run(["sh", "-c", launch.replace("vllm serve", "printf '%s|'")], capture_output=True, text=True)
+    assert shown.stdout == f"`touch|{pwned}`|$HOME|--tp|2|" and not pwned.exists()
+
+
 @pytest.mark.parametrize("value", ["docker run x; rm -rf /", "a  b", "'unbalanced", "x $(y)"])
 def test_argv_values_must_be_canonically_quoted(value: str) -> None:
     book = pb.load_all()["vllm-recreate-with-ray-backend"]

@@ -139,6 +139,25 @@ def read(command: str) -> Command:
     )
 
 
+def quoted(command: str) -> str:
+    """``command``, one command alone, as words each quoted where a shell would read it otherwise: what a
+    playbook hands to ``sh -c`` runs those words and nothing else (``$(...)``, backquotes and ``$NAME`` stay
+    text; an assignment in front keeps its name bare, so it still assigns). Raises :class:`LaunchError` for
+    a shell operator or a redirection: a launch is given alone."""
+    words, around = _split(command)
+    if around.operators:
+        raise LaunchError(f"shell operator {around.operators[0]!r}: give the launch alone")
+    if around.redirections:
+        raise LaunchError(f"redirection {around.redirections[0]!r}: give the launch alone")
+    out: list[str] = []
+    leading = True  # the assignments in front of the command
+    for word in words:
+        leading = leading and _ASSIGNMENT.match(word) is not None
+        name, _, value = word.partition("=")
+        out.append(f"{name}={shlex.quote(value)}" if leading else shlex.quote(word))
+    return " ".join(out)
+
+
 def without_env(command: str, names: Collection[str]) -> str:
     """``command`` without the ``NAME=value`` assignments in front of it (after ``env`` or ``exec`` too) that set
     one of ``names``, the rest kept as written: a playbook that gives the engine its own values relaunches the

@@ -230,8 +230,8 @@ def _param(name: str, spec: Table) -> Param:
     if default is not None and not fits(kind, default):
         raise spec.fail("default", f"must be a string of kind {kind}")
     without = spec.texts("without_env", required=False)
-    if without and (kind != "text" or not all(_ENV_NAME.fullmatch(n) for n in without)):
-        raise spec.fail("without_env", "environment variable names, for a text parameter holding a launch command")
+    if without and (kind != "launch" or not all(_ENV_NAME.fullmatch(n) for n in without)):
+        raise spec.fail("without_env", "environment variable names, for a launch parameter")
     return Param(
         name, kind, spec.text("description", required=False, empty=True), tuple(sources), default, tuple(without)
     )

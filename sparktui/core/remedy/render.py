@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from sparktui.core.kinds import fits
-from sparktui.core.launch.lexer import LaunchError, without_env
+from sparktui.core.launch.lexer import LaunchError, quoted, without_env
 from sparktui.core.remedy.playbook import PLACEHOLDER, Param, Playbook, PlaybookError, Step
 from sparktui.core.remote.command import Command
 
@@ -109,7 +109,8 @@ def _targets(on: str, nodes: HeadAndWorkers, finding_nodes: Sequence[str]) -> tu
 
 
 def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, str], preview: bool) -> str:
-    """Each placeholder becomes its value, quoted for the shell (``argv`` values are quoted words already);
+    """Each placeholder becomes its value, quoted for the shell (``argv`` values are quoted words already; a
+    ``launch`` is its words, each quoted, then quoted as one: the text ``sh -c`` runs);
     in a ``preview``, one without a value is shown as ``<name>``."""
 
     def one(match: regex.Match[str]) -> str:
@@ -120,7 +121,10 @@ def _substitute(template: str, values: Mapping[str, str], kinds: Mapping[str, st
             raise PlaybookError(
                 f"no value for {name} on {values.get('node', 'this node')} (its probe did not run there)"
             )
-        return values[name] if kinds.get(name) == "argv" else shlex.quote(values[name])
+        kind = kinds.get(name)
+        return (
+            values[name] if kind == "argv" else shlex.quote(quoted(values[name]) if kind == "launch" else values[name])
+        )
 
     return str(PLACEHOLDER.sub(one, template))
 
@@ -226,9 +230,14 @@ def _checked(
                     f"{playbook.id}: no value for {param.name} ({param.description or param.kind}); "
                     f"give one with --set {param.name}=VALUE"
                 )
+            shown = value if len(value) < 200 else value[:200] + "..."
             if not fits(param.kind, value):
-                shown = value if len(value) < 200 else value[:200] + "..."
                 raise PlaybookError(f"{playbook.id}: refused {param.name}={shown!r}: not a valid {param.kind}")
+            if param.kind == "launch":  # one command alone: what sh -c runs is its words, nothing else
+                try:
+                    quoted(value)
+                except LaunchError as exc:
+                    raise PlaybookError(f"{playbook.id}: refused {param.name}={shown!r}: {exc}") from None
             if param.without_env:
                 try:
                     value = without_env(value, param.without_env)
