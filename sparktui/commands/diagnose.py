@@ -51,7 +51,7 @@ from sparktui.core.redact import Redactor
 from sparktui.core.report.incident import Incident
 from sparktui.core.sources import bundle
 from sparktui.core.sources.files import FileRead, SourceError
-from sparktui.core.sources.open import UriError, file_sources, ray_uri, scheme
+from sparktui.core.sources.open import UriError, file_sources, ray_uri, scheme, ssh_targets
 from sparktui.core.sources.spool import Spool
 from sparktui.core.text import display, display_text, json_inert_pieces
 from sparktui.core.words import size, span
@@ -312,8 +312,8 @@ def _follow(
 
 
 def _watch(args: argparse.Namespace, problems: Console) -> Watcher:
-    """The live watch over the cluster file's nodes (this machine without one), saying on stderr each hung
-    rank it names and each hang that clears."""
+    """The live watch over the cluster file's nodes (else the nodes of the ``ssh://`` sources, else this
+    machine), saying on stderr each hung rank it names and each hang that clears."""
     cluster = None
     where = clusterfile.find()
     if where is not None:
@@ -339,7 +339,7 @@ def _watch(args: argparse.Namespace, problems: Console) -> Watcher:
         hung.clear()
         hung.update({job: who for job, (_, who, _) in now.items()})
 
-    watch, problem = for_session(cluster, say)
+    watch, problem = for_session(cluster, ssh_targets(args.sources), say)
     if problem:
         _warn(problems, problem)
     return watch

@@ -174,7 +174,7 @@ class SparkApp(App[None]):
         """A live session's watch starts with its feed (a replay's ranks are not this machine's)."""
         if self.source.bundle is not None or not self.source.live or self.liveness is not None:
             return
-        self.liveness, problem = for_session(self.cluster, self._live_from_thread)
+        self.liveness, problem = for_session(self.cluster, dict(self.source.nodes), self._live_from_thread)
         if problem:
             self.notify(f"live watch: {problem}", severity="warning", timeout=10, markup=False)
         self.liveness.start()

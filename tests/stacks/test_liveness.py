@@ -16,9 +16,9 @@ from sparktui.core.events import Severity, finding_dict
 from sparktui.core.liveness.pacing import Pacer
 from sparktui.core.liveness.stamps import Stamps
 from sparktui.core.liveness.verdict import WordsError, builtin_words, finding, judge, load_words, merged
-from sparktui.core.liveness.watch import Live, Watcher, is_wedged, named, node_name
+from sparktui.core.liveness.watch import Live, Watcher, for_session, is_wedged, named, node_name
 from sparktui.core.settings import LivenessSettings, SettingsError, load
-from sparktui.core.sources.open import file_sources
+from sparktui.core.sources.open import file_sources, ssh_targets
 from sparktui.core.stacks import snapshot as snapshots
 from sparktui.core.stacks.compare import compare
 from sparktui.core.stacks.kinds import builtin_kinds
@@ -230,3 +230,17 @@ def test_a_rank_killed_without_a_word_is_named_by_the_nodes_the_watch_saw(catalo
     assert next(b.text for b in told.because if b.rule == "T2").startswith("host3 reported no such loss")
     other_job = merged(logged, None, None, [("spark-a", "spark-b")])
     assert other_job is logged  # the watch saw another job: nothing said
+
+
+def test_the_watch_reads_the_nodes_the_sources_are_read_from() -> None:
+    """Trial 2026-12c F1, F2: `diagnose --follow ssh://node5/...` watched this machine, and named a local
+    job's hang as node5's only finding. With no cluster file the watch reads where `W` captures: the nodes of
+    the ssh:// sources, and this machine only where a path or a local container is read beside them."""
+    assert ssh_targets(["ssh://node5/var/log/x.log"]) == {"node5": "node5"}
+    assert ssh_targets(["ssh://me@node6:2260/x.log", "rank0.log"]) == {"node6": "me@node6:2260", "local": ""}
+    assert ssh_targets(["ssh://node5/x.log", "docker://engine"]) == {"node5": "node5", "local": ""}
+    assert ssh_targets(["rank0.log", "docker://engine"]) == {}
+    watch, _ = for_session(None, ssh_targets(["ssh://node5/var/log/x.log"]))
+    assert watch.targets == {"node5": "node5"} and watch.where.startswith("the nodes of the sources (node5")
+    here, _ = for_session(None, {})
+    assert here.targets == {"local": ""} and here.where.startswith("this machine")

@@ -262,9 +262,12 @@ class Watcher:
             self.on_change(live)
 
 
-def for_session(cluster: Cluster | None, on_change: Callable[[Live], None] | None = None) -> tuple[Watcher, str]:
-    """The watch of a live session over ``cluster``'s nodes (this machine without one), with the user's
-    settings; and what kept the settings from being used ("" when nothing did)."""
+def for_session(
+    cluster: Cluster | None, sources: Mapping[str, str], on_change: Callable[[Live], None] | None = None
+) -> tuple[Watcher, str]:
+    """The watch of a live session over ``cluster``'s nodes, else those its sources are read from
+    (``sources``: name -> SSH target, as ``W`` captures on), else this machine, with the user's settings; and
+    what kept the settings from being used ("" when nothing did)."""
     from sparktui.core.stacks.session import targets_of  # beside the gathering: asyncssh, not at start
 
     problem = ""
@@ -272,7 +275,7 @@ def for_session(cluster: Cluster | None, on_change: Callable[[Live], None] | Non
         found = settings.load()
     except settings.SettingsError as exc:
         found, problem = settings.Settings(), f"settings not used, the defaults are: {exc}"
-    targets, where = targets_of(cluster)
+    targets, where = targets_of(cluster, sources)
     watcher = Watcher(
         targets, where, found.liveness, py_spy=found.stacks.py_spy, ras_port=found.stacks.ras_port, on_change=on_change
     )

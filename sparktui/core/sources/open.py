@@ -306,9 +306,12 @@ def _local(arguments: list[str]) -> list[list[LiveSource]]:
 
 def ssh_targets(arguments: Iterable[str]) -> dict[str, str]:
     """The nodes the ``ssh://`` arguments read from, by the name their sources give them (the host), each as
-    ``[user@]host[:port]``: where a capture of the stacks goes when no cluster file names the nodes. Arguments
-    that are no usable ``ssh://`` address are left to the opening of the sources to refuse."""
+    ``[user@]host[:port]``, and this machine (``local``, target "") where a path or a ``docker://`` container
+    is read here beside them: where a capture of the stacks goes, and the live watch looks, when no cluster
+    file names the nodes (none: no ``ssh://`` argument). Arguments that are no usable ``ssh://`` address are
+    left to the opening of the sources to refuse."""
     found: dict[str, str] = {}
+    arguments = list(arguments)
     for arg in arguments:
         if not arg.startswith("ssh://"):
             continue
@@ -320,6 +323,8 @@ def ssh_targets(arguments: Iterable[str]) -> dict[str, str]:
         user = f"{uri.user}@" if uri.user else ""
         port = f":{uri.port}" if uri.port is not None else ""
         found.setdefault(uri.host, f"{user}{host}{port}")
+    if found and any("://" not in arg or arg.startswith("docker://") for arg in arguments):
+        found.setdefault("local", "")
     return found
 
 
