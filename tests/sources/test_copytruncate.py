@@ -63,24 +63,30 @@ def write(path: Path, lines: range, written: list[str]) -> None:
     written.extend(f"line {i}" for i in lines)
 
 
-async def test_copytruncate_between_two_looks_loses_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "app.log"
-    path.touch()
-    follow = Follow(FollowedFile(path, "app.log", "n1", poll=POLL))
+async def three_copytruncates(source: LiveSource, path: Path, wait: float) -> None:
+    """Three cycles of lines, then more lines after the follower's last look and copytruncate at once, then
+    lines after the last one: every line read once, in order, and nothing said (nothing was lost)."""
+    follow = Follow(source)
     written: list[str] = []
     try:
         for cycle in range(3):
             write(path, range(cycle * 100, cycle * 100 + 50), written)
-            await until(lambda: follow.got == written, 10, f"cycle {cycle}'s first lines")
+            await until(lambda: follow.got == written, wait, f"cycle {cycle}'s first lines")
             write(path, range(cycle * 100 + 50, cycle * 100 + 100), written)  # after its last look
             copytruncate(path)
-            await until(lambda: follow.got == written, 10, f"cycle {cycle}'s last lines, from the copy")
+            await until(lambda: follow.got == written, wait, f"cycle {cycle}'s last lines, from the copy")
         write(path, range(300, 310), written)
-        await until(lambda: follow.got == written, 10, "the lines after the last copytruncate")
+        await until(lambda: follow.got == written, wait, "the lines after the last copytruncate")
     finally:
         await follow.stop()
     assert follow.events == []  # nothing lost: nothing to say
     assert not [s for s in follow.states if s.state in (State.RETRYING, State.FAILED)]
+
+
+async def test_copytruncate_between_two_looks_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.touch()
+    await three_copytruncates(FollowedFile(path, "app.log", "n1", poll=POLL), path, 10)
 
 
 async def test_a_file_emptied_with_no_copy_says_what_may_be_lost(tmp_path: Path) -> None:
@@ -133,18 +139,4 @@ async def test_copytruncate_over_ssh_reads_the_rest_from_the_copy(cluster: SshdC
     (1,785 of 1,800). The node's copy (by its first bytes) is read from where tail stopped, then the file again."""
     path = tmp_path / "app.log"
     path.touch()
-    follow = Follow(SshFileSource(cluster.node("node-a"), str(path)))
-    written: list[str] = []
-    try:
-        for cycle in range(3):
-            write(path, range(cycle * 100, cycle * 100 + 50), written)
-            await until(lambda: follow.got == written, 30, f"cycle {cycle}'s first lines")
-            write(path, range(cycle * 100 + 50, cycle * 100 + 100), written)  # then at once, before tail looks:
-            copytruncate(path)
-            await until(lambda: follow.got == written, 30, f"cycle {cycle}'s last lines, from the copy")
-        write(path, range(300, 310), written)
-        await until(lambda: follow.got == written, 30, "the lines after the last copytruncate")
-    finally:
-        await follow.stop()
-    assert follow.events == []  # nothing lost: nothing to say
-    assert not [s for s in follow.states if s.state in (State.RETRYING, State.FAILED)]
+    await three_copytruncates(SshFileSource(cluster.node("node-a"), str(path)), path, 30)
