@@ -14,7 +14,9 @@ from rich.text import Text
 
 from sparktui.commands.common import UsageError, catalogue, out
 from sparktui.core import cluster as clusterfile
+from sparktui.core.address import ssh_address
 from sparktui.core.errors import Refused
+from sparktui.core.kinds import fits
 from sparktui.core.pipeline import diagnose_files
 from sparktui.core.remedy import playbook as pb
 from sparktui.core.remedy.render import Rendered
@@ -74,7 +76,7 @@ def main(args: argparse.Namespace) -> int:
     cluster = clusterfile.load(found) if found is not None else None
     if args.incident and not bundle.is_bundle(Path(args.incident)):
         raise UsageError(f"--incident {args.incident}: not an incident folder (no bundle.toml)")
-    nodes, whence = placed(cluster, args.node, finding_nodes)
+    nodes, whence = placed(cluster, [_node(n) for n in args.node], finding_nodes)
     plan = Plan(book, nodes, cluster, facts, finding_nodes, given, chosen=bool(args.node))
     if unplaced := plan.unplaced():  # before anything is read on nodes it may not be meant for
         raise UsageError(unplaced)
@@ -222,3 +224,15 @@ def _run(plan: Plan, rendered: Rendered, args: argparse.Namespace, shown: Consol
     where = ", ".join(str(p) for p in audit.paths)
     shown.print(Text(f"{final(rendered, outcome)} (audit log: {where})", style="green" if outcome.ok else "bold red"))
     return 0 if outcome.ok else 1
+
+
+def _node(given: str) -> str:
+    """A ``--node``: a node's name (the cluster file's, an ssh alias) or ``[user@]host[:port]``; anything else
+    (``a;b``) is refused in one line before it names a target."""
+    try:
+        host = ssh_address(given).host
+    except ValueError as exc:
+        raise UsageError(f"--node {display(given)}: {exc}") from None
+    if not (fits("name", given) or fits("host", host)):
+        raise UsageError(f"--node {display(given)}: not a node name or [user@]host[:port]")
+    return given

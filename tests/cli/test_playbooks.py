@@ -227,6 +227,12 @@ def test_an_unusable_node_address_is_one_line(capsys: pytest.CaptureFixture[str]
     code = main(["play", "free-port", "--node", "spark-a:99999", "--set", "port=8000", "--yes"])
     assert code == 2
     assert capsys.readouterr().err.strip().endswith("spark-a:99999: the port must be a number from 1 to 65535")
+    # trial 2026-12c: `--node 'a;b'` was rendered as the head `a;b`
+    for node, shown in (("a;b", "a;b"), ("x\u202e", "x\\u202e")):
+        assert main(["play", "free-port", "--node", node, "--set", "port=8000", "--dry-run"]) == 2
+        assert capsys.readouterr().err == f"sparktui: --node {shown}: not a node name or [user@]host[:port]\n"
+    assert main(["play", "free-port", "--node", "root@10.0.0.1:2222", "--set", "port=8000", "--dry-run"]) == 0
+    assert "runs on root@10.0.0.1:2222 (named with --node)" in capsys.readouterr().out
 
 
 def test_an_unknown_parameter_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
