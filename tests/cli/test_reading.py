@@ -142,6 +142,8 @@ def test_a_broken_source_keeps_the_others(tmp_path: Path, capsys: pytest.Capture
 def test_node_names() -> None:
     assert node_from_path(Path("logs/spark-b/vllm.log")) == "spark-b"
     assert node_from_path(Path("rank1.log.gz")) == "rank1"
+    # a name that is all escape sequences (trial 2026-12c: an empty node) is spelt out, inert
+    assert node_from_path(Path("\x1b]0;evil \u202e gol.log")) == "\\x1b]0;evil \\u202e gol"
     sources, problems = file_sources(["/definitely/not/here"])
     assert sources == [] and problems == ["/definitely/not/here: no such file or directory"]
 

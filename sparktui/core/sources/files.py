@@ -329,8 +329,14 @@ def node_from_path(path: Path) -> str:
     for suffix in (*_DECOMPRESSORS, ".log", ".txt", ".out", ".err"):
         name = name.removesuffix(suffix)
     if name.lower() in _GENERIC_STEMS and path.parent.name:
-        return display(path.parent.name)
-    return display(name or path.name)
+        return _inert(path.parent.name)
+    return _inert(name or path.name)
+
+
+def _inert(name: str) -> str:
+    """``name`` as :func:`display` shows it; one that is all escape sequences (shown as nothing) spelt out
+    instead, each character that is not printable ASCII as its escape: a node is never nameless."""
+    return display(name) or "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode() for c in name)
 
 
 def looks_binary(path: Path) -> bool:
