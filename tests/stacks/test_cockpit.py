@@ -212,6 +212,7 @@ async def test_w_in_the_demo_reads_nothing(tmp_path: Path) -> None:
         assert screen.phase == "failed" and screen.snapshot is None
         assert f"{NO_LIVE_RANKS}, and this bundle keeps no capture of the stacks" in screen_text(app)
         assert app.ran == [] and app.stacks.latest is None
+        assert "bring py-spy" not in screen_text(app)  # the footer offers no b: there is nothing to bring to
         with pytest.raises(Refused, match="a replay has no live ranks to read"):
             await app.stacks.capture()
 

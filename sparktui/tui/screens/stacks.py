@@ -145,6 +145,10 @@ class StacksScreen(ModalScreen[None]):
         self.said[node] = what
         self.progress.update(Text("\n".join(f"{display(n)}: {display(w)}" for n, w in self.said.items()), style="dim"))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A replay has no ranks to bring py-spy to: its ``b`` is not offered."""
+        return not (action == "bring" and self.captures.replay)
+
     def action_bring(self) -> None:
         """b: where this machine's py-spy would go; b again: bring it, read again, remove it."""
         places = self.captures.unspied
