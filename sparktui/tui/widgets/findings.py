@@ -19,7 +19,7 @@ from sparktui.tui.feed import COUNTS_EVERY
 #: The cockpit's key that reads every rank's stack, written in the column that marks the stall findings.
 STACKS = key_label("stacks")
 #: The table's columns: label (and key) and width.
-COLUMNS = (("#", 3), (STACKS, 1), ("severity", 10), ("finding", 61), ("nodes", 22), ("count", 6), ("since", 8))
+COLUMNS = (("#", 3), (STACKS, 1), ("severity", 12), ("finding", 59), ("nodes", 22), ("count", 6), ("since", 8))
 #: The columns that change by themselves while lines arrive.
 TICKING = frozenset({"count", "since"})
 
