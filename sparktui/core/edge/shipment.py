@@ -50,7 +50,7 @@ def build(catalogue: cat.Catalogue) -> Shipment:
         files[f"sparktui/{path.relative_to(package).as_posix()}"] = path.read_bytes()
     builtin = cat.builtin_dir()
     for path in builtin.rglob("*"):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".toml", ".md"):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".toml", ".md", ".tsv"):
             files[f"diagnostics/{path.relative_to(builtin).as_posix()}"] = path.read_bytes()
     theirs = [s.path for s in catalogue.signatures if not cat.is_builtin(s.path)]
     for i, path in enumerate(theirs):
