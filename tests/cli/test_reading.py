@@ -148,6 +148,16 @@ def test_node_names() -> None:
     assert sources == [] and problems == ["/definitely/not/here: no such file or directory"]
 
 
+def test_python_logging_s_plain_format_reads_as_a_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Trial 2026-12c re-check: files of `%(asctime)s %(levelname)s %(message)s` lines (no logger name) were no
+    log, so their node was none; they are each their file's node, with their times."""
+    for node in ("node-a", "node-b"):
+        lines = [f"2026-12-07 00:00:0{i},12{i} INFO tick {i} of {node}" for i in range(5)]
+        (tmp_path / f"{node}.log").write_text("\n".join(lines) + "\n")
+    assert main(["diagnose", "--json", str(tmp_path / "node-a.log"), str(tmp_path / "node-b.log")]) == 0
+    assert [s["node"] for s in json.loads(capsys.readouterr().out)["sources"]] == ["node-a", "node-b"]
+
+
 def test_logs_of_one_name_in_folders_named_by_node_are_nodes_of_their_own(tmp_path: Path) -> None:
     """``spark-a/worker.log`` and ``spark-b/worker.log``, given one by one (as ``diagnose --follow`` takes
     them) or as their folder: two sources, each on the node its folder names; a bundle's nodes stay."""
