@@ -90,6 +90,7 @@ class Placed:
 
     def __init__(self, templates: Sequence[Template]) -> None:
         self.templates = tuple(templates)
+        self._compiled: dict[int, re.Pattern[str]] = {}  # a key's pattern, compiled when first proposed
 
     @cached_property
     def _keys(self) -> list[tuple[int, str]]:
@@ -100,16 +101,18 @@ class Placed:
         # made on the first line asked about: most logs have no failure left for the templates to place
         return best_engine([p for _, p in self._keys])
 
-    @cached_property
-    def _compiled(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for _, p in self._keys]
+    def _pattern(self, key: int) -> re.Pattern[str]:
+        found = self._compiled.get(key)
+        if found is None:
+            found = self._compiled[key] = re.compile(self._keys[key][1])
+        return found
 
     def places(self, line: str) -> list[Template]:
         """The templates whose printed line ``line`` holds (one line, no newline), in the table's order."""
         line = line.replace("\n", " ")
         found: set[int] = set()
         for candidate in self._engine.scan(line):
-            found.update(self._keys[k][0] for k in candidate.keys if self._compiled[k].search(line))
+            found.update(self._keys[k][0] for k in candidate.keys if self._pattern(k).search(line))
         return [self.templates[i] for i in sorted(found)]
 
 
