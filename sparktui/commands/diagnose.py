@@ -131,6 +131,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--jobs: give 1 or more")
     if args.spool_raw and not args.follow:
         raise UsageError("--spool-raw needs --follow (only live sources are spooled)")
+    if args.no_spool and not args.follow:
+        raise UsageError("--no-spool needs --follow (only live sources are spooled)")
     if args.fresh and (not args.follow or args.no_spool):
         raise UsageError("--fresh needs --follow and the spool (a session resumes from the spool's checkpoint)")
     if args.anonymise_hosts and not args.report:

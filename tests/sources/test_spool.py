@@ -116,6 +116,8 @@ def test_the_raw_spool_keeps_the_secrets_when_asked(logs: Path, capsys: pytest.C
     assert 'redacted = "none"' in (spool / "bundle.toml").read_text()
     assert main(["diagnose", "--spool-raw", str(logs)]) == 2
     assert "--spool-raw needs --follow" in capsys.readouterr().err
+    assert main(["diagnose", "--no-spool", str(logs)]) == 2  # trial 2026-12c: accepted, and meant nothing
+    assert capsys.readouterr().err == "sparktui: --no-spool needs --follow (only live sources are spooled)\n"
 
 
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o077, 0o277], ids=oct)
