@@ -107,6 +107,14 @@ def test_a_message_with_no_traceback_is_filed_where_its_template_is_raised() -> 
     )
 
 
+def test_the_pure_python_engine_places_them_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the base install has no Hyperscan: its engine over every template's whole pattern recursed too deep
+    monkeypatch.setenv("SPARKTUI_ENGINE", "pure")
+    placed = Placed(load_templates().templates)
+    found = placed.places("ValueError: Invalid repo type: models. Accepted repo types are: ['model']")
+    assert "huggingface_hub/_snapshot_download.py:138" in {t.where for t in found}
+
+
 def test_a_message_raised_in_two_families_is_not_filed_by_its_place() -> None:
     config = Template("vllm", "vllm/config/parallel.py:10", "the option {} cannot be used here")
     loader = Template("vllm", "vllm/model_executor/model_loader/utils.py:20", "the option {} cannot be used here")

@@ -22,9 +22,9 @@ if __package__ in (None, ""):
 
 from sparktui.core.analysis.provenance import Origins
 from sparktui.core.analysis.provenance import load as load_origins
-from sparktui.core.analysis.templates import COLUMNS, line_patterns
+from sparktui.core.analysis.templates import COLUMNS, line_patterns, printed
 from sparktui.core.dirs import builtin
-from sparktui.core.search.engines import best_engine
+from sparktui.core.search.engines import word_engine
 from tools.messages.templates import Entry, Tables, escape_cell
 from tools.messages.uncovered import renderings
 
@@ -42,8 +42,8 @@ def placed(tables: Tables, origins: Origins) -> tuple[list[Entry], Counter[str]]
     reads the same, and how many were left out for that, by family."""
     loud = [e for e in tables.entries if e.loud and not e.level.startswith("native") and line_patterns(e.template)]
     families = [family(e, origins) for e in loud]
-    keys = [(i, p) for i, e in enumerate(loud) for p in line_patterns(e.template)]
-    engine = best_engine([p for _, p in keys])
+    keys = [(i, w) for i, e in enumerate(loud) for _, w in printed(e.template)]
+    engine = word_engine([w for _, w in keys])
     compiled = [e.regex for e in loud]
     kept, dropped = [], Counter[str]()
     for i, entry in enumerate(loud):

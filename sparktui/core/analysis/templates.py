@@ -24,10 +24,13 @@ from pathlib import Path
 
 from sparktui.core.dirs import builtin
 from sparktui.core.errors import Invalid
-from sparktui.core.search.engines import Engine, best_engine
+from sparktui.core.search.engines import Engine, word_engine
 
 #: The least literal text (characters, spaces aside) a printed line of a template needs to be told apart.
 MINIMUM = 12
+#: The longest word looked for first, of a printed line's literal text (the search engines build their
+#: pattern of words as a tree: one node a character).
+WORD = 40
 _PIECE = re.compile(r"\{\{|\}\}|\{[^{}]*\}|[^{}]+|[{}]")
 #: The columns of ``templates.tsv``.
 COLUMNS = ("program", "where", "template")
@@ -58,6 +61,12 @@ def pieces(template: str) -> list[str | None]:
 
 def line_patterns(template: str, minimum: int = MINIMUM) -> list[str]:
     """The regular expressions (text) of a template: one per printed line with enough literal text."""
+    return [pattern for pattern, _ in printed(template, minimum)]
+
+
+def printed(template: str, minimum: int = MINIMUM) -> list[tuple[str, str]]:
+    """Each printed line's regular expression, with the longest literal text it requires (at most
+    :data:`WORD` characters of it: a word to look for first)."""
     out = []
     for part in template.split("\n"):
         parts = pieces(part)
@@ -65,9 +74,11 @@ def line_patterns(template: str, minimum: int = MINIMUM) -> list[str]:
             parts.pop(0)
         while parts and (parts[-1] is None or not parts[-1].strip()):
             parts.pop()
-        if sum(len(p.strip()) for p in parts if p is not None) < minimum:
+        literals = [p for p in parts if p is not None]
+        if sum(len(p.strip()) for p in literals) < minimum:
             continue
-        out.append("".join(re.escape(p) if p is not None else ".+?" for p in parts))
+        pattern = "".join(re.escape(p) if p is not None else ".+?" for p in parts)
+        out.append((pattern, max(literals, key=len)[:WORD]))
     return out
 
 
@@ -93,13 +104,15 @@ class Placed:
         self._compiled: dict[int, re.Pattern[str]] = {}  # a key's pattern, compiled when first proposed
 
     @cached_property
-    def _keys(self) -> list[tuple[int, str]]:
-        return [(i, p) for i, t in enumerate(self.templates) for p in line_patterns(t.template)]
+    def _keys(self) -> list[tuple[int, str, str]]:
+        return [(i, p, w) for i, t in enumerate(self.templates) for p, w in printed(t.template)]
 
     @cached_property
     def _engine(self) -> Engine:
-        # made on the first line asked about: most logs have no failure left for the templates to place
-        return best_engine([p for _, p in self._keys])
+        # made on the first line asked about: most logs have no failure left for the templates to place. It
+        # looks for each printed line's longest literal word, and each line it finds is confirmed by the
+        # whole pattern (the pure-Python engine's tree of thousands of long patterns would recurse too deep).
+        return word_engine([w for _, _, w in self._keys])
 
     def _pattern(self, key: int) -> re.Pattern[str]:
         found = self._compiled.get(key)
