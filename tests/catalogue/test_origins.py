@@ -119,7 +119,8 @@ def test_a_message_raised_in_two_families_is_not_filed_by_its_place() -> None:
     config = Template("vllm", "vllm/config/parallel.py:10", "the option {} cannot be used here")
     loader = Template("vllm", "vllm/model_executor/model_loader/utils.py:20", "the option {} cannot be used here")
     line = "ValueError: the option --x cannot be used here"
-    assert Origins(ORIGINS.areas, (), Placed([config])).template_of(line) == config
+    placed = Origins(ORIGINS.areas, (), Placed([config])).template_of(line)
+    assert placed is not None and placed[0] == config and placed[1].family == "configuration"
     assert Origins(ORIGINS.areas, (), Placed([config, loader])).template_of(line) is None
     assert Origins(ORIGINS.areas, (), Placed([config])).template_of("the option is fine") is None
 

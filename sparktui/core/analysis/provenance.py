@@ -117,12 +117,16 @@ class Origins:
         top = printed.split(".", 1)[0]
         return next((row for name, row in rows if name.split(".", 1)[0] == top), None)
 
-    def template_of(self, line: str) -> Template | None:
-        """The place the message of ``line`` is raised at, by the templates that read it: the first of them,
-        where all are raised in areas of one family (None where none reads it, or they disagree)."""
-        found = self.templates.places(line)
-        families = {a.family if (a := self.area_of(t.where.rsplit(":", 1)[0])) else "" for t in found}
-        return found[0] if len(families) == 1 and "" not in families else None
+    def template_of(self, line: str) -> tuple[Template, Area] | None:
+        """The place the message of ``line`` is raised at, by the templates that read it, and its area: the
+        first of them, where all are raised in areas of one family (None where none reads it, or they
+        disagree)."""
+        found = [(t, self.area_of(t.where.rsplit(":", 1)[0])) for t in self.templates.places(line)]
+        families = {area.family if area is not None else "" for _, area in found}
+        if len(families) != 1 or "" in families:
+            return None
+        template, area = found[0]
+        return (template, area) if area is not None else None
 
     def file(self, provenance: Provenance) -> Filing | None:
         """The family ``provenance`` files under, by the raising frame, then the logger's file, then the place
@@ -133,9 +137,8 @@ class Origins:
         if provenance.file and area is not None:
             return Filing(area.family, f"logged by {provenance.file} of {area.prefix}")
         if provenance.text and (placed := self.template_of(provenance.text)) is not None:
-            area = self.area_of(placed.where.rsplit(":", 1)[0])
-            if area is not None:
-                return Filing(area.family, f"its message is {placed.program}'s, raised in {placed.where}")
+            template, area = placed
+            return Filing(area.family, f"its message is {template.program}'s, raised in {template.where}")
         if provenance.exception and (row := self.exception_of(provenance.exception)) is not None:
             kind = "" if _last(row.name) == _last(provenance.exception) else f", a kind of {row.name}"
             return Filing(row.family, f"a {provenance.exception}{kind}")
