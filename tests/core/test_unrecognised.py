@@ -145,3 +145,41 @@ def test_diagnose_exits_1_on_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 1, done.stderr
     assert "A process could not bind an address already in use" in done.stdout
+
+
+def _ended(node: str, text: str) -> Diagnosis:
+    """The diagnosis of one log read to its end (as ``diagnose`` reads a file)."""
+    analyzer = Analyzer(CATALOGUE)
+    analyzer.add_source(f"{node}.log", node)
+    analyzer.feed(f"{node}.log", text)
+    analyzer.end(f"{node}.log")
+    return analyzer.finish()
+
+
+def test_a_log_that_ends_inside_a_traceback_says_so() -> None:
+    """A paste cut short, or a process killed while printing: the real capture's rank-2 log up to its raising
+    frame and the code under it, without the exception line."""
+    lines = (EXCEPTION / "rank2.log").read_text(encoding="utf-8").splitlines()
+    cut = lines[: next(i for i, line in enumerate(lines) if "raise RuntimeError(" in line) + 1]
+    first = _ended("node-c", "\n".join(cut)).findings[0]
+    assert (first.signature, first.category, first.severity.label) == ("unrecognised-failure", "engine_crash", "error")
+    assert first.facts["cut"].endswith("scenario.py:266 in fail")
+    assert "the log ends inside it" in first.detail and "not in the log" in first.detail
+    assert first.evidence[0].line == len(cut) - 1 and first.evidence[0].after == ("[rank2]:     raise RuntimeError(",)
+    # the same lines with the source still open (a live one), or going on past the frames, say nothing of it
+    assert not diagnose(("node-c", "\n".join(cut))).findings
+    assert not _ended("node-c", "\n".join([*cut, "[rank2]: some later line"])).findings
+    # the whole log: its exception line is the failure, as before
+    assert "cut" not in _ended("node-c", "\n".join(lines)).findings[0].facts
+
+
+def test_a_traceback_a_calm_level_printed_is_no_failure_where_it_is_cut() -> None:
+    """vLLM's logger prints a traceback with its prefix on every line (the real capture's engine core at
+    ERROR, cut after its second frame's carets): cut there it is a failure; the same lines at WARNING (a
+    handled exception a program only reports) fail nothing."""
+    log = (ROOT / "tests/fixtures/vllm/pipeline-parallel-2-without-ray/server.log").read_text(encoding="utf-8")
+    lines = log.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith("Traceback (most recent call last):"))
+    cut = "\n".join(lines[start : start + 7])
+    assert _ended("head", cut).findings[0].facts["cut"].endswith("vllm/tracing/otel.py:175 in sync_wrapper")
+    assert not _ended("head", cut.replace(" ERROR ", " WARNING ")).findings

@@ -5,6 +5,7 @@ this machine and through a node's SSH connection."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -55,6 +56,20 @@ async def test_an_engine_that_generates_nothing_blocks_at_the_time_limit(vllm_se
     finally:
         vllm_server.resume()
     assert found.summary == f"block: POST {vllm_server.url}/v1/completions: no token within 3 s"
+
+
+async def test_a_server_that_never_answers_blocks_within_the_time_asked() -> None:
+    """A port that accepts and says nothing (trial 2026-12c C17: `--timeout 5` waited 10 s for /v1/models)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def accept(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        found = await smoke(f"http://127.0.0.1:{port}", timeout=1)
+    assert found.summary == f"block: GET http://127.0.0.1:{port}/v1/models: no whole answer within 1 s"
 
 
 def test_check_serving_prints_the_verdict_and_exits_as_diagnose(

@@ -69,6 +69,10 @@ class Analyzer:
         scan.feed(text, now)
         return scan.take()
 
+    def end(self, name: str) -> None:
+        """The source ended (a file read to its end): merge what its end leaves open (:meth:`Scan.end`)."""
+        self.correlation.add(self._scans[name].end())
+
     def continue_from(self, scanned: Scanned) -> None:
         """Go on here with a source that was scanned elsewhere up to ``scanned`` (its last hand-over, from a
         node whose scan stopped): its further lines are numbered after those, on the same node, which keeps

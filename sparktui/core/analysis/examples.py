@@ -224,6 +224,7 @@ def _fires(catalogue: Catalogue, ids: set[str], example: Example, engine: Engine
     for node, text in example.nodes or (("example", example.text),):
         analyzer.add_source(f"{node}.log", node)
         analyzer.feed(f"{node}.log", text.strip("\n"))
+        analyzer.end(f"{node}.log")  # an example is a whole log, read to its end
     return any(f.signature in ids for f in analyzer.finish().findings)
 
 

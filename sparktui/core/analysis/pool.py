@@ -130,8 +130,8 @@ def _work(catalogue: Catalogue, todo: Queue[Task | None], out: Queue[Scanned | D
 
 
 def scan_file(rules: Rules, task: Task) -> Iterator[Scanned | Done]:
-    """One file's hand-overs, block by block, then :class:`Done`; the node is learnt from its content as the
-    file says (:meth:`FileSource.learner`)."""
+    """One file's hand-overs, block by block, what its end leaves open (:meth:`Scan.end`), then :class:`Done`;
+    the node is learnt from its content as the file says (:meth:`FileSource.learner`)."""
     scan = Scan(rules, task.file.name, task.node, task.known)
     counted = BytesRead()
     learner = task.file.learner(scan.node)
@@ -143,4 +143,5 @@ def scan_file(rules: Rules, task: Task) -> Iterator[Scanned | Done]:
     except Exception as exc:  # the file's own reason, one line (what was read stays); the next file goes on
         yield Done(task.file.name, str(exc) or type(exc).__name__)
         return
+    yield scan.end(read_bytes=counted.read)
     yield Done(task.file.name)

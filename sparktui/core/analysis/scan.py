@@ -392,6 +392,35 @@ class Scan:
         self._hits, self._new_seen, self._stages, self._disabled, self._readings = {}, [], [], [], []
         return scanned
 
+    def end(self, read_bytes: int = 0) -> Scanned:
+        """The source ended (a file read to its end, ``read_bytes`` of it): what its last lines leave open,
+        handed over as :meth:`take` hands over. A source that stops inside a traceback, at one of its frames (a
+        process killed while printing it, a pasted excerpt cut short), shows a failure whose exception line it
+        never printed: a hit of the fallback signature on that frame, filed under no family. (Not by the
+        frame's area, as a raising frame is: the exception may come from any call below the frame, and filing
+        each frame of the fixtures' and the wild corpus's whole tracebacks by its area agrees with their labels
+        for 58 of 93.)"""
+        lines = list(self._tail)
+        for owner, pattern in self.rules.frames.items():
+            at = cut_at(lines, pattern)
+            if at is None:
+                continue
+            index, m = at
+            cls = classify(lines[index])
+            sig = self.rules.signatures[owner]
+            if cls.level in sig.calm or owner in self._quiet:  # a calm level's, or after an orderly shutdown
+                continue
+            node = self.home(cls)
+            position = Position(self.name, self.lines - len(lines) + index + 1)
+            facts = {"cut": f"{m['file']}:{m['line']} in {m['func']}"}
+            found = Hits(sig.id, scope_key(sig, self.name, node, cls), position, 1, [node] if node else [], facts)
+            before = tuple(display(b) for b in lines[max(index - CONTEXT_LINES, 0) : index])
+            evidence = _Pending(position.line, node, display(lines[index]), before)
+            evidence.after.extend(display(a) for a in lines[index + 1 :])
+            self._hits[(owner, found.scope)] = (found, [evidence])
+            break
+        return self.take(read_bytes)
+
     def home(self, cls: Classification) -> str:
         """The node a line belongs to. A source is one node unless its lines prove otherwise: a host its
         lines name is the source's node when it is one of the machine's own names, where the source could
@@ -453,7 +482,7 @@ class Scan:
             if rule.owner in hit:
                 continue
             hit.add(rule.owner)
-            lines = self._hit(rule.owner, sig, scope, position, node, m, index, block, lines, cls.repeated)
+            lines = self._hit(rule.owner, sig, scope, position, node, m.groupdict(), index, block, lines, cls.repeated)
         if fallback is not None and not named and fallback[0].owner not in self._quiet:
             cls = cls or classify(line)
             if cls.level not in self.rules.signatures[fallback[0].owner].calm:
@@ -463,7 +492,8 @@ class Scan:
                 sig = self.rules.signatures[owner]
                 node = self.home(cls)
                 scope = scope_key(sig, self.name, node, cls)
-                lines = self._hit(owner, sig, scope, position, node, m, index, block, lines, cls.repeated, said)
+                facts = m.groupdict()
+                lines = self._hit(owner, sig, scope, position, node, facts, index, block, lines, cls.repeated, said)
         if cls is not None:
             self._saw_time(cls.time)
         return lines
@@ -506,7 +536,7 @@ class Scan:
         scope: str,
         position: Position,
         node: str,
-        m: regex.Match[str],
+        facts: dict[str, str | None],
         index: int,
         block: str,
         lines: list[str] | None,
@@ -520,7 +550,7 @@ class Scan:
         found, pendings = entry
         found.count += repeated  # a line Ray folded stands for that many
         found.folded += repeated - 1
-        for k, v in m.groupdict().items():
+        for k, v in facts.items():
             if v is not None:
                 found.facts.setdefault(k, v)
         if node and node not in found.nodes:  # a file of notes has no node to name
@@ -565,6 +595,26 @@ class Scan:
         if len(pending.after) < CONTEXT_LINES:
             self._waiting.append(pending)
         return pending
+
+
+def cut_at(lines: Sequence[str], frame: regex.Pattern[str]) -> tuple[int, regex.Match[str]] | None:
+    """Where a source whose last lines are ``lines`` stops inside a traceback: the index and match of its
+    deepest frame line (one that ``frame``, a fallback signature's ``traceback.frame``, finds), where every
+    line after it is blank or that frame's own (the code it quotes and the carets under it: the frame line's
+    prefix, then deeper indentation); None where the source does not stop inside one."""
+    for index in range(len(lines) - 1, -1, -1):
+        m = frame.search(lines[index])
+        if m is not None:
+            lead = lines[index][: m.start()]
+            prefix, depth = lead.rstrip(), len(lead) - len(lead.rstrip())
+            below = [text for text in lines[index + 1 :] if text.strip()]
+            inside = all(t.startswith(prefix) and _depth(t[len(prefix) :]) > depth for t in below)
+            return (index, m) if inside else None
+    return None
+
+
+def _depth(text: str) -> int:
+    return len(text) - len(text.lstrip())
 
 
 def scope_key(sig: Signature, source: str, node: str, cls: Classification) -> str:

@@ -38,7 +38,8 @@ def exit_status(f: Finding, reports: Sequence[str]) -> bool:
 
 def told(finding: Finding, frame_line: regex.Pattern[str] | None = None) -> Finding:
     """A fallback finding with its first failure quoted and, where a traceback shows it (a line above it
-    that ``frame_line`` finds), the frame it came from (also as the facts ``frame`` and ``failure``)."""
+    that ``frame_line`` finds), the frame it came from (also as the facts ``frame`` and ``failure``); for a
+    traceback the log stops inside (the fact ``cut``: its deepest frame), that its exception is not there."""
     if not finding.evidence:
         return finding
     first = finding.evidence[0]
@@ -49,7 +50,12 @@ def told(finding: Finding, frame_line: regex.Pattern[str] | None = None) -> Find
     where = f"{first.node or first.source} at {first.source}:{first.line}"
     detail = f"No signature names this failure; first seen on {where}: {failure}"
     frame = None
-    if frame_line is not None:
+    if "cut" in facts:  # a traceback the log stops inside (scan.Scan.end): its exception was never printed
+        detail = (
+            f"A traceback stops before its exception: the log ends inside it on {where}, its deepest frame shown "
+            f"being {facts['cut']}; what was raised is not in the log (read on in the process's own output)"
+        )
+    elif frame_line is not None:
         frame = next((m for text in reversed(first.before) if (m := frame_line.search(text)) is not None), None)
     if frame is not None:
         raised = f"{frame['file']}:{frame['line']} in {frame['func']}"

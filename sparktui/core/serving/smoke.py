@@ -24,6 +24,8 @@ from sparktui.core.text import display
 SLOW_BELOW = 5.0
 #: Tokens asked for: enough to time the generation, few enough for a second or two on a slow server.
 MAX_TOKENS = 32
+#: Seconds ``/v1/models`` may take (a list the server holds in memory), or the smoke's own timeout if shorter.
+MODELS_TIMEOUT = 10.0
 PROMPT = "The quick brown fox jumps over the lazy dog. Hello, world!"
 
 
@@ -69,7 +71,7 @@ async def smoke(
     base = base_url(url)
     try:
         if not model:
-            model = await _served_model(base, connect)
+            model = await _served_model(base, connect, min(timeout, MODELS_TIMEOUT))
         return await _complete(base, connect, model, max_tokens, timeout, slow_below)
     except _Blocked as exc:
         return Smoke(base, "block", str(exc), model)
@@ -81,8 +83,8 @@ class _Blocked(Exception):
     pass
 
 
-async def _served_model(base: str, connect: Connect) -> str:
-    answer = await request(connect, "GET", f"{base}/v1/models")
+async def _served_model(base: str, connect: Connect, timeout: float) -> str:
+    answer = await request(connect, "GET", f"{base}/v1/models", timeout=timeout)
     if answer.status == 404:
         raise _Blocked(f"GET {base}/v1/models: 404: not an OpenAI-compatible server (or not its address)")
     if answer.status != 200:
