@@ -162,7 +162,12 @@ def test_a_log_that_ends_inside_a_traceback_says_so() -> None:
     lines = (EXCEPTION / "rank2.log").read_text(encoding="utf-8").splitlines()
     cut = lines[: next(i for i, line in enumerate(lines) if "raise RuntimeError(" in line) + 1]
     first = _ended("node-c", "\n".join(cut)).findings[0]
-    assert (first.signature, first.category, first.severity.label) == ("unrecognised-failure", "engine_crash", "error")
+    # (only the end of the log speaks for it: a warning)
+    assert (first.signature, first.category, first.severity.label) == (
+        "unrecognised-failure",
+        "engine_crash",
+        "warning",
+    )
     assert first.facts["cut"].endswith("scenario.py:266 in fail")
     assert "the log ends inside it" in first.detail and "not in the log" in first.detail
     assert first.evidence[0].line == len(cut) - 1 and first.evidence[0].after == ("[rank2]:     raise RuntimeError(",)
@@ -183,3 +188,11 @@ def test_a_traceback_a_calm_level_printed_is_no_failure_where_it_is_cut() -> Non
     cut = "\n".join(lines[start : start + 7])
     assert _ended("head", cut).findings[0].facts["cut"].endswith("vllm/tracing/otel.py:175 in sync_wrapper")
     assert not _ended("head", cut.replace(" ERROR ", " WARNING ")).findings
+
+
+def test_a_cut_traceback_whose_frame_a_signature_names_is_that_signatures_alone() -> None:
+    """vLLM's Ray set-up raising, cut at its frame (vllm-ray-cluster-init-raised's own example): the signature
+    names the frame, so the fallback adds nothing."""
+    sig = next(s for s in CATALOGUE.signatures if s.id == "vllm-ray-cluster-init-raised")
+    log = next(e.text for e in sig.log_examples if e.fires)
+    assert [f.signature for f in _ended("head", log.strip("\n")).findings] == ["vllm-ray-cluster-init-raised"]

@@ -51,6 +51,7 @@ class _Merged:
     evidence: list[Evidence] = field(default_factory=list)
     folded: int = 0
     filed: str = ""
+    strong: bool = False  # a hit not only the end of its source speaks for (see Hits.weak)
 
 
 class Correlation:
@@ -128,6 +129,7 @@ class Correlation:
         merged.count += hits.count
         merged.folded += hits.folded
         merged.filed = merged.filed or hits.filed
+        merged.strong = merged.strong or not hits.weak
         merged.nodes.extend(n for n in hits.nodes if n not in merged.nodes)
         for k, v in hits.facts.items():
             merged.facts.setdefault(k, v)
@@ -150,7 +152,16 @@ class Correlation:
             sig = self._signatures.get(sig_id)
             if sig is not None and self._context_holds(sig, scope):
                 parts.setdefault(sig_id, []).append(
-                    Part(m.first, m.count, m.nodes, m.facts, m.evidence, folded=m.folded, filed=m.filed)
+                    Part(
+                        m.first,
+                        m.count,
+                        m.nodes,
+                        m.facts,
+                        m.evidence,
+                        weak=not m.strong,
+                        folded=m.folded,
+                        filed=m.filed,
+                    )
                 )
         findings = [merge(self._signatures[s], found, order_of, EVIDENCE_MAX) for s, found in parts.items()]
         stalled: dict[str, list[StallHit]] = {}

@@ -209,6 +209,7 @@ class Hits(ByFields):
     evidence: list[Evidence] = field(default_factory=list)
     folded: int = 0  # lines of other processes that Ray's de-duplication folded into these
     filed: str = ""  # a fallback's: how its first hit was filed ("filed as model files: raised in ...")
+    weak: bool = False  # only the end of its source speaks for it (a traceback cut there): at most a warning
 
 
 class StageEvent(NamedTuple):
@@ -316,6 +317,7 @@ class Scan:
         self._disabled: list[Disabled] = []
         self._readings: list[ReadingEvent] = []
         self._quiet: set[int] = set()  # the fallback signatures that take no more hits here (match.quiet_after)
+        self._named = 0  # the last line a signature named (a fallback takes no line a signature names)
         self.last_time: float | None = None
 
     def feed(self, text: str, now: float = 0.0) -> None:
@@ -396,10 +398,10 @@ class Scan:
         """The source ended (a file read to its end, ``read_bytes`` of it): what its last lines leave open,
         handed over as :meth:`take` hands over. A source that stops inside a traceback, at one of its frames (a
         process killed while printing it, a pasted excerpt cut short), shows a failure whose exception line it
-        never printed: a hit of the fallback signature on that frame, filed under no family. (Not by the
-        frame's area, as a raising frame is: the exception may come from any call below the frame, and filing
-        each frame of the fixtures' and the wild corpus's whole tracebacks by its area agrees with their labels
-        for 58 of 93.)"""
+        never printed: unless a signature names that frame, a weak hit (a warning at most) of the fallback
+        signature on it, filed under no family. (Not by the frame's area, as a raising frame is: the exception
+        may come from any call below the frame, and filing each frame of the fixtures' and the wild corpus's
+        whole tracebacks by its area agrees with their labels for 58 of 93.)"""
         lines = list(self._tail)
         for owner, pattern in self.rules.frames.items():
             at = cut_at(lines, pattern)
@@ -410,10 +412,13 @@ class Scan:
             sig = self.rules.signatures[owner]
             if cls.level in sig.calm or owner in self._quiet:  # a calm level's, or after an orderly shutdown
                 continue
-            node = self.home(cls)
             position = Position(self.name, self.lines - len(lines) + index + 1)
+            if position.line == self._named:  # a signature names the frame: it says more
+                continue
+            node = self.home(cls)
             facts = {"cut": f"{m['file']}:{m['line']} in {m['func']}"}
             found = Hits(sig.id, scope_key(sig, self.name, node, cls), position, 1, [node] if node else [], facts)
+            found.weak = True
             before = tuple(display(b) for b in lines[max(index - CONTEXT_LINES, 0) : index])
             evidence = _Pending(position.line, node, display(lines[index]), before)
             evidence.after.extend(display(a) for a in lines[index + 1 :])
@@ -483,6 +488,8 @@ class Scan:
                 continue
             hit.add(rule.owner)
             lines = self._hit(rule.owner, sig, scope, position, node, m.groupdict(), index, block, lines, cls.repeated)
+        if named:
+            self._named = position.line
         if fallback is not None and not named and fallback[0].owner not in self._quiet:
             cls = cls or classify(line)
             if cls.level not in self.rules.signatures[fallback[0].owner].calm:
