@@ -3,6 +3,7 @@ E1-E3 of ``explain``, each said by the finding that explains) and how it ranks."
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -196,3 +197,16 @@ def test_a_cut_traceback_whose_frame_a_signature_names_is_that_signatures_alone(
     sig = next(s for s in CATALOGUE.signatures if s.id == "vllm-ray-cluster-init-raised")
     log = next(e.text for e in sig.log_examples if e.fires)
     assert [f.signature for f in _ended("head", log.strip("\n")).findings] == ["vllm-ray-cluster-init-raised"]
+
+
+def test_diagnose_of_a_file_cut_inside_a_traceback_warns(tmp_path: Path) -> None:
+    """The real capture's rank-2 log cut after its raising frame, as a user would paste it into a file."""
+    lines = (EXCEPTION / "rank2.log").read_text(encoding="utf-8").splitlines()
+    log = tmp_path / "pasted.log"
+    log.write_text("\n".join(lines[: next(i for i, x in enumerate(lines) if "raise RuntimeError(" in x) + 1]) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "sparktui", "diagnose", "--json", str(log)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr  # a warning: the exception is not in the log
+    (first,) = json.loads(done.stdout)["findings"]
+    assert first["severity"] == "warning" and first["facts"]["cut"].endswith("scenario.py:266 in fail")
