@@ -210,3 +210,18 @@ def test_diagnose_of_a_file_cut_inside_a_traceback_warns(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr  # a warning: the exception is not in the log
     (first,) = json.loads(done.stdout)["findings"]
     assert first["severity"] == "warning" and first["facts"]["cut"].endswith("scenario.py:266 in fail")
+
+
+def test_a_cut_traceback_beside_a_printed_failure_tells_the_printed_one() -> None:
+    """Two ranks' logs: one with the whole traceback, one cut inside it. Their fallback hits are one finding,
+    an error: it quotes the failure that was printed, not the cut."""
+    lines = (EXCEPTION / "rank2.log").read_text(encoding="utf-8").splitlines()
+    cut = lines[: next(i for i, line in enumerate(lines) if "raise RuntimeError(" in line) + 1]
+    analyzer = Analyzer(CATALOGUE)
+    for node, text in (("node-c", "\n".join(lines)), ("node-d", "\n".join(cut))):
+        analyzer.add_source(f"{node}.log", node)
+        analyzer.feed(f"{node}.log", text)
+        analyzer.end(f"{node}.log")
+    (first,) = [f for f in analyzer.finish().findings if f.signature == "unrecognised-failure"]
+    assert first.severity.label == "error" and "cut" not in first.facts
+    assert "simulated worker failure on rank 2" in first.detail and "raised in" in first.detail

@@ -40,6 +40,7 @@ from tests.waiting import until, wait_until
 
 HEAD_IP, WORKER_IP = "127.0.0.1", "127.0.0.2"
 DRIVER = Path(__file__).with_name("ray_driver.py")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -310,3 +311,27 @@ async def test_ray_worker_node_stopped_mid_stream(ray_cluster: RayCluster, ray_d
     assert got[worker_actor.name] == file_lines(ray_cluster.worker.log(worker_actor.filename))
     raylet = file_lines(ray_cluster.worker.log("raylet.out"))
     assert got[worker_raylet.name] == raylet[: len(got[worker_raylet.name])]
+
+
+def test_a_log_pulled_once_that_ends_inside_a_traceback_says_so_as_a_local_one(
+    ray_cluster: RayCluster, tmp_path: Path
+) -> None:
+    """`diagnose ray://head` reads each node's log to its end and says what its end leaves open, as `diagnose`
+    of the same file here does: the real rank-2 log of a failed rank, cut after its raising frame, in the
+    head's log folder (the worker is stopped by the test before)."""
+    lines = (ROOT / "tests/fixtures/nccl4/four-hosts-rank-exception/rank2.log").read_text().splitlines()
+    cut = "\n".join(lines[: next(i for i, x in enumerate(lines) if "raise RuntimeError(" in x) + 1]) + "\n"
+    ray_cluster.head.log("cut-rank2.log").write_text(cut)
+    (tmp_path / "cut-rank2.log").write_text(cut)
+    cuts = []
+    for where in (f"{ADDRESS}/cut-*.log", str(tmp_path / "cut-rank2.log")):
+        done = subprocess.run(
+            [sys.executable, "-m", "sparktui", "diagnose", "--json", where],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"},
+        )
+        assert done.stdout, done.stderr[-4000:]
+        cuts.append([f["facts"].get("cut", "") for f in json.loads(done.stdout)["findings"]])
+    assert cuts[0] == cuts[1] and cuts[0][0].endswith("scenario.py:266 in fail")

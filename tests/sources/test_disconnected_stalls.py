@@ -25,7 +25,8 @@ from sparktui.core.events import Finding
 from sparktui.core.pipeline import Pipeline
 from sparktui.core.remote.ssh import SshNode
 from sparktui.core.sources.ssh import SshFileSource
-from tests.servers.sshd import SshdCluster
+from tests.servers.sshd import SshdCluster, children, command_line
+from tests.waiting import wait_until
 
 from ..conftest import FIXTURES
 
@@ -144,7 +145,10 @@ def test_diagnose_names_the_node_it_lost(
     run = subprocess.Popen([*command, f"ssh://node-a/{path}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sshd = sshd_cluster["node-a"]
     try:
-        time.sleep(2.5)  # read by then (55 lines)
+        # the node's follower started (it sends the 55 lines at once), and a moment for them to come over
+        follower = [str(path), "tail"]  # (sparktui's own command line names the path too)
+        wait_until(lambda: any(all(w in command_line(p) for w in follower) for p in children(0)), 60, "the follower")
+        time.sleep(1)
         sshd.stop()
         out, err = run.communicate(timeout=120)
     finally:

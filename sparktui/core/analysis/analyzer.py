@@ -70,8 +70,13 @@ class Analyzer:
         return scan.take()
 
     def end(self, name: str) -> None:
-        """The source ended (a file read to its end): merge what its end leaves open (:meth:`Scan.end`)."""
-        self.correlation.add(self._scans[name].end())
+        """The source ended (a file read to its end): merge what its end leaves open."""
+        self.correlation.add(self.scan_end(name))
+
+    def scan_end(self, name: str) -> Scanned:
+        """What the end of a source that ended leaves open (:meth:`Scan.end`), without merging it yet (as
+        :meth:`scan`)."""
+        return self._scans[name].end()
 
     def continue_from(self, scanned: Scanned) -> None:
         """Go on here with a source that was scanned elsewhere up to ``scanned`` (its last hand-over, from a

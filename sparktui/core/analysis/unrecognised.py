@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import regex
 
-from sparktui.core.events import Finding
+from sparktui.core.events import Finding, Severity
 
 #: How much of the failure's own text a detail quotes.
 QUOTED_CHARS = 240
@@ -50,7 +50,11 @@ def told(finding: Finding, frame_line: regex.Pattern[str] | None = None) -> Find
     where = f"{first.node or first.source} at {first.source}:{first.line}"
     detail = f"No signature names this failure; first seen on {where}: {failure}"
     frame = None
-    if "cut" in facts:  # a traceback the log stops inside (scan.Scan.end): its exception was never printed
+    # a traceback a log stops inside (scan.Scan.end): its exception was never printed. Merged with failures
+    # that were printed (the finding then an error, not a weak warning), it is theirs that is told.
+    cut = facts.pop("cut", "")
+    if cut and finding.severity < Severity.ERROR:
+        facts["cut"] = cut
         detail = (
             f"A traceback stops before its exception: the log ends inside it on {where}, its deepest frame shown "
             f"being {facts['cut']}; what was raised is not in the log (read on in the process's own output)"

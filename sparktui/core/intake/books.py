@@ -54,6 +54,7 @@ class Books:
         # units' stall clocks do not count them; and why it was last down (its last retry's reason).
         self.down: dict[str, list[Outage]] = {}
         self._why_down: dict[str, str] = {}
+        self._ended: set[str] = set()  # the sources read here that ended by themselves, not failed
         self._queue: asyncio.Queue[tuple[LiveSource, Received | Done]] = asyncio.Queue(maxsize=queue_batches)
         self._here: dict[str, LiveSource] = {}  # the sources read here
         self._elsewhere: set[str] = set()  # the sources listed to be scanned elsewhere, and not read here since
@@ -89,7 +90,7 @@ class Books:
         self._begun.add(name)
 
     async def read(self, source: LiveSource, order: InOrder | None, after: Scanned | None) -> None:
-        """Supervise ``source`` here to its end; merged in order, its end is marked behind its last batch. A
+        """Supervise ``source`` here to its end, which is marked behind its last batch (see :meth:`consume`). A
         source the spool's resumed session read goes on from there (:mod:`sparktui.core.intake.resume`)."""
         source = resumed(source, self.spool)
         self.add(source)
@@ -97,8 +98,7 @@ class Books:
             self.analyzer.continue_from(after)
         self._place(source.name, order)
         await supervise(source, self._deliver, self.report)
-        if order is not None:
-            await self._queue.put((source, Done(source.name)))
+        await self._queue.put((source, Done(source.name)))
 
     def handed(self, item: Scanned | Done, order: InOrder | None) -> None:
         """A hand-over of a scan made elsewhere: its source's state, lines and tally, then the merge."""
@@ -149,6 +149,8 @@ class Books:
         self._went(change)
         if change.state in (State.STREAMING, State.ENDED):
             self._streamed.add(change.source)
+        if change.state is State.ENDED:
+            self._ended.add(change.source)
         if change.state is State.FAILED and known:
             self.analyzer.source_failed(change.source, change.detail)
             self.fresh.set()
@@ -162,7 +164,10 @@ class Books:
             source, received = await self._queue.get()
             try:
                 if isinstance(received, Done):
-                    self.merge(received, self._orders[source.name])
+                    order = self._orders.get(source.name)
+                    if source.finite and source.name in self._ended:  # read to its end: what the end leaves open
+                        self.merge(self.analyzer.scan_end(source.name), order)
+                    self.merge(received, order)
                 else:
                     self._take(source, received)
             finally:
