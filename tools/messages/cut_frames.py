@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,31 +22,28 @@ if __package__ in (None, ""):
 
 import regex
 
+from bench.accuracy import DEFAULT_CORPUS, DEFAULT_FIXTURES, fixture_cases, wild_cases
 from sparktui.core import catalogue as cat
 from sparktui.core.analysis.provenance import load as load_origins
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def cases(corpus: Path | None) -> Iterator[tuple[str, set[str], Path]]:
-    """(name, the categories that are right, log file) of every labelled fixture and wild case."""
-    catalogue = cat.load()
-    category = {s.id: s.category for s in catalogue.signatures}
-    expected = tomllib.loads((ROOT / "tests/fixtures/expected.toml").read_text(encoding="utf-8"))
-    for key, want in expected.items():
-        if want.get("root") in category:
-            for log in sorted((ROOT / "tests/fixtures" / key).rglob("*")):
-                if log.is_file():
-                    yield key, {category[want["root"]]}, log
-    for case in sorted(corpus.iterdir()) if corpus is not None else ():
-        if (case / "label.toml").is_file():
-            label = tomllib.loads((case / "label.toml").read_text(encoding="utf-8"))
-            yield case.name, {label["category"], *label.get("accept", [])}, case / "log.txt"
+    """(name, the categories that are right, log file) of every labelled failure case: the fixtures as
+    bench/accuracy.py reads them (their root signature's category), and the wild corpus's."""
+    category = {s.id: s.category for s in cat.load().signatures}
+    fixtures, _ = fixture_cases(DEFAULT_FIXTURES)
+    for case in fixtures:
+        if case.root in category:
+            for log in sorted(p for p in case.path.rglob("*") if p.is_file()):
+                yield case.name, {category[case.root]}, log
+    for case in wild_cases(corpus) if corpus is not None else ():
+        if not case.healthy and case.category is not None:
+            yield case.name, {case.category, *case.accept}, case.path
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpus/wild")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     args = parser.parse_args()
     fallback = next(s for s in cat.load().signatures if s.fallback)
     frame = regex.compile(fallback.frame)
